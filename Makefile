@@ -1,0 +1,42 @@
+# The few verbs people type. Each one sets itself up (scripts/bootstrap.sh is idempotent).
+VENV := .venv/bin
+export HF_HUB_OFFLINE := 1
+
+.PHONY: setup run up down test test-unit lint typecheck fmt opensearch-start opensearch-stop opensearch-status
+
+setup:
+	@bash scripts/bootstrap.sh
+
+run: setup   ## the main job
+	$(VENV)/brain-search up
+
+up: run
+
+down:
+	$(VENV)/brain-search down
+
+test: setup   ## everything CI runs: lint, types, unit + integration tests on the real stack
+	$(VENV)/ruff check .
+	$(VENV)/mypy
+	$(VENV)/python -m pytest
+
+test-unit: setup
+	$(VENV)/python -m pytest tests/unit
+
+lint:
+	$(VENV)/ruff check . && $(VENV)/ruff format --check .
+
+fmt:
+	$(VENV)/ruff check --fix . && $(VENV)/ruff format .
+
+typecheck:
+	$(VENV)/mypy
+
+opensearch-start: setup
+	$(VENV)/brain-search opensearch start
+
+opensearch-stop:
+	$(VENV)/brain-search opensearch stop
+
+opensearch-status:
+	$(VENV)/brain-search opensearch status

@@ -1,0 +1,1 @@
+"""brain-search: three-dimensional memory retrieval on OpenSearch."""

@@ -1,0 +1,21 @@
+"""The `brain-search` command. Each group of commands lives in `brain_search/commands/`."""
+
+from __future__ import annotations
+
+import typer
+
+from brain_search.commands import stack
+
+app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
+app.command()(stack.up)
+app.command()(stack.down)
+app.add_typer(stack.opensearch_app, name="opensearch")
+app.add_typer(stack.redis_app, name="redis")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""One Settings object for the whole service (env prefix ``BRAIN_``).
+
+Built once (CLI entry, API lifespan, worker init) and passed down; nothing here reads the
+environment at import time.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_cache_dir() -> Path:
+    """Where downloaded distributions, node data and model exports live (never in the repo).
+
+    Root gets a system path, because the OpenSearch node is run as an unprivileged user that
+    cannot traverse ``/root``.
+    """
+    if os.geteuid() == 0:
+        return Path("/var/cache/brain-search")
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "brain-search"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="BRAIN_", env_file=None, extra="ignore", frozen=True)
+
+    # --- OpenSearch connection -------------------------------------------------------------
+    opensearch_url: str = "http://127.0.0.1:9200"
+    opensearch_user: str | None = None
+    opensearch_password: SecretStr | None = None
+    opensearch_timeout_s: float = 30.0
+    opensearch_pool_size: int = 16
+
+    # --- local OpenSearch obtained through Maven --------------------------------------------
+    opensearch_version: str = "3.5.0"
+    cache_dir: Path = Field(default_factory=default_cache_dir)
+    java_home: Path | None = None
+    opensearch_heap: str = "1g"
+    opensearch_http_port: int = 9200
+    opensearch_transport_port: int = 9300
+    opensearch_run_as: str = "brainsearch"
+    opensearch_start_timeout_s: float = 180.0
+
+    # --- index layout -----------------------------------------------------------------------
+    index_prefix: str = "brain"
+    shards: int = 1
+    replicas: int = 0
+    routing_partition_size: int = 1
+    knn_engine: Literal["lucene", "faiss"] = "lucene"
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 128
+    hnsw_ef_search: int = 100
+
+    # --- Redis / Celery ---------------------------------------------------------------------
+    redis_url: str | None = None
+    redis_port: int = 6379
+
+    # --- embedding --------------------------------------------------------------------------
+    embedding_model: str = "all-MiniLM-L6-v2"
+    embedding_dimension: int = 384
+    embedding_backend: Literal["auto", "onnx", "torch"] = "auto"
+    embedding_batch_size: int = 64
+    query_cache_size: int = 4096
+
+    # --- API --------------------------------------------------------------------------------
+    api_host: str = "127.0.0.1"
+    api_port: int = 8080
+    admin_key: SecretStr | None = None
+
+    @property
+    def memories_alias(self) -> str:
+        return f"{self.index_prefix}-memories"
+
+    @property
+    def memories_index(self) -> str:
+        """The concrete index behind the alias (a new model gets a new version and an alias swap)."""
+        return f"{self.index_prefix}-memories-v1"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.cache_dir / "models"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Build settings from the environment, with explicit overrides (tests, CLI flags)."""
+    return Settings(**overrides)  # type: ignore[arg-type]

@@ -1,0 +1,46 @@
+"""The error hierarchy of brain-search. Mapped to HTTP / MCP / CLI errors in one place each.
+
+BrainSearchError
+├── InvalidInput          bad request data: a field and a reason (HTTP 422)
+├── NotFound              an object that does not exist for this tenant (HTTP 404)
+├── Unauthorized          missing, unknown or revoked key (HTTP 401)
+├── StoreUnavailable      OpenSearch cannot be reached or answered with a server error (HTTP 503)
+└── SetupError            the local stack cannot be obtained or started (CLI message, exit 1)
+"""
+
+from __future__ import annotations
+
+
+class BrainSearchError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class InvalidInput(BrainSearchError):
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class NotFound(BrainSearchError):
+    def __init__(self, kind: str, ident: str) -> None:
+        super().__init__(f"{kind} {ident!r} not found")
+        self.kind = kind
+        self.ident = ident
+
+
+class Unauthorized(BrainSearchError):
+    pass
+
+
+class StoreUnavailable(BrainSearchError):
+    pass
+
+
+class SetupError(BrainSearchError):
+    """Raised with a human-readable reason and, where there is one, the tail of a log."""
+
+    def __init__(self, reason: str, log_tail: str = "") -> None:
+        super().__init__(reason if not log_tail else f"{reason}\n--- last lines of the log ---\n{log_tail}")
+        self.reason = reason
+        self.log_tail = log_tail

@@ -1,0 +1,21 @@
+"""OpenSearch client factory: one pooled client per process, built from the settings."""
+
+from __future__ import annotations
+
+from opensearchpy import OpenSearch
+
+from brain_search.config import Settings
+
+
+def make_client(settings: Settings) -> OpenSearch:
+    auth = None
+    if settings.opensearch_user and settings.opensearch_password:
+        auth = (settings.opensearch_user, settings.opensearch_password.get_secret_value())
+    return OpenSearch(
+        hosts=[u.strip() for u in settings.opensearch_url.split(",")],
+        http_auth=auth,
+        timeout=settings.opensearch_timeout_s,
+        maxsize=settings.opensearch_pool_size,
+        retry_on_timeout=False,
+        http_compress=False,
+    )

@@ -1,0 +1,76 @@
+"""Index templates from ``index_templates/`` installed idempotently at startup.
+
+The JSON files hold what does not depend on settings; this module fills in the index pattern,
+shard layout, routing partition and the kNN method (engine, dimension, HNSW parameters).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+from opensearchpy import OpenSearch
+
+from brain_search.config import Settings
+
+
+def templates_dir() -> Path:
+    """``index_templates/`` at the project root (next to the package)."""
+    return Path(__file__).resolve().parents[2] / "index_templates"
+
+
+def load_template(name: str, directory: Path | None = None) -> dict[str, Any]:
+    body = json.loads(((directory or templates_dir()) / f"{name}.json").read_text())
+    body.pop("_comment", None)
+    return body
+
+
+def memories_template(settings: Settings, dimension: int, directory: Path | None = None) -> dict[str, Any]:
+    """The memories index template body for these settings (pure: no I/O beyond the JSON file)."""
+    body = copy.deepcopy(load_template("memories", directory))
+    body["index_patterns"] = [f"{settings.index_prefix}-memories-*"]
+    index_settings = body["template"]["settings"]["index"]
+    index_settings["number_of_shards"] = settings.shards
+    index_settings["number_of_replicas"] = settings.replicas
+    if settings.routing_partition_size > 1:
+        if settings.routing_partition_size >= settings.shards:
+            raise ValueError("routing_partition_size must be smaller than the number of shards")
+        index_settings["routing_partition_size"] = settings.routing_partition_size
+    emb = body["template"]["mappings"]["properties"]["embedding"]
+    emb["dimension"] = dimension
+    emb["method"] = {
+        "name": "hnsw",
+        "engine": settings.knn_engine,
+        "space_type": "cosinesimil",
+        "parameters": {"m": settings.hnsw_m, "ef_construction": settings.hnsw_ef_construction},
+    }
+    return body
+
+
+def install_memories_index(client: OpenSearch, settings: Settings, dimension: int) -> str:
+    """Put the template (idempotent) and create the first concrete index behind the read alias
+    if the alias does not exist yet. Returns the concrete index name the alias points to."""
+    client.indices.put_index_template(
+        name=f"{settings.index_prefix}-memories", body=memories_template(settings, dimension)
+    )
+    alias = settings.memories_alias
+    if client.indices.exists_alias(name=alias):
+        return next(iter(client.indices.get_alias(name=alias)))
+    index = settings.memories_index
+    if not client.indices.exists(index=index):
+        client.indices.create(
+            index=index,
+            body={"aliases": {alias: {"is_write_index": True}}},
+            params={"wait_for_active_shards": "1"},
+        )
+    else:
+        client.indices.put_alias(index=index, name=alias, body={"is_write_index": True})
+    return index
+
+
+def delete_indices(client: OpenSearch, settings: Settings) -> None:
+    """Drop every index and template of this prefix (tests, `brain-search reset`)."""
+    client.indices.delete(index=f"{settings.index_prefix}-*", params={"expand_wildcards": "all"})
+    client.indices.delete_index_template(name=f"{settings.index_prefix}-*", ignore=[404])

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Idempotent set-up: the virtualenv with the package and its deps, and the system packages the
+# tests and the local stack need (redis-server, and chromium for the browser tests).
+# OpenSearch itself is fetched by `brain-search` on first start (mvn, Maven Central).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+
+stamp=.venv/.brain-deps
+want=$(sha256sum pyproject.toml | cut -c1-16)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "· installing Python dependencies into .venv (first time: a few minutes)"
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -e ".[dev]"
+  echo "$want" > "$stamp"
+fi
+
+need=()
+command -v redis-server >/dev/null || need+=(redis-server)
+if [ "${BRAIN_BROWSER_TESTS:-1}" = "1" ]; then
+  command -v chromium >/dev/null || need+=(chromium)
+  command -v chromedriver >/dev/null || need+=(chromium-driver)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "· installing ${need[*]} from Debian's packages"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "! missing system packages: ${need[*]} (install them with apt-get as root)" >&2
+  fi
+fi

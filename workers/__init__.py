@@ -1,0 +1,1 @@
+"""Celery workers: embed memories and bulk-index them (see issue: ingestion)."""
