@@ -72,3 +72,50 @@ def redis_url(settings: Settings) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def embedder(settings: Settings) -> SentenceTransformerEmbedder:
     return make_embedder(settings)
+
+
+ADMIN_KEY = "test-admin-key-not-secret"
+
+
+@pytest.fixture(scope="session")
+def api_state(stack_settings: Settings, embedder: SentenceTransformerEmbedder):  # type: ignore[no-untyped-def]
+    """One AppState per test session (the model loads once); indices are wiped per test."""
+    from pydantic import SecretStr
+
+    from brain_search.api.app import build_state
+
+    s = stack_settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY)})
+    return build_state(s)
+
+
+@pytest.fixture
+def api(api_state, client: OpenSearch):  # type: ignore[no-untyped-def]
+    """A TestClient over the real app and stack, on freshly wiped indices."""
+    from fastapi.testclient import TestClient
+
+    from brain_search.api.app import SERVICE_FACTORIES, create_app
+
+    s = api_state.settings
+    delete_indices(client, s)
+    install_memories_index(client, s, s.embedding_dimension)
+    api_state.keys.install()
+    api_state.keys._cache.clear()
+    for name, factory in SERVICE_FACTORIES.items():
+        api_state.services[name] = factory(api_state)
+    with TestClient(create_app(state=api_state)) as tc:
+        yield tc
+
+
+@pytest.fixture
+def make_tenant(api):  # type: ignore[no-untyped-def]
+    """make_tenant("acme") -> headers carrying a fresh key of that tenant."""
+
+    def _make(tenant_id: str) -> dict[str, str]:
+        admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+        r = api.post("/v1/admin/tenants", json={"tenant_id": tenant_id}, headers=admin)
+        assert r.status_code == 201, r.text
+        r = api.post(f"/v1/admin/tenants/{tenant_id}/keys", json={"label": "test"}, headers=admin)
+        assert r.status_code == 201, r.text
+        return {"Authorization": f"Bearer {r.json()['key']}"}
+
+    return _make

@@ -1,0 +1,50 @@
+"""Errors → HTTP, in one place. Failures are raised, never turned into "no results"."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from opensearchpy.exceptions import ConnectionError as OSConnectionError
+from opensearchpy.exceptions import ConnectionTimeout, TransportError
+
+from brain_search.errors import InvalidInput, NotFound, StoreUnavailable, Unauthorized
+
+log = logging.getLogger(__name__)
+
+
+def invalid_input_body(exc: InvalidInput) -> dict:
+    """Same shape as FastAPI's own validation errors: a list naming the field and the reason."""
+    return {"detail": [{"loc": ["body", *exc.field.split(".")], "msg": exc.reason, "type": "value_error"}]}
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(InvalidInput)
+    async def _invalid(_: Request, exc: InvalidInput) -> JSONResponse:
+        return JSONResponse(invalid_input_body(exc), status_code=422)
+
+    @app.exception_handler(NotFound)
+    async def _not_found(_: Request, exc: NotFound) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=404)
+
+    @app.exception_handler(Unauthorized)
+    async def _unauthorized(_: Request, exc: Unauthorized) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(StoreUnavailable)
+    async def _unavailable(_: Request, exc: StoreUnavailable) -> JSONResponse:
+        return JSONResponse({"detail": f"store unavailable: {exc}"}, status_code=503)
+
+    @app.exception_handler(OSConnectionError)
+    @app.exception_handler(ConnectionTimeout)
+    async def _os_down(_: Request, exc: Exception) -> JSONResponse:
+        log.warning("OpenSearch unreachable: %s", exc)
+        return JSONResponse({"detail": "store unavailable: OpenSearch did not answer"}, status_code=503)
+
+    @app.exception_handler(TransportError)
+    async def _os_error(_: Request, exc: TransportError) -> JSONResponse:
+        status = exc.status_code if isinstance(exc.status_code, int) else 500
+        log.error("OpenSearch error %s: %s", status, exc.error)
+        code = 503 if status >= 500 or status == 429 else 502
+        return JSONResponse({"detail": f"store error {status}: {exc.error}"}, status_code=code)

@@ -1,0 +1,54 @@
+"""Admin: tenants and keys (admin key from settings; no default)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from fastapi import APIRouter, status
+from pydantic import BaseModel, Field
+
+from brain_search.api.deps import AdminDep, StateDep
+
+router = APIRouter(prefix="/v1/admin", tags=["admin"])
+
+
+class TenantIn(BaseModel):
+    tenant_id: str = Field(..., min_length=1, max_length=64)
+    name: str | None = None
+
+
+class TenantOut(BaseModel):
+    tenant_id: str
+    name: str
+    created_at: datetime
+
+
+class KeyIn(BaseModel):
+    label: str | None = Field(None, max_length=200)
+
+
+class KeyOut(BaseModel):
+    key_id: str
+    tenant_id: str
+    key: str = Field(..., description="shown once; only its hash is stored")
+
+
+@router.post("/tenants", status_code=status.HTTP_201_CREATED)
+def create_tenant(body: TenantIn, state: StateDep, _: AdminDep) -> TenantOut:
+    return TenantOut(**state.keys.create_tenant(body.tenant_id, body.name))
+
+
+@router.get("/tenants")
+def list_tenants(state: StateDep, _: AdminDep) -> list[TenantOut]:
+    return [TenantOut(**t) for t in state.keys.list_tenants()]
+
+
+@router.post("/tenants/{tenant_id}/keys", status_code=status.HTTP_201_CREATED)
+def create_key(tenant_id: str, body: KeyIn, state: StateDep, _: AdminDep) -> KeyOut:
+    key_id, key = state.keys.create_key(tenant_id, body.label)
+    return KeyOut(key_id=key_id, tenant_id=tenant_id, key=key)
+
+
+@router.delete("/keys/{key_id}", status_code=status.HTTP_204_NO_CONTENT)
+def revoke_key(key_id: str, state: StateDep, _: AdminDep) -> None:
+    state.keys.revoke_key(key_id)

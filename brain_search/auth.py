@@ -1,0 +1,137 @@
+"""Tenants and API keys. A key maps to exactly one tenant; keys are stored hashed (SHA-256 of a
+high-entropy random secret) and never logged. Every request's tenant comes from its key."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from opensearchpy import NotFoundError, OpenSearch
+
+from brain_search.config import Settings
+from brain_search.errors import InvalidInput, NotFound, Unauthorized
+
+TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+KEY_PREFIX = "bsk_"
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def validate_tenant_id(tenant_id: str) -> str:
+    if not TENANT_ID_RE.match(tenant_id):
+        raise InvalidInput("tenant_id", "1–64 characters: letters, digits, '_', '.', '-' (not first)")
+    return tenant_id
+
+
+def _index_body(properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}},
+        "mappings": {"dynamic": "strict", "properties": properties},
+    }
+
+
+class KeyStore:
+    """Tenants and keys in two small OpenSearch indices, with a short in-process cache."""
+
+    def __init__(self, client: OpenSearch, settings: Settings, cache_ttl_s: float = 5.0) -> None:
+        self.client = client
+        self.tenants_index = f"{settings.index_prefix}-tenants"
+        self.keys_index = f"{settings.index_prefix}-keys"
+        self.cache_ttl_s = cache_ttl_s
+        self._cache: dict[str, tuple[str, float]] = {}
+        self._lock = threading.Lock()
+
+    def install(self) -> None:
+        for index, props in (
+            (
+                self.tenants_index,
+                {"tenant_id": {"type": "keyword"}, "name": {"type": "keyword"}, "created_at": {"type": "date"}},
+            ),
+            (
+                self.keys_index,
+                {
+                    "key_id": {"type": "keyword"},
+                    "tenant_id": {"type": "keyword"},
+                    "label": {"type": "keyword"},
+                    "revoked": {"type": "boolean"},
+                    "created_at": {"type": "date"},
+                    "revoked_at": {"type": "date"},
+                },
+            ),
+        ):
+            if not self.client.indices.exists(index=index):
+                self.client.indices.create(index=index, body=_index_body(props), ignore=[400])
+
+    # ---------------------------------------------------------------- tenants
+    def create_tenant(self, tenant_id: str, name: str | None = None) -> dict[str, Any]:
+        validate_tenant_id(tenant_id)
+        doc = {"tenant_id": tenant_id, "name": name or tenant_id, "created_at": datetime.now(UTC).isoformat()}
+        self.client.index(index=self.tenants_index, id=tenant_id, body=doc, params={"refresh": "wait_for"})
+        return doc
+
+    def get_tenant(self, tenant_id: str) -> dict[str, Any]:
+        try:
+            return self.client.get(index=self.tenants_index, id=tenant_id)["_source"]
+        except NotFoundError:
+            raise NotFound("tenant", tenant_id) from None
+
+    def list_tenants(self) -> list[dict[str, Any]]:
+        r = self.client.search(index=self.tenants_index, body={"size": 1000, "sort": [{"tenant_id": "asc"}]})
+        return [h["_source"] for h in r["hits"]["hits"]]
+
+    # ---------------------------------------------------------------- keys
+    def create_key(self, tenant_id: str, label: str | None = None) -> tuple[str, str]:
+        """Returns ``(key_id, key)``; the plain key is shown once and only its hash is stored."""
+        self.get_tenant(tenant_id)
+        key_id = secrets.token_hex(6)
+        key = f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
+        doc = {
+            "key_id": key_id,
+            "tenant_id": tenant_id,
+            "label": label or "",
+            "revoked": False,
+            "created_at": datetime.now(UTC).isoformat(),
+        }
+        self.client.index(index=self.keys_index, id=hash_key(key), body=doc, params={"refresh": "wait_for"})
+        return key_id, key
+
+    def revoke_key(self, key_id: str) -> None:
+        r = self.client.search(index=self.keys_index, body={"query": {"term": {"key_id": key_id}}, "size": 1})
+        hits = r["hits"]["hits"]
+        if not hits:
+            raise NotFound("key", key_id)
+        self.client.update(
+            index=self.keys_index,
+            id=hits[0]["_id"],
+            body={"doc": {"revoked": True, "revoked_at": datetime.now(UTC).isoformat()}},
+            params={"refresh": "wait_for"},
+        )
+        with self._lock:
+            self._cache.pop(hits[0]["_id"], None)
+
+    def resolve(self, key: str | None) -> str:
+        """The tenant of a key; Unauthorized when missing, unknown or revoked."""
+        if not key:
+            raise Unauthorized("missing API key")
+        h = hash_key(key)
+        now = time.monotonic()
+        with self._lock:
+            hit = self._cache.get(h)
+            if hit and hit[1] > now:
+                return hit[0]
+        try:
+            doc = self.client.get(index=self.keys_index, id=h)["_source"]
+        except NotFoundError:
+            raise Unauthorized("unknown API key") from None
+        if doc.get("revoked"):
+            raise Unauthorized("revoked API key")
+        with self._lock:
+            self._cache[h] = (doc["tenant_id"], now + self.cache_ttl_s)
+        return str(doc["tenant_id"])

@@ -1,0 +1,122 @@
+"""Typed models at the edges: the recall request (spec 4.1) and response (spec 4.2)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_QUERY_CHARS = 2000
+MAX_LIMIT = 100
+
+
+class Focus(StrEnum):
+    """Z-axis presets; ``auto`` means intent detection."""
+
+    auto = "auto"
+    exact = "exact"
+    precise = "precise"
+    balanced = "balanced"
+    conceptual = "conceptual"
+    broad = "broad"
+
+
+class Intent(StrEnum):
+    exact = "exact"
+    precise = "precise"
+    balanced = "balanced"
+    conceptual = "conceptual"
+    broad = "broad"
+
+
+class RecallRequest(BaseModel):
+    """Exactly the MCP parameters of spec 4.1, plus optional X-axis refinements."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(..., description="Natural language query", min_length=1, max_length=MAX_QUERY_CHARS)
+    focus: Focus = Field(Focus.auto, description="Z-axis targeting preset (auto = intent detection)")
+    z_value: float | None = Field(None, ge=0.0, le=1.0, description="Explicit Z-axis target (overrides focus)")
+    nodes: list[str] | None = Field(
+        None, description="X-axis filter: Knowledge Graph node ids or label paths (each includes its subtree)"
+    )
+    limit: int = Field(10, ge=1, le=MAX_LIMIT, description="Maximum results to return")
+    tiered: bool = Field(False, description="Return results grouped by Z-tier")
+    expand_related: int = Field(0, ge=0, le=3, description="Also search nodes related to `nodes`, to this depth")
+    since: datetime | None = Field(None, description="Only memories at or after this time")
+    until: datetime | None = Field(None, description="Only memories at or before this time")
+
+    @field_validator("query")
+    @classmethod
+    def _query_not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("query must contain non-whitespace text")
+        return v
+
+
+class NodeRef(BaseModel):
+    id: str | None
+    label: str | None
+
+
+class Scores(BaseModel):
+    lexical: float = Field(..., ge=0.0, le=1.0, description="lexical precision, 0–1")
+    semantic: float = Field(..., ge=0.0, le=1.0, description="embedding similarity (cosine clamped), 0–1")
+    z_position: float = Field(..., ge=0.0, le=1.0, description="semantic / (lexical + semantic)")
+    relevance: float = Field(..., description="the ranking score (z_relevance)")
+
+
+class ResultMetadata(BaseModel):
+    timestamp: datetime | None = None
+    source: str | None = None
+    conversation_id: str | None = None
+    extra: dict[str, Any] | None = None
+
+
+class MemoryResult(BaseModel):
+    id: str = Field(..., description="the memory id")
+    content: str
+    node: NodeRef
+    scores: Scores
+    metadata: ResultMetadata
+
+
+class QueryAnalysis(BaseModel):
+    detected_intent: Intent
+    target_z: float
+    z_tolerance: float
+    confidence: float
+    cues: list[str] = Field(default_factory=list, description="the intent cues that fired")
+    source: str = Field("auto", description="auto | focus | z_value: where the target came from")
+    lexical_query: str = Field("", description="the query sent to BM25 (cue words removed)")
+    phrases: list[str] = Field(default_factory=list, description="quoted phrases matched as phrases")
+
+
+class Tiers(BaseModel):
+    """Spec 3.4 boundaries: exact Z<0.3, precise 0.3–0.5, semantic 0.5–0.7, conceptual ≥0.7."""
+
+    exact_matches: list[MemoryResult] = Field(default_factory=list)
+    precise_matches: list[MemoryResult] = Field(default_factory=list)
+    semantic_matches: list[MemoryResult] = Field(default_factory=list)
+    conceptual_matches: list[MemoryResult] = Field(default_factory=list)
+
+
+class Timings(BaseModel):
+    """Per-stage wall time in milliseconds."""
+
+    intent_ms: float = 0.0
+    embed_ms: float = 0.0
+    search_ms: float = 0.0
+    fill_in_ms: float = 0.0
+    rank_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class RecallResponse(BaseModel):
+    results: list[MemoryResult]
+    tiers: Tiers | None = None
+    query_analysis: QueryAnalysis
+    timings: Timings
+    candidates: int = Field(0, description="distinct candidates scored before the cut")
