@@ -13,6 +13,7 @@ from brain_search.api.state import AppState
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
 from brain_search.embedding import QueryCache, make_embedder
+from brain_search.graph import GraphStore
 from brain_search.store.client import make_client
 from brain_search.store.templates import install_memories_index
 
@@ -30,7 +31,9 @@ def build_state(settings: Settings) -> AppState:
     install_memories_index(client, settings, embedder.dimension)
     keys = KeyStore(client, settings)
     keys.install()
-    state = AppState(settings, client, embedder, QueryCache(embedder, settings.query_cache_size), keys)
+    graph = GraphStore(client, settings)
+    graph.install()
+    state = AppState(settings, client, embedder, QueryCache(embedder, settings.query_cache_size), keys, graph)
     for name, factory in SERVICE_FACTORIES.items():
         state.services[name] = factory(state)
     return state
