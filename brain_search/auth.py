@@ -1,5 +1,13 @@
 """Tenants and API keys. A key maps to exactly one tenant; keys are stored hashed (SHA-256 of a
-high-entropy random secret) and never logged. Every request's tenant comes from its key."""
+high-entropy random secret) and never logged: nothing here puts a key (or its hash) into a log
+line or an error message. Every request's tenant comes from its key.
+
+The HTTP API (``api/deps.py``) and the MCP server over HTTP share these keys: both call
+``KeyStore.resolve_headers`` (or the ASGI ``api/key_auth.py`` middleware). Over stdio the MCP
+server takes its tenant from its settings instead.
+
+A revoked key stops working at once in the process that revoked it and within ``cache_ttl_s``
+(5 s) in every other process."""
 
 from __future__ import annotations
 
@@ -8,13 +16,14 @@ import re
 import secrets
 import threading
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from opensearchpy import NotFoundError, OpenSearch
+from opensearchpy import ConflictError, NotFoundError, OpenSearch
 
 from brain_search.config import Settings
-from brain_search.errors import InvalidInput, NotFound, Unauthorized
+from brain_search.errors import Conflict, InvalidInput, NotFound, Unauthorized
 
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 KEY_PREFIX = "bsk_"
@@ -22,6 +31,15 @@ KEY_PREFIX = "bsk_"
 
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+def api_key_from_headers(authorization: str | None, x_api_key: str | None) -> str | None:
+    """The key of ``X-API-Key: <key>`` or ``Authorization: Bearer <key>`` (X-API-Key wins)."""
+    if x_api_key:
+        return x_api_key.strip()
+    if authorization and authorization.lower().startswith("bearer "):
+        return authorization[7:].strip()
+    return None
 
 
 def validate_tenant_id(tenant_id: str) -> str:
@@ -73,7 +91,10 @@ class KeyStore:
     def create_tenant(self, tenant_id: str, name: str | None = None) -> dict[str, Any]:
         validate_tenant_id(tenant_id)
         doc = {"tenant_id": tenant_id, "name": name or tenant_id, "created_at": datetime.now(UTC).isoformat()}
-        self.client.index(index=self.tenants_index, id=tenant_id, body=doc, params={"refresh": "wait_for"})
+        try:
+            self.client.create(index=self.tenants_index, id=tenant_id, body=doc, params={"refresh": "wait_for"})
+        except ConflictError:
+            raise Conflict(f"tenant {tenant_id!r} already exists") from None
         return doc
 
     def get_tenant(self, tenant_id: str) -> dict[str, Any]:
@@ -101,6 +122,15 @@ class KeyStore:
         }
         self.client.index(index=self.keys_index, id=hash_key(key), body=doc, params={"refresh": "wait_for"})
         return key_id, key
+
+    def list_keys(self, tenant_id: str) -> list[dict[str, Any]]:
+        """The tenant's keys without their secrets: key_id, label, revoked, created_at."""
+        self.get_tenant(tenant_id)
+        r = self.client.search(
+            index=self.keys_index,
+            body={"query": {"term": {"tenant_id": tenant_id}}, "size": 1000, "sort": [{"created_at": "asc"}]},
+        )
+        return [h["_source"] for h in r["hits"]["hits"]]
 
     def revoke_key(self, key_id: str) -> None:
         r = self.client.search(index=self.keys_index, body={"query": {"term": {"key_id": key_id}}, "size": 1})
@@ -135,3 +165,9 @@ class KeyStore:
         with self._lock:
             self._cache[h] = (doc["tenant_id"], now + self.cache_ttl_s)
         return str(doc["tenant_id"])
+
+    def resolve_headers(self, headers: Mapping[str, str]) -> str:
+        """The tenant of the key in these request headers (any case); Unauthorized otherwise.
+        For callers outside FastAPI's dependencies, e.g. the MCP server over HTTP."""
+        lower = {k.lower(): v for k, v in headers.items()}
+        return self.resolve(api_key_from_headers(lower.get("authorization"), lower.get("x-api-key")))

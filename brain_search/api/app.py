@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI
 
 from brain_search.api.errors import install_error_handlers
-from brain_search.api.routes import admin, health
+from brain_search.api.routes import admin, health, nodes, page
 from brain_search.api.state import AppState
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
@@ -18,7 +18,7 @@ from brain_search.store.client import make_client
 from brain_search.store.templates import install_memories_index
 
 # Routers of the service, in order. Later modules append theirs here.
-ROUTERS: list[APIRouter] = [health.router, admin.router]
+ROUTERS: list[APIRouter] = [health.router, admin.router, nodes.router, page.router]
 # Hooks that add services to AppState.services at startup (name → factory(state)).
 SERVICE_FACTORIES: dict[str, Callable[[AppState], object]] = {}
 
