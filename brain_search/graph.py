@@ -133,6 +133,26 @@ class GraphStore:
                 raise InvalidInput(field, f"unknown node {ref!r}") from None
         return out
 
+    def expand_scope(self, tenant_id: str, refs: list[str], expand_related: int = 0) -> list[str]:
+        """Label paths to filter recall by: the given nodes (each includes its subtree through the
+        path filter) plus, up to ``expand_related`` hops, their related nodes."""
+        nodes = self.resolve(tenant_id, refs)
+        labels = {n.label for n in nodes}
+        frontier = nodes
+        for _ in range(expand_related):
+            nxt = []
+            for n in frontier:
+                for rid in n.related:
+                    try:
+                        r = self.get_by_id(tenant_id, rid)
+                    except NotFound:
+                        continue
+                    if r.label not in labels:
+                        labels.add(r.label)
+                        nxt.append(r)
+            frontier = nxt
+        return sorted(labels)
+
     # ---------------------------------------------------------------- writes
     def create(self, tenant_id: str, label: str, description: str | None = None, node_id: str | None = None) -> Node:
         label = normalize_label(label)
