@@ -2,9 +2,9 @@
 high-entropy random secret) and never logged: nothing here puts a key (or its hash) into a log
 line or an error message. Every request's tenant comes from its key.
 
-The HTTP API (``api/deps.py``) and the MCP server over HTTP share these keys: both call
-``KeyStore.resolve_headers`` (or the ASGI ``api/key_auth.py`` middleware). Over stdio the MCP
-server takes its tenant from its settings instead.
+The HTTP API (``api/deps.py``) and the MCP server over HTTP (``api/app.py``) share these keys
+through ``api_key_from_headers`` + ``KeyStore.resolve``. Over stdio the MCP server takes its tenant
+from its settings instead.
 
 A revoked key stops working at once in the process that revoked it and within ``cache_ttl_s``
 (5 s) in every other process."""
@@ -16,7 +16,6 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -165,9 +164,3 @@ class KeyStore:
         with self._lock:
             self._cache[h] = (doc["tenant_id"], now + self.cache_ttl_s)
         return str(doc["tenant_id"])
-
-    def resolve_headers(self, headers: Mapping[str, str]) -> str:
-        """The tenant of the key in these request headers (any case); Unauthorized otherwise.
-        For callers outside FastAPI's dependencies, e.g. the MCP server over HTTP."""
-        lower = {k.lower(): v for k, v in headers.items()}
-        return self.resolve(api_key_from_headers(lower.get("authorization"), lower.get("x-api-key")))
