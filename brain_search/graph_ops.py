@@ -23,7 +23,7 @@ from opensearchpy.helpers import bulk
 from pydantic import BaseModel, Field
 
 from brain_search.errors import Conflict, InvalidInput, NotFound
-from brain_search.graph import GraphStore, Node, in_subtree, node_doc, node_doc_id, normalize_label, parent_of
+from brain_search.graph import GraphStore, Node, in_subtree, node_doc_id, normalize_label, parent_of
 from brain_search.retrieval.queries import scope_filter
 
 TaskKind = Literal["move", "delete"]
@@ -117,13 +117,14 @@ def move_node(graph: GraphStore, tenant_id: str, ref: str, new_label: str) -> Mo
         n.model_copy(update={"label": targets[n.id], "parent": parent_of(targets[n.id]), "updated_at": now})
         for n in subtree
     ]
+    # partial updates: an edge or description written meanwhile is kept
     actions = [
-        # `_source` explicitly: the bulk helper would take a top-level "parent" key as metadata
         {
-            "_op_type": "index",
+            "_op_type": "update",
             "_index": graph.index,
             "_id": node_doc_id(tenant_id, n.id),
-            "_source": node_doc(tenant_id, n),
+            "retry_on_conflict": 3,
+            "doc": {"label": n.label, "label_tree": n.label, "parent": n.parent, "updated_at": now.isoformat()},
         }
         for n in moved
     ]

@@ -184,11 +184,14 @@ def test_move_relabels_subtree_and_memories_through_a_task(api, make_tenant, cli
     r = api.patch(f"/v1/nodes/{brain['id']}", json={"label": "aiConnected/Web"}, headers=h)
     assert r.status_code == 422 and "already exists" in r.json()["detail"][0]["msg"]
 
+    web_id = api.get("/v1/nodes", params={"label": "aiConnected/Web"}, headers=h).json()["nodes"][0]["id"]
+    api.post(f"/v1/nodes/{brain['id']}/related/{web_id}", headers=h)
     r = api.patch(f"/v1/nodes/{brain['id']}", json={"label": "Products/Brain", "description": "moved"}, headers=h)
     assert r.status_code == 202, r.text
     body = r.json()
     assert body["node"]["label"] == "Products/Brain" and body["node"]["id"] == brain["id"]
     assert body["node"]["description"] == "moved" and body["relabelled_nodes"] == 3
+    assert body["node"]["related"] == [web_id]  # edges survive a move
     task = _wait_task(api, h, body["task"]["task_id"])
     assert task["state"] == "completed" and task["updated"] == 6 and task["total"] == 6, task
 
