@@ -54,13 +54,13 @@ CUES: tuple[Cue, ...] = (
     # --- exact (Z → 0) ---------------------------------------------------------------------
     _c("word_for_word", r"\b(?:word[\s-]for[\s-]word|verbatim|letter for letter)\b", 0.05, 3.0),
     _c("exact_wording", r"\b(?:exact|precise) (?:words?|wording|phrase|phrasing|quote|sentence|line)\b", 0.05, 3.0),
+    _c("find_conversation_where", rf"\bfind (?:the|that|a|my) {_CONV} (?:where|in which|when)\b", 0.1, 2.5),
     _c(
         "find_where_said",
         rf"\b(?:find |show me |look up |pull up )?(?:exactly )?where (?:did |have |had )?{_SUBJ} (?:\w+ )?{_SAY}\b",
         0.1,
         2.5,
     ),
-    _c("find_conversation_where", rf"\bfind (?:the|that|a|my) {_CONV} (?:where|in which|when)\b", 0.1, 2.5),
     _c("when_said", rf"\b(?:when|the time) (?:did )?{_SUBJ} {_SAY}\b", 0.15, 2.0),
     _c("quote", r"\b(?:quote|quoted|quoting|quotation)\b", 0.1, 2.0),
     _c("exactly", r"\bexact(?:ly)?\b", 0.1, 2.0),
