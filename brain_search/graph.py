@@ -175,9 +175,7 @@ class GraphStore:
         )
         doc = {"tenant_id": tenant_id, "label_tree": label, **node.model_dump(mode="json")}
         try:
-            self.client.create(
-                index=self.index, id=_doc_id(tenant_id, node.id), body=doc, params={"refresh": "true"}
-            )
+            self.client.create(index=self.index, id=_doc_id(tenant_id, node.id), body=doc, params={"refresh": "true"})
         except Exception as exc:
             if getattr(exc, "status_code", None) == 409:
                 raise InvalidInput("id", f"a node with id {node.id!r} already exists") from None
