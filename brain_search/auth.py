@@ -91,7 +91,7 @@ class KeyStore:
         validate_tenant_id(tenant_id)
         doc = {"tenant_id": tenant_id, "name": name or tenant_id, "created_at": datetime.now(UTC).isoformat()}
         try:
-            self.client.create(index=self.tenants_index, id=tenant_id, body=doc, params={"refresh": "wait_for"})
+            self.client.create(index=self.tenants_index, id=tenant_id, body=doc, params={"refresh": "true"})
         except ConflictError:
             raise Conflict(f"tenant {tenant_id!r} already exists") from None
         return doc
@@ -119,7 +119,7 @@ class KeyStore:
             "revoked": False,
             "created_at": datetime.now(UTC).isoformat(),
         }
-        self.client.index(index=self.keys_index, id=hash_key(key), body=doc, params={"refresh": "wait_for"})
+        self.client.index(index=self.keys_index, id=hash_key(key), body=doc, params={"refresh": "true"})
         return key_id, key
 
     def list_keys(self, tenant_id: str) -> list[dict[str, Any]]:
@@ -140,7 +140,7 @@ class KeyStore:
             index=self.keys_index,
             id=hits[0]["_id"],
             body={"doc": {"revoked": True, "revoked_at": datetime.now(UTC).isoformat()}},
-            params={"refresh": "wait_for"},
+            params={"refresh": "true"},
         )
         with self._lock:
             self._cache.pop(hits[0]["_id"], None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from brain_search.commands import mcp, nodes, recall, serve, stack
+from brain_search.commands import demo, mcp, nodes, recall, serve, stack
 
 app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
 app.command()(stack.up)
@@ -12,6 +12,7 @@ app.command()(stack.down)
 app.command()(serve.serve)
 app.command()(recall.recall)
 app.command()(mcp.mcp)
+app.command()(demo.demo)
 app.add_typer(stack.opensearch_app, name="opensearch")
 app.add_typer(stack.redis_app, name="redis")
 nodes.register(app)

@@ -247,7 +247,7 @@ class GraphStore:
                     index=self.index,
                     id=node_doc_id(tenant_id, node.id),
                     body=node_doc(tenant_id, node),
-                    params={"refresh": "wait_for"},
+                    params={"refresh": "true"},
                 )
                 return node
             except ConflictError:
@@ -261,7 +261,7 @@ class GraphStore:
             index=self.index,
             id=node_doc_id(tenant_id, node.id),
             body={"doc": {"description": description, "updated_at": now.isoformat()}},
-            params={"refresh": "wait_for", "retry_on_conflict": 3},
+            params={"refresh": "true", "retry_on_conflict": 3},
         )
         return node.model_copy(update={"description": description, "updated_at": now})
 
@@ -278,7 +278,7 @@ class GraphStore:
                 index=self.index,
                 id=node_doc_id(tenant_id, x.id),
                 body=_edge_script(y.id, add, now),
-                params={"refresh": "wait_for", "retry_on_conflict": 5},
+                params={"refresh": "true", "retry_on_conflict": 5},
             )
         return self.get_by_id(tenant_id, a.id)
 

@@ -128,7 +128,7 @@ def move_node(graph: GraphStore, tenant_id: str, ref: str, new_label: str) -> Mo
         }
         for n in moved
     ]
-    bulk(graph.client, actions, refresh="wait_for", raise_on_error=True)
+    bulk(graph.client, actions, refresh=True, raise_on_error=True)
     body = {"query": subtree_memories_query(tenant_id, old), "script": relabel_script(old, new)}
     r = graph.client.update_by_query(
         index=graph.memories_alias,
@@ -165,7 +165,7 @@ def delete_node(graph: GraphStore, tenant_id: str, ref: str, cascade: bool = Fal
     ids = [n.id for n in subtree]
     _drop_edges_to(graph, tenant_id, ids)
     actions = [{"_op_type": "delete", "_index": graph.index, "_id": node_doc_id(tenant_id, i)} for i in ids]
-    bulk(graph.client, actions, refresh="wait_for", raise_on_error=False)
+    bulk(graph.client, actions, refresh=True, raise_on_error=False)
     return DeleteResult(deleted_nodes=ids, memories=memories, task=task)
 
 
@@ -232,7 +232,7 @@ def _record(
         **info.model_dump(mode="json", include={"task_id", "kind", "node_id", "from_label", "to_label", "created_at"}),
     }
     graph.client.index(
-        index=graph.tasks_index, id=_task_doc_id(tenant_id, info.task_id), body=doc, params={"refresh": "wait_for"}
+        index=graph.tasks_index, id=_task_doc_id(tenant_id, info.task_id), body=doc, params={"refresh": "true"}
     )
     return info
 
