@@ -8,19 +8,20 @@ from contextlib import asynccontextmanager
 from fastapi import APIRouter, FastAPI
 
 from brain_search.api.errors import install_error_handlers
-from brain_search.api.routes import admin, health
+from brain_search.api.routes import admin, health, memories
 from brain_search.api.state import AppState
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
 from brain_search.embedding import QueryCache, make_embedder
 from brain_search.graph import GraphStore
+from brain_search.ingest.service import make_ingest_service
 from brain_search.store.client import make_client
 from brain_search.store.templates import install_memories_index
 
 # Routers of the service, in order. Later modules append theirs here.
-ROUTERS: list[APIRouter] = [health.router, admin.router]
+ROUTERS: list[APIRouter] = [health.router, admin.router, memories.router]
 # Hooks that add services to AppState.services at startup (name → factory(state)).
-SERVICE_FACTORIES: dict[str, Callable[[AppState], object]] = {}
+SERVICE_FACTORIES: dict[str, Callable[[AppState], object]] = {"ingest": make_ingest_service}
 
 
 def build_state(settings: Settings) -> AppState:
@@ -44,6 +45,10 @@ def create_app(settings: Settings | None = None, state: AppState | None = None) 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.brain = state or build_state(settings or load_settings())
         yield
+        for service in app.state.brain.services.values():
+            close = getattr(service, "close", None)
+            if callable(close):
+                close()
         app.state.brain.client.close()
 
     app = FastAPI(
