@@ -48,7 +48,7 @@ class FakeClient:
         if isinstance(step, Exception):
             raise step
         items = []
-        for action, source in zip(lines[::2], lines[1::2], strict=True):
+        for _action, source in zip(lines[::2], lines[1::2], strict=True):
             status = step.get(source["memory_id"], 201)
             result: dict[str, Any] = {"status": status}
             if status >= 300:
@@ -61,7 +61,9 @@ class FakeDeadLetters:
     def __init__(self) -> None:
         self.added: list[tuple[str, list[tuple[MemoryItem, ItemOutcome]]]] = []
 
-    def add(self, tenant_id: str, task_id: str, failures: Sequence[tuple[MemoryItem, ItemOutcome]], attempts: int) -> None:
+    def add(
+        self, tenant_id: str, task_id: str, failures: Sequence[tuple[MemoryItem, ItemOutcome]], attempts: int
+    ) -> None:
         if failures:
             self.added.append((task_id, list(failures)))
 

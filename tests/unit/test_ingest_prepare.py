@@ -13,7 +13,9 @@ from brain_search.ingest.models import IngestRequest
 from brain_search.ingest.prepare import prepare_items
 from brain_search.store.documents import derive_memory_id
 
-S = load_settings(ingest_max_batch=5, ingest_max_content_chars=100, ingest_chunk_chars=50, ingest_chunk_overlap_chars=10)
+S = load_settings(
+    ingest_max_batch=5, ingest_max_content_chars=100, ingest_chunk_chars=50, ingest_chunk_overlap_chars=10
+)
 
 
 class FakeGraph:
@@ -91,7 +93,10 @@ def test_chunking_splits_long_content_into_overlapping_memories() -> None:
     text = " ".join(f"word{i}" for i in range(60))  # ~ 400 characters
     assert _field_of(_req(memories=[{"content": text, "memory_id": "doc"}])) == "memories.0.content"
     items = prepare_items(
-        _req(memories=[{"content": text, "memory_id": "doc", "metadata": {"k": 1}}], chunk=True), "acme", S, FakeGraph([])
+        _req(memories=[{"content": text, "memory_id": "doc", "metadata": {"k": 1}}], chunk=True),
+        "acme",
+        S,
+        FakeGraph([]),
     )
     assert [it.memory_id for it in items] == [f"doc#{n}" for n in range(len(items))]
     assert len(items) > 1 and all(len(it.content) <= 50 for it in items)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -39,7 +40,7 @@ def test_chunk_text_covers_everything_with_overlap_at_word_starts() -> None:
     assert all(len(p) <= 500 for p in pieces)
     seen = [w for p in pieces for w in p.split()]
     assert set(seen) == set(words)  # nothing lost, and no word cut in half
-    for a, b in zip(pieces, pieces[1:], strict=False):
+    for a, b in itertools.pairwise(pieces):
         assert b.split()[0] in a.split()  # each piece starts inside the previous one
         assert 40 <= len(a) - a.index(b.split()[0]) <= 110
 
