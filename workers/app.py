@@ -47,7 +47,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_acks_on_failure_or_timeout": True,
         "task_track_started": True,
         "task_time_limit": settings.celery_task_time_limit_s,
-        "task_soft_time_limit": max(1, settings.celery_task_time_limit_s - 30),
+        "task_soft_time_limit": max(settings.celery_task_time_limit_s * 0.9, settings.celery_task_time_limit_s - 30),
         "worker_prefetch_multiplier": 1,
         "worker_cancel_long_running_tasks_on_connection_loss": True,
         "worker_hijack_root_logger": False,
