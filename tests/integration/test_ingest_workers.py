@@ -28,7 +28,7 @@ from tests.integration.ingest_support import (
     worker_env,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
 # Short enough for a test to see a crashed worker's task come back; the invariant the app checks
 # (visibility > time limit + longest retry countdown) still holds.
