@@ -14,9 +14,11 @@ def worker(
     hostname: str = typer.Option(None, help="worker name (default: ingest-<pid>@<host>)"),
 ) -> None:
     """Run an ingest worker on Redis (BRAIN_REDIS_URL): tasks from `POST /v1/memories`."""
+    import logging
     import os
 
-    from brain_search.commands.stack import _fail
+    from rich.console import Console
+
     from brain_search.config import load_settings
     from brain_search.errors import SetupError
     from workers.app import ingest_queue, make_celery
@@ -25,8 +27,9 @@ def worker(
     try:
         app = make_celery(settings)
     except SetupError as exc:
-        _fail(exc)
-        return
+        Console(stderr=True).print(f"[bold red]error:[/bold red] {exc}")
+        raise typer.Exit(1) from None
+    logging.getLogger("opensearch").setLevel(logging.WARNING)  # one line per request otherwise
     if pool != "prefork":
         from workers.runtime import get_runtime
 

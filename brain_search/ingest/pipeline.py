@@ -168,6 +168,8 @@ class IngestPipeline:
         return out
 
     def _all_entries(self, job: IngestJob, out: AttemptOutcome) -> Iterator[BulkEntry]:
-        step = max(1, self.settings.embedding_batch_size)
+        # one encode call per bulk chunk: the model sorts a call's texts by length and batches
+        # them (embedding_batch_size), so larger calls waste less padding than one call per batch
+        step = max(1, self.settings.embedding_batch_size, self.settings.bulk_max_docs)
         for start in range(0, len(job.items), step):
             yield from self._entries(job.tenant_id, job.items[start : start + step], out)
