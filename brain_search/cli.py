@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from brain_search.commands import serve, stack
+from brain_search.commands import mcp, recall, serve, stack
 
 app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
 app.command()(stack.up)
 app.command()(stack.down)
 app.command()(serve.serve)
+app.command()(recall.recall)
+app.command()(mcp.mcp)
 app.add_typer(stack.opensearch_app, name="opensearch")
 app.add_typer(stack.redis_app, name="redis")
 

@@ -74,6 +74,7 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8080
     admin_key: SecretStr | None = None
+    mcp_tenant: str | None = None  # the tenant of the stdio MCP server
 
     @property
     def memories_alias(self) -> str:
