@@ -28,7 +28,8 @@ RRF_K = 60
 class RetrievalSystem(Protocol):
     """One named way to rank a tenant's memories for a query."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
         """Memory ids, best first, at most ``limit``."""

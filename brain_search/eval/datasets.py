@@ -257,7 +257,10 @@ def load_scifact(data_dir: Path, split: Split) -> Dataset:
     if not (root / "corpus.jsonl").is_file():
         raise SetupError(f"SciFact not found at {root}")
     corpus = _read_jsonl(root / "corpus.jsonl")
-    mems = [Memory(memory_id=str(d["_id"]), content=scifact_content(d), node_id="scifact", source="document") for d in corpus]
+    mems = [
+        Memory(memory_id=str(d["_id"]), content=scifact_content(d), node_id="scifact", source="document")
+        for d in corpus
+    ]
     texts = {str(q["_id"]): str(q["text"]) for q in _read_jsonl(root / "queries.jsonl")}
     qrels = read_qrels(root / "qrels" / f"{SCIFACT_QRELS[split]}.tsv")
     known = {m.memory_id for m in mems}

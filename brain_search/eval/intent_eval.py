@@ -70,15 +70,13 @@ def evaluate_intents(queries: Sequence[LabelledQuery], detect: Callable[[str], s
     return IntentResult(split, n, correct / n if n else 0.0, near / n if n else 0.0, confusion, recall, errors)
 
 
-def project_detector() -> Callable[[str], str] | None:
-    """The project's detector (``brain_search.intent.analyze_query``), or None before it exists."""
-    try:
-        from brain_search.intent import analyze_query  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None
+def project_detector() -> Callable[[str], str]:
+    """The project's detector (``brain_search.intent.RegexIntentDetector``) as query → tier name."""
+    from brain_search.intent import RegexIntentDetector
+
+    detector = RegexIntentDetector()
 
     def detect(query: str) -> str:
-        intent = analyze_query(query).detected_intent
-        return str(getattr(intent, "value", intent))
+        return str(detector.analyze(query).detected_intent.value)
 
     return detect

@@ -52,9 +52,7 @@ class RetrievalResult:
     def table(self, queries: Iterable[EvalQuery] | None = None) -> dict[str, dict[str, float]]:
         """system → metric → mean over ``queries`` (default: the main set)."""
         ids = [q.query_id for q in (self.select() if queries is None else queries)]
-        return {
-            run.system: {m: mean(run.per_query[i][m] for i in ids) for m in self.metrics} for run in self.runs
-        }
+        return {run.system: {m: mean(run.per_query[i][m] for i in ids) for m in self.metrics} for run in self.runs}
 
     def run(self, system: str) -> SystemRun:
         return next(r for r in self.runs if r.system == system)
