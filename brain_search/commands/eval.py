@@ -9,11 +9,15 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from brain_search.eval.report import EvalReport
 
 console = Console()
 
@@ -80,7 +84,7 @@ def eval_cmd(
     console.print(f"report: {path}")
 
 
-def _summary(report) -> None:  # type: ignore[no-untyped-def]
+def _summary(report: EvalReport) -> None:
     from brain_search.eval.report import losses
 
     for res in report.retrieval:

@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import threading
+import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -60,12 +61,12 @@ class CachedEmbedder:
         if not self.folder.is_dir():
             return
         for path in sorted(self.folder.glob("*.npz")):
-            if path.name in self._loaded_files:
+            if path.name in self._loaded_files or path.name.startswith("."):
                 continue
             try:
                 with np.load(path) as data:
                     keys, vecs = data["keys"], data["vectors"]
-            except (OSError, ValueError, KeyError):
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile):
                 continue  # a chunk being written by another process, or damaged: re-encode instead
             if vecs.shape[1:] != (self.dimension,):
                 continue
@@ -76,8 +77,9 @@ class CachedEmbedder:
     def _store(self, keys: list[str], vectors: np.ndarray) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         name = hashlib.sha256("".join(keys).encode()).hexdigest()[:24] + ".npz"
-        tmp = self.folder / f".{name}.{os.getpid()}.tmp.npz"
-        np.savez(tmp, keys=np.array(keys), vectors=vectors.astype(np.float32))
+        tmp = self.folder / f".{name}.{os.getpid()}.tmp"
+        with tmp.open("wb") as fh:  # a file object: numpy adds no ".npz" to the temporary name
+            np.savez(fh, keys=np.array(keys), vectors=vectors.astype(np.float32))
         os.replace(tmp, self.folder / name)
         self._loaded_files.add(name)
 
@@ -88,9 +90,13 @@ class CachedEmbedder:
 
     # -- the Embedder protocol ----------------------------------------------------------------
     def missing(self, texts: Sequence[str]) -> list[str]:
+        """The distinct texts with no vector in memory nor on disk (disk is re-read only then)."""
         with self._lock:
-            self._load()
-            return list(dict.fromkeys(t for t in texts if text_key(t) not in self._vectors))
+            todo = [t for t in dict.fromkeys(texts) if text_key(t) not in self._vectors]
+            if todo:
+                self._load()
+                todo = [t for t in todo if text_key(t) not in self._vectors]
+            return todo
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """L2-normalised float32 vectors, one row per text (cached ones are not re-encoded)."""

@@ -221,6 +221,39 @@ def _plots(report: EvalReport, out: Path) -> dict[str, str]:
 # ------------------------------------------------------------------------------------------
 # Markdown
 
+HEADLINE = {"locomo": ("nDCG@10", "R@10"), "scifact": ("nDCG@10", "R@100")}
+
+
+def headline(report: EvalReport, split: str) -> tuple[list[str], list[list[str]]]:
+    """One row per system: the key metrics of every dataset and exact-match P@1 on ``split``."""
+    cols: list[tuple[str, dict[str, float]]] = []
+    for res in report.retrieval:
+        if res.split != split:
+            continue
+        table = res.table()
+        for m in HEADLINE.get(res.dataset, res.metrics[:2]):
+            cols.append((f"{res.dataset} {m}", {s: table[s][m] for s in res.systems}))
+    for ex in report.exact:
+        if ex.split == split:
+            cols.append(("exact-match P@1", {s: ex.precision(s) for s in ex.hits}))
+    systems = list(dict.fromkeys(s for _, col in cols for s in col))
+    bold = [_bold_best(col) for _, col in cols]
+    rows = [[s, *(b.get(s, "–") for b in bold)] for s in systems]
+    return ["system", *(name for name, _ in cols)], rows
+
+
+def bm25_fields(report: EvalReport) -> list[str]:
+    """Which BM25 field wins on dev, per dataset (decides the field of the fusion baselines)."""
+    out = []
+    for res in report.retrieval:
+        if res.split != "dev" or "BM25 (content)" not in res.systems or "BM25 (content.en)" not in res.systems:
+            continue
+        t = res.table()
+        a, b = t["BM25 (content)"]["nDCG@10"], t["BM25 (content.en)"]["nDCG@10"]
+        better = "content.en" if b > a else "content"
+        out.append(f"{res.dataset}: `{better}` is better on dev (nDCG@10 content {_f(a)}, content.en {_f(b)})")
+    return out
+
 
 def _retrieval_md(res: RetrievalResult) -> list[str]:
     lines = [f"### {res.dataset} — {res.split} split ({len(res.select())} queries, limit {res.limit})", ""]
@@ -289,6 +322,23 @@ def render_markdown(report: EvalReport) -> str:
     lines += [""]
     for s in report.skipped:
         lines += [f"> skipped: {s}", ""]
+    for split in [x for x in ("test", "dev") if any(r.split == x for r in report.retrieval + report.exact)]:
+        header, rows = headline(report, split)
+        held = " (held out)" if split == "test" else " (patterns and ranking may be tuned on it)"
+        lines += [f"## Headline — {split} split{held}", ""]
+        lines += _table(header, rows)
+        for ir in report.intent:
+            if ir.split == split:
+                lines += [
+                    f"Intent detection on {split}: accuracy {ir.accuracy:.3f}, within one tier "
+                    f"{ir.within_one:.3f} (n={ir.n}).",
+                    "",
+                ]
+    fields = bm25_fields(report)
+    if fields:
+        lines += ["## BM25 field (decided on dev)", ""]
+        lines += [f"- {x}" for x in fields]
+        lines += [f"- the fusion baselines in this run use `{m.get('fusion field', 'content')}`.", ""]
     lost = losses(report)
     lines += ["## Where Z-aware loses", ""]
     if any(Z_AWARE in r.systems for r in report.retrieval) or any(Z_AWARE in e.hits for e in report.exact):

@@ -52,6 +52,19 @@ FUSION_NOTE = (
 )
 
 
+class _Lazy:
+    """A progress callback whose bar appears only when the first step is reported."""
+
+    def __init__(self, factory: ProgressFactory, description: str, total: int) -> None:
+        self.factory, self.description, self.total = factory, description, total
+        self.bar: Callable[[int], None] | None = None
+
+    def __call__(self, n: int) -> None:
+        if self.bar is None:
+            self.bar = self.factory(self.description, self.total)
+        self.bar(n)
+
+
 class ProgressFactory(Protocol):
     def __call__(self, description: str, total: int) -> Callable[[int], None]: ...
 
@@ -166,7 +179,7 @@ class EvalRunner:
             ds,
             self.embedder,
             force=self.options.reindex,
-            progress=self.progress(f"indexing {name}", ds.n_memories),
+            progress=_Lazy(self.progress, f"indexing {name}", ds.n_memories),
         )
         self.embedder.progress = None
         self.log(f"{name}: {indexed.documents} memories in {indexed.index}" + (" (reused)" if indexed.reused else ""))
@@ -262,6 +275,7 @@ class EvalRunner:
             "index": f"prefix {self.settings.index_prefix}-<dataset>, {self.settings.knn_engine} HNSW "
             f"(m={self.settings.hnsw_m}, ef_search={self.settings.hnsw_ef_search}), one shard",
             "min-max fusion / RRF": FUSION_NOTE,
+            "fusion field": o.fusion_field,
             "candidates": "baselines: top 100 of BM25 and of kNN per query; LoCoMo ranked to 10, SciFact to 100",
             "LoCoMo memory": "'<speaker>: <text>' plus '[shared a photo: <caption>]' where the turn has one",
         }
