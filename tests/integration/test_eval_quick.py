@@ -53,9 +53,10 @@ def quick_eval(
     assert indexed.documents == 369
     systems = baseline_systems(EngineCandidates(client, indexed.settings, cached))
     systems += brain_systems(client, indexed.settings, cached)
+    phrases = phrase_queries(sample_phrases(ds.memories, 60, SEED, "locomo", text_of=spoken_text), SEED)
+    cached.encode([q.text for q in ds.queries] + [q.query for q in phrases])  # one batch, one cache file
     retrieval = evaluate_systems(ds, systems, LOCOMO_METRICS, 10)
-    phrases = sample_phrases(ds.memories, 60, SEED, "locomo", text_of=spoken_text)
-    exact = evaluate_exact_match(phrase_queries(phrases, SEED), systems, ds.content_by_id(), "dev")
+    exact = evaluate_exact_match(phrases, systems, ds.content_by_id(), "dev")
     yield QuickEval(retrieval, exact)
     delete_indices(client, indexed.settings)
 
