@@ -40,7 +40,9 @@ def eval_cmd(
     phrases: int = typer.Option(600, "--phrases", min=10, help="exact-match phrases per split"),
     brain: bool = typer.Option(True, "--brain/--no-brain", help="include Brain Z-naive and Z-aware"),
     reindex: bool = typer.Option(False, "--reindex", help="rebuild the evaluation indices even if current"),
-    fusion_field: str = typer.Option("content", "--fusion-field", help="BM25 field of the fusion baselines"),
+    fusion_field: str = typer.Option(
+        "content.en", "--fusion-field", help="BM25 field of the fusion baselines (content.en won on dev)"
+    ),
 ) -> None:
     """Evaluate retrieval (LoCoMo, SciFact), exact-match precision and intent detection."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -17,7 +17,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.embedding import make_embedder
-from brain_search.eval.baselines import EngineCandidates, RetrievalSystem, baseline_systems
+from brain_search.eval.baselines import FUSION_FIELD, EngineCandidates, RetrievalSystem, baseline_systems
 from brain_search.eval.datasets import (
     LOCOMO_SPLITS,
     SCIFACT_TENANT,
@@ -82,7 +82,7 @@ class EvalOptions:
     phrases: int = 600
     brain: bool = True
     reindex: bool = False
-    fusion_field: str = "content"
+    fusion_field: str = FUSION_FIELD
     intent_queries: Path = DEFAULT_QUERIES
     seed: int = SEED
 

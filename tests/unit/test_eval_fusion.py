@@ -76,7 +76,7 @@ def test_engine_candidates_ask_one_msearch_with_every_sub_search() -> None:
     client = _Client()
     s = load_settings(index_prefix="x")
     cand = EngineCandidates(client, s, _Emb(), depth=7)  # type: ignore[arg-type]
-    systems = {sys.name: sys for sys in baseline_systems(cand)}
+    systems = {sys.name: sys for sys in baseline_systems(cand, "content")}
     assert systems["BM25 (content)"].search("t1", "q", 10) == ["a", "b"]
     assert systems["kNN"].search("t1", "q", 1) == ["b"]
     assert systems["min-max 0.5/0.5 (content)"].search("t1", "q", 10) == ["b", "a", "c"]
