@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from brain_search.commands import demo, mcp, nodes, recall, serve, stack
 from brain_search.commands import eval as eval_command
-from brain_search.commands import mcp, recall, serve, stack
 
 app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
 app.command()(stack.up)
@@ -13,9 +13,11 @@ app.command()(stack.down)
 app.command()(serve.serve)
 app.command()(recall.recall)
 app.command()(mcp.mcp)
+app.command()(demo.demo)
 app.command(name="eval")(eval_command.eval_cmd)
 app.add_typer(stack.opensearch_app, name="opensearch")
 app.add_typer(stack.redis_app, name="redis")
+nodes.register(app)
 
 
 def main() -> None:

@@ -56,6 +56,11 @@ class Settings(BaseSettings):
     hnsw_ef_construction: int = 128
     hnsw_ef_search: int = 100
 
+    # --- recall -----------------------------------------------------------------------------
+    recall_candidates_factor: int = 3  # candidates per sub-search = factor × limit ...
+    recall_candidates_min: int = 30  # ... but at least this many
+    recall_candidates_max: int = 300
+
     # --- Redis / Celery ---------------------------------------------------------------------
     redis_url: str | None = None
     redis_port: int = 6379

@@ -12,7 +12,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from brain_search.api.deps import api_key_from_headers
 from brain_search.api.errors import install_error_handlers
-from brain_search.api.routes import admin, health, recall
+from brain_search.api.routes import admin, health, nodes, page, recall
 from brain_search.api.state import AppState
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
@@ -25,7 +25,7 @@ from brain_search.store.client import make_client
 from brain_search.store.templates import install_memories_index
 
 # Routers of the service, in order. Later modules append theirs here.
-ROUTERS: list[APIRouter] = [health.router, admin.router, recall.router]
+ROUTERS: list[APIRouter] = [health.router, admin.router, recall.router, nodes.router, page.router]
 # Hooks that add services to AppState.services at startup (name → factory(state)).
 SERVICE_FACTORIES: dict[str, Callable[[AppState], object]] = {}
 

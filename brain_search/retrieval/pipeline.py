@@ -68,9 +68,11 @@ def cosine_from_knn_score(score: float, engine: str) -> float:
     return 2.0 * score - 1.0
 
 
-def fetch_size(limit: int, tiered: bool) -> int:
-    """Candidates per sub-search: about 3× the limit, at least 30, enough for tiers."""
-    k = min(max(limit * 3, 30), 300)
+def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
+    """Candidates per sub-search: ``factor`` × the limit within [min, max], enough for tiers."""
+    k = min(
+        max(limit * settings.recall_candidates_factor, settings.recall_candidates_min), settings.recall_candidates_max
+    )
     return max(k, TIERED_POOL) if tiered else k
 
 
@@ -104,7 +106,7 @@ class Retriever:
         vector = self.encoder.encode_query(req.query)
         t_embed = time.perf_counter()
 
-        k = fetch_size(req.limit, req.tiered)
+        k = fetch_size(req.limit, req.tiered, self.settings)
         terms = query_terms(intent.lexical_query)
         candidates = self._search(tenant_id, intent, terms, vector, filters, k)
         t_search = time.perf_counter()
