@@ -45,15 +45,16 @@ DIM = 384
 REPORT = Path(__file__).resolve().parents[2] / "test-artifacts" / "cluster-report.json"
 
 TENANTS = [f"tenant-{i}" for i in range(6)]
-COMMON = "the a of and to in for on with we our this that meeting notes plan idea".split()
-TOPICS = {
-    "tenant-0": "equity vesting cliff founders shares dilution cap table option pool".split(),
-    "tenant-1": "kubernetes helm chart replicas ingress autoscaling pod budget".split(),
-    "tenant-2": "recipe garlic tomato basil oven pasta olive dough".split(),
-    "tenant-3": "equity compensation salary bonus offer negotiation cto hire".split(),
-    "tenant-4": "opensearch shard replica index alias snapshot mapping analyzer".split(),
-    "tenant-5": "marathon training tempo interval recovery mileage shoes race".split(),
+_WORDS = {
+    "common": "the a of and to in for on with we our this that meeting notes plan idea",
+    "tenant-0": "equity vesting cliff founders shares dilution cap table option pool",
+    "tenant-1": "kubernetes helm chart replicas ingress autoscaling pod budget",
+    "tenant-2": "recipe garlic tomato basil oven pasta olive dough",
+    "tenant-3": "equity compensation salary bonus offer negotiation cto hire",
+    "tenant-4": "opensearch shard replica index alias snapshot mapping analyzer",
+    "tenant-5": "marathon training tempo interval recovery mileage shoes race",
 }
+WORDS = {k: v.split() for k, v in _WORDS.items()}
 QUERIES = [
     ("tenant-0", "equity vesting for founders"),
     ("tenant-3", "equity offer for the cto"),
@@ -80,7 +81,7 @@ def _vector(key: str) -> list[float]:
 
 def _text(tenant: str, i: int) -> str:
     rng = random.Random(f"{tenant}:{i}")
-    words = rng.choices(TOPICS[tenant], k=rng.randint(3, 12)) + rng.choices(COMMON, k=rng.randint(5, 25))
+    words = rng.choices(WORDS[tenant], k=rng.randint(3, 12)) + rng.choices(WORDS["common"], k=rng.randint(5, 25))
     rng.shuffle(words)
     return " ".join(words)
 
@@ -315,9 +316,7 @@ def test_sigkill_a_node_under_load_loses_and_doubles_nothing(
         doc_id, body = _doc(tenant, i)
         items.append((doc_id, tenant, body))
     load = Load(client, index, items)
-    writers = [
-        threading.Thread(target=load.writer, args=(load.batches[w::4],), name=f"writer-{w}") for w in range(4)
-    ]
+    writers = [threading.Thread(target=load.writer, args=(load.batches[w::4],), name=f"writer-{w}") for w in range(4)]
     searcher = threading.Thread(target=load.searcher, name="searcher")
     t0 = time.monotonic()
     for t in [*writers, searcher]:
