@@ -34,10 +34,13 @@ fail() { printf '✗ %s\n' "$*" >&2; exit 1; }
 # ---------------------------------------------------------------- tools (idempotent)
 mkdir -p "$TOOLS/bin"
 HELM="$TOOLS/bin/helm"
-if ! "$HELM" version --template '{{.Version}}' 2>/dev/null | grep -qx "$HELM_VERSION"; then
+# a go-installed helm reports only "v3.22" (no release ldflags), hence a stamp of what was asked for
+# (and, for the same reason, its default Kubernetes version is old: always pass --kube-version)
+if ! [ -x "$HELM" ] || [ "$(cat "$TOOLS/bin/.helm-version" 2>/dev/null)" != "$HELM_VERSION" ]; then
   command -v go >/dev/null || fail "go is needed to install helm ($HELM_VERSION)"
-  log "installing helm $HELM_VERSION into $TOOLS/bin (go install; first time: a few minutes)"
+  log "installing helm $HELM_VERSION into $TOOLS/bin (go install; first time: several minutes)"
   GOBIN="$TOOLS/bin" GOFLAGS=-buildvcs=false go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  echo "$HELM_VERSION" >"$TOOLS/bin/.helm-version"
 fi
 KV_VENV="$TOOLS/kubernetes-validate-$KUBERNETES_VALIDATE_VERSION"
 KV="$KV_VENV/bin/kubernetes-validate"

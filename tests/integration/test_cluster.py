@@ -145,7 +145,7 @@ def cluster(base_settings: Settings) -> Iterator[LocalCluster]:
 def settings3(base_settings: Settings, cluster: LocalCluster) -> Settings:
     urls = ",".join(f"http://127.0.0.1:{n.http_port}" for n in cluster.nodes)
     # the production client settings, over every node: a dead node is skipped by the client
-    return base_settings.model_copy(update={"opensearch_url": urls, "opensearch_timeout_s": 10.0})
+    return base_settings.model_copy(update={"opensearch_url": urls, "opensearch_timeout_s": 30.0})
 
 
 @pytest.fixture(scope="module")
@@ -153,10 +153,28 @@ def client(settings3: Settings) -> OpenSearch:
     return make_client(settings3)
 
 
+def _wait_health(client: OpenSearch, status: str, index: str = "", timeout_s: float = 60.0) -> str:
+    """Wait until the cluster (or one index) is at least ``status``; returns the status seen.
+
+    Polled from here: the client reads a ``timeout`` query parameter as its own socket timeout."""
+    rank = {"red": 0, "yellow": 1, "green": 2}
+    deadline = time.monotonic() + timeout_s
+    seen = "unreachable"
+    while time.monotonic() < deadline:
+        try:
+            seen = client.cluster.health(index=index or None)["status"]
+        except (OSConnectionError, ConnectionTimeout, TransportError):
+            seen = "unreachable"
+        if rank.get(seen, -1) >= rank[status]:
+            return seen
+        time.sleep(0.25)
+    raise AssertionError(f"cluster health stayed {seen!r}, wanted {status!r} within {timeout_s:.0f}s")
+
+
 def _fresh_index(client: OpenSearch, settings: Settings) -> str:
     delete_indices(client, settings)
     index = install_memories_index(client, settings, DIM)
-    client.cluster.health(index=index, params={"wait_for_status": "green", "timeout": "60s"})
+    _wait_health(client, "green", index)
     return index
 
 
@@ -189,6 +207,21 @@ def test_three_shards_score_like_one_shard(client: OpenSearch, settings3: Settin
             doc_id, body = _doc(tenant, i)
             items.append((doc_id, tenant, body))
     idx3, idx1 = _fresh_index(client, settings3), _fresh_index(client, one)
+    try:
+        _compare(client, settings3, one, items, idx3, idx1)
+    finally:
+        # one shard, no replica: it would turn the cluster red in the node-loss test
+        delete_indices(client, one)
+
+
+def _compare(
+    client: OpenSearch,
+    settings3: Settings,
+    one: Settings,
+    items: list[tuple[str, str, dict[str, Any]]],
+    idx3: str,
+    idx1: str,
+) -> None:
     _index_all(client, idx3, items)
     _index_all(client, idx1, items)
     shards = {s["shard"] for s in client.cat.shards(index=idx3, format="json") if s["prirep"] == "p"}
@@ -212,7 +245,6 @@ def test_three_shards_score_like_one_shard(client: OpenSearch, settings3: Settin
     # comparison above can fail
     assert differs_without_dfs > 0
     _report("score_equality", {"queries_compared": compared, "differ_without_dfs": differs_without_dfs})
-    delete_indices(client, one)
 
 
 # ------------------------------------------------------------------------------- (a) node loss
@@ -337,8 +369,7 @@ def test_sigkill_a_node_under_load_loses_and_doubles_nothing(
     load_s = time.monotonic() - t0
 
     # the surviving nodes answer while one is down (yellow: every primary is there)
-    health = client.cluster.health(params={"wait_for_status": "yellow", "timeout": "60s"})
-    status_while_down = health["status"]
+    status_while_down = _wait_health(client, "yellow", index)
 
     # restart the node: time until it answers, and until the cluster is green again
     restart_at = time.monotonic()
