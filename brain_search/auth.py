@@ -73,7 +73,7 @@ class KeyStore:
     def create_tenant(self, tenant_id: str, name: str | None = None) -> dict[str, Any]:
         validate_tenant_id(tenant_id)
         doc = {"tenant_id": tenant_id, "name": name or tenant_id, "created_at": datetime.now(UTC).isoformat()}
-        self.client.index(index=self.tenants_index, id=tenant_id, body=doc, params={"refresh": "wait_for"})
+        self.client.index(index=self.tenants_index, id=tenant_id, body=doc, params={"refresh": "true"})
         return doc
 
     def get_tenant(self, tenant_id: str) -> dict[str, Any]:
@@ -99,7 +99,7 @@ class KeyStore:
             "revoked": False,
             "created_at": datetime.now(UTC).isoformat(),
         }
-        self.client.index(index=self.keys_index, id=hash_key(key), body=doc, params={"refresh": "wait_for"})
+        self.client.index(index=self.keys_index, id=hash_key(key), body=doc, params={"refresh": "true"})
         return key_id, key
 
     def revoke_key(self, key_id: str) -> None:
@@ -111,7 +111,7 @@ class KeyStore:
             index=self.keys_index,
             id=hits[0]["_id"],
             body={"doc": {"revoked": True, "revoked_at": datetime.now(UTC).isoformat()}},
-            params={"refresh": "wait_for"},
+            params={"refresh": "true"},
         )
         with self._lock:
             self._cache.pop(hits[0]["_id"], None)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import typer
 
-from brain_search.commands import serve, stack
+from brain_search.commands import demo, mcp, recall, serve, stack
 
 app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
 app.command()(stack.up)
 app.command()(stack.down)
 app.command()(serve.serve)
+app.command()(recall.recall)
+app.command()(mcp.mcp)
+app.command()(demo.demo)
 app.add_typer(stack.opensearch_app, name="opensearch")
 app.add_typer(stack.redis_app, name="redis")
 

@@ -60,6 +60,11 @@ class Settings(BaseSettings):
     hnsw_ef_construction: int = 128
     hnsw_ef_search: int = 100
 
+    # --- recall -----------------------------------------------------------------------------
+    recall_candidates_factor: int = 3  # candidates per sub-search = factor × limit ...
+    recall_candidates_min: int = 30  # ... but at least this many
+    recall_candidates_max: int = 300
+
     # --- Redis / Celery ---------------------------------------------------------------------
     redis_url: str | None = None
     redis_port: int = 6379
@@ -75,6 +80,7 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8080
     admin_key: SecretStr | None = None
+    mcp_tenant: str | None = None  # the tenant of the stdio MCP server
 
     @property
     def memories_alias(self) -> str:

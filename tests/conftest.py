@@ -99,6 +99,7 @@ def api(api_state, client: OpenSearch):  # type: ignore[no-untyped-def]
     delete_indices(client, s)
     install_memories_index(client, s, s.embedding_dimension)
     api_state.keys.install()
+    api_state.graph.install()
     api_state.keys._cache.clear()
     for name, factory in SERVICE_FACTORIES.items():
         api_state.services[name] = factory(api_state)

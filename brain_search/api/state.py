@@ -10,6 +10,7 @@ from opensearchpy import OpenSearch
 from brain_search.auth import KeyStore
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, QueryCache
+from brain_search.graph import GraphStore
 
 
 @dataclass
@@ -19,5 +20,6 @@ class AppState:
     embedder: Embedder
     query_cache: QueryCache
     keys: KeyStore
+    graph: GraphStore
     # services added by later modules (retriever, ingest queue, graph) register here by name
     services: dict[str, Any] = field(default_factory=dict)

@@ -52,3 +52,104 @@ def bm25_match(text: str, filters: list[dict[str, Any]], field: str = "content")
 
 def bm25_phrase(phrase: str, filters: list[dict[str, Any]], field: str = "content") -> dict[str, Any]:
     return {"bool": {"must": [{"match_phrase": {field: {"query": phrase}}}], "filter": filters}}
+
+
+LEXICAL_FIELD = "content.en"
+PHRASE_FIELD = "content"
+PHRASE_BOOST = 3.0
+
+
+def term_name(i: int) -> str:
+    return f"t{i}"
+
+
+def phrase_name(i: int) -> str:
+    return f"p{i}"
+
+
+def coverage_filter(terms: Sequence[str], phrases: Sequence[str]) -> dict[str, Any]:
+    """A filter that matches every document but names each query term / phrase clause, so the
+    engine reports (``matched_queries``) which ones a hit contains, with the index analyzer."""
+    should: list[dict[str, Any]] = [
+        {"match": {LEXICAL_FIELD: {"query": t, "operator": "and", "_name": term_name(i)}}} for i, t in enumerate(terms)
+    ]
+    should += [{"match_phrase": {PHRASE_FIELD: {"query": p, "_name": phrase_name(i)}}} for i, p in enumerate(phrases)]
+    return {"bool": {"must": [{"match_all": {}}], "should": should}}
+
+
+def lexical_clause(lexical_query: str, phrases: Sequence[str]) -> dict[str, Any]:
+    """BM25 over the English field, with quoted phrases as boosted phrase clauses."""
+    should: list[dict[str, Any]] = []
+    if lexical_query.strip():
+        should.append({"match": {LEXICAL_FIELD: {"query": lexical_query}}})
+    should += [{"match_phrase": {PHRASE_FIELD: {"query": p, "boost": PHRASE_BOOST}}} for p in phrases]
+    return {"bool": {"should": should, "minimum_should_match": 1}}
+
+
+RESULT_FIELDS = [
+    "memory_id",
+    "content",
+    "node_id",
+    "node_path",
+    "timestamp",
+    "source",
+    "conversation_id",
+    "metadata",
+]
+
+
+def lexical_search(
+    lexical_query: str,
+    phrases: Sequence[str],
+    terms: Sequence[str],
+    filters: list[dict[str, Any]],
+    size: int,
+) -> dict[str, Any]:
+    """The BM25 sub-search. Hits carry their stored vector, so their cosine needs no round trip."""
+    return {
+        "size": size,
+        "_source": [*RESULT_FIELDS, "embedding"],
+        "query": {
+            "bool": {
+                "must": [lexical_clause(lexical_query, phrases)],
+                "filter": [*filters, coverage_filter(terms, phrases)],
+            }
+        },
+    }
+
+
+def knn_search(
+    vector: Sequence[float],
+    k: int,
+    terms: Sequence[str],
+    phrases: Sequence[str],
+    filters: list[dict[str, Any]],
+    ef_search: int | None = None,
+) -> dict[str, Any]:
+    """The kNN sub-search (efficient filtering inside HNSW); ``_score`` is the kNN score."""
+    return {
+        "size": k,
+        "_source": RESULT_FIELDS,
+        "query": {
+            "bool": {
+                "must": [knn_query(vector, k, filters, ef_search)],
+                "filter": [coverage_filter(terms, phrases)],
+            }
+        },
+    }
+
+
+def fill_in_search(
+    ids: Sequence[str], lexical_query: str, phrases: Sequence[str], filters: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """BM25 of given documents only: the same lexical clause, restricted by ids."""
+    return {
+        "size": len(ids),
+        "_source": False,
+        "query": {
+            "bool": {
+                "must": [lexical_clause(lexical_query, phrases)],
+                "filter": [*filters, {"ids": {"values": list(ids)}}],
+            }
+        },
+    }

@@ -1,0 +1,288 @@
+"""The recall pipeline: intent → query vector → one `_msearch` (BM25 + kNN under the same
+filters) → fill-in of missing scores → lexical precision, similarity, Z → Z-aware rank → tiers.
+
+Every returned result carries both real scores: BM25 hits get their cosine from their stored
+vector; kNN hits not among the BM25 hits get their BM25 from one ids-restricted BM25 search
+(skipped when no candidate needs it). With several shards the searches use
+``dfs_query_then_fetch`` so BM25 statistics are comparable across shards.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from opensearchpy import OpenSearch
+
+from brain_search.config import Settings
+from brain_search.errors import StoreUnavailable
+from brain_search.graph import GraphStore
+from brain_search.intent import IntentDetector, QueryIntent, RegexIntentDetector
+from brain_search.models import (
+    MemoryResult,
+    NodeRef,
+    QueryAnalysis,
+    RecallRequest,
+    RecallResponse,
+    ResultMetadata,
+    Scores,
+    Tiers,
+    Timings,
+)
+from brain_search.retrieval import queries
+from brain_search.retrieval.presets import apply_overrides
+from brain_search.scoring import (
+    RankingParams,
+    contains_phrase,
+    embedding_similarity,
+    lexical_precision,
+    query_terms,
+    tier_of,
+    z_position,
+    z_relevance,
+)
+
+TIERED_POOL = 50
+
+
+class QueryEncoder(Protocol):
+    def encode_query(self, text: str) -> np.ndarray: ...
+
+
+@dataclass
+class Candidate:
+    doc_id: str
+    source: dict[str, Any]
+    bm25: float | None = None
+    cosine: float | None = None
+    matched: set[str] = field(default_factory=set)
+
+
+def cosine_from_knn_score(score: float, engine: str) -> float:
+    """The lucene engine scores cosinesimil as (1 + cos) / 2."""
+    if engine != "lucene":
+        raise ValueError(f"no score→cosine mapping for engine {engine!r}")
+    return 2.0 * score - 1.0
+
+
+def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
+    """Candidates per sub-search: ``factor`` × the limit within [min, max], enough for tiers."""
+    k = min(
+        max(limit * settings.recall_candidates_factor, settings.recall_candidates_min), settings.recall_candidates_max
+    )
+    return max(k, TIERED_POOL) if tiered else k
+
+
+class Retriever:
+    def __init__(
+        self,
+        client: OpenSearch,
+        settings: Settings,
+        encoder: QueryEncoder,
+        graph: GraphStore | None = None,
+        detector: IntentDetector | None = None,
+        ranking: RankingParams | None = None,
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.encoder = encoder
+        self.graph = graph
+        self.detector = detector or RegexIntentDetector()
+        self.ranking = ranking or RankingParams()
+        self.search_type = "dfs_query_then_fetch" if settings.shards > 1 else "query_then_fetch"
+
+    # ------------------------------------------------------------------ public
+    def recall(self, tenant_id: str, req: RecallRequest, ranking: RankingParams | None = None) -> RecallResponse:
+        t0 = time.perf_counter()
+        detected = self.detector.analyze(req.query)
+        intent, source = apply_overrides(detected, req.focus, req.z_value)
+        t_intent = time.perf_counter()
+
+        node_paths = self._node_paths(tenant_id, req)
+        filters = queries.scope_filter(tenant_id, node_paths, req.since, req.until)
+        vector = self.encoder.encode_query(req.query)
+        t_embed = time.perf_counter()
+
+        k = fetch_size(req.limit, req.tiered, self.settings)
+        terms = query_terms(intent.lexical_query)
+        candidates = self._search(tenant_id, intent, terms, vector, filters, k)
+        t_search = time.perf_counter()
+
+        self._fill_in(tenant_id, intent, filters, candidates, vector)
+        t_fill = time.perf_counter()
+
+        results = self._rank(intent, terms, candidates, ranking or self.ranking)
+        tiers = self._tiers(results, req.limit) if req.tiered else None
+        t_rank = time.perf_counter()
+
+        ms = 1000.0
+        return RecallResponse(
+            results=results[: req.limit],
+            tiers=tiers,
+            query_analysis=QueryAnalysis(
+                detected_intent=intent.detected_intent,
+                target_z=intent.target_z,
+                z_tolerance=intent.z_tolerance,
+                confidence=intent.confidence,
+                cues=list(intent.cues),
+                source=source,
+                lexical_query=intent.lexical_query,
+                phrases=list(intent.phrases),
+            ),
+            timings=Timings(
+                intent_ms=(t_intent - t0) * ms,
+                embed_ms=(t_embed - t_intent) * ms,
+                search_ms=(t_search - t_embed) * ms,
+                fill_in_ms=(t_fill - t_search) * ms,
+                rank_ms=(t_rank - t_fill) * ms,
+                total_ms=(t_rank - t0) * ms,
+            ),
+            candidates=len(candidates),
+        )
+
+    # ------------------------------------------------------------------ stages
+    def _node_paths(self, tenant_id: str, req: RecallRequest) -> list[str]:
+        if not req.nodes:
+            return []
+        if self.graph is None:
+            raise StoreUnavailable("node filters need the knowledge graph store")
+        return self.graph.expand_scope(tenant_id, req.nodes, req.expand_related)
+
+    def _msearch(self, tenant_id: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        header = {"index": self.settings.memories_alias, "routing": tenant_id, "search_type": self.search_type}
+        lines = "".join(json.dumps(header) + "\n" + json.dumps(b) + "\n" for b in bodies)
+        resp = self.client.msearch(body=lines)
+        out = []
+        for r in resp["responses"]:
+            if "error" in r:
+                # a failed sub-search is a failure of the recall, never "no results"
+                raise StoreUnavailable(f"sub-search failed: {json.dumps(r['error'])[:300]}")
+            out.append(r)
+        return out
+
+    def _search(
+        self,
+        tenant_id: str,
+        intent: QueryIntent,
+        terms: list[str],
+        vector: np.ndarray,
+        filters: list[dict[str, Any]],
+        k: int,
+    ) -> dict[str, Candidate]:
+        has_lexical = bool(intent.lexical_query.strip() or intent.phrases)
+        bodies = []
+        if has_lexical:
+            bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k))
+        bodies.append(
+            queries.knn_search(vector.tolist(), k, terms, intent.phrases, filters, self.settings.hnsw_ef_search)
+        )
+        responses = self._msearch(tenant_id, bodies)
+        candidates: dict[str, Candidate] = {}
+        if has_lexical:
+            for hit in responses[0]["hits"]["hits"]:
+                src = hit["_source"]
+                emb = src.pop("embedding", None)
+                cand = Candidate(
+                    hit["_id"], src, bm25=float(hit["_score"]), matched=set(hit.get("matched_queries", []))
+                )
+                if emb is not None:
+                    cand.cosine = float(
+                        np.dot(np.asarray(emb, dtype=np.float32), vector) / (np.linalg.norm(emb) or 1.0)
+                    )
+                candidates[hit["_id"]] = cand
+        for hit in responses[-1]["hits"]["hits"]:
+            cos = cosine_from_knn_score(float(hit["_score"]), self.settings.knn_engine)
+            existing = candidates.get(hit["_id"])
+            if existing is not None:
+                existing.cosine = cos
+                continue
+            matched = set(hit.get("matched_queries", []))
+            candidates[hit["_id"]] = Candidate(
+                hit["_id"], hit["_source"], 0.0 if not has_lexical else None, cos, matched
+            )
+        return candidates
+
+    def _fill_in(
+        self,
+        tenant_id: str,
+        intent: QueryIntent,
+        filters: list[dict[str, Any]],
+        candidates: dict[str, Candidate],
+        vector: np.ndarray,
+    ) -> None:
+        missing_bm25 = [c.doc_id for c in candidates.values() if c.bm25 is None]
+        if missing_bm25:
+            body = queries.fill_in_search(missing_bm25, intent.lexical_query, intent.phrases, filters)
+            resp = self._msearch(tenant_id, [body])[0]
+            found = {h["_id"]: float(h["_score"]) for h in resp["hits"]["hits"]}
+            for doc_id in missing_bm25:
+                # not returned = no query term in the document: its BM25 is a true 0
+                candidates[doc_id].bm25 = found.get(doc_id, 0.0)
+        for c in candidates.values():
+            if c.cosine is None:  # pragma: no cover - lexical hits always carry their vector
+                raise StoreUnavailable(f"memory {c.doc_id} has no stored vector")
+
+    def _rank(
+        self, intent: QueryIntent, terms: list[str], candidates: dict[str, Candidate], ranking: RankingParams
+    ) -> list[MemoryResult]:
+        cands = list(candidates.values())
+        if not cands:
+            return []
+        best_bm25 = max((c.bm25 or 0.0) for c in cands) or 1.0
+        full_query = intent.lexical_query
+        lex: list[float] = []
+        sem: list[float] = []
+        for c in cands:
+            content = c.source.get("content", "")
+            if intent.phrases:
+                phrase_hit = all(contains_phrase(content, p) for p in intent.phrases)
+            else:
+                phrase_hit = bool(full_query.strip()) and contains_phrase(content, full_query)
+            coverage = (
+                sum(1 for i in range(len(terms)) if queries.term_name(i) in c.matched) / len(terms) if terms else 0.0
+            )
+            lex.append(lexical_precision(phrase_hit, coverage, (c.bm25 or 0.0) / best_bm25))
+            sem.append(embedding_similarity(c.cosine or 0.0))
+        rel = z_relevance(
+            lex,
+            sem,
+            [c.bm25 or 0.0 for c in cands],
+            [c.cosine or 0.0 for c in cands],
+            intent.target_z,
+            intent.z_tolerance,
+            ranking,
+        )
+        order = sorted(range(len(cands)), key=lambda i: (-rel[i], cands[i].doc_id))
+        return [self._result(cands[i], lex[i], sem[i], rel[i]) for i in order]
+
+    @staticmethod
+    def _result(c: Candidate, lex: float, sem: float, rel: float) -> MemoryResult:
+        src = c.source
+        meta = src.get("metadata")
+        return MemoryResult(
+            id=src.get("memory_id", c.doc_id),
+            content=src.get("content", ""),
+            node=NodeRef(id=src.get("node_id"), label=src.get("node_path")),
+            scores=Scores(
+                lexical=round(lex, 6), semantic=round(sem, 6), z_position=round(z_position(lex, sem), 6), relevance=rel
+            ),
+            metadata=ResultMetadata(
+                timestamp=src.get("timestamp"),
+                source=src.get("source"),
+                conversation_id=src.get("conversation_id"),
+                extra=meta if isinstance(meta, dict) else None,
+            ),
+        )
+
+    @staticmethod
+    def _tiers(results: list[MemoryResult], per_tier: int) -> Tiers:
+        """Group the best ``TIERED_POOL`` results by Z (spec 3.4), at most ``per_tier`` each."""
+        groups: dict[str, list[MemoryResult]] = {}
+        for r in results[:TIERED_POOL]:
+            bucket = groups.setdefault(tier_of(r.scores.z_position), [])
+            if len(bucket) < per_tier:
+                bucket.append(r)
+        return Tiers(**groups)
