@@ -30,6 +30,8 @@ from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import ConnectionTimeout, TransportError
 
 from brain_search.config import Settings, load_settings
+from brain_search.models import MemoryResult, RecallRequest
+from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.queries import bm25_match, knn_query, scope_filter
 from brain_search.store.client import make_client
 from brain_search.store.documents import build_memory_doc, memory_doc_id
@@ -190,6 +192,20 @@ def _search(client: OpenSearch, alias: str, body: dict[str, Any], search_type: s
     return _ranked(client.search(index=alias, body=body, params={"search_type": search_type}))
 
 
+class _Encoder:
+    def encode_query(self, text: str) -> np.ndarray:
+        return np.asarray(_vector(f"query:{text}"), dtype=np.float32)
+
+
+def _recall_rows(results: list[MemoryResult]) -> list[tuple[str, float, float, float, float]]:
+    rows = [
+        (r.id, round(r.scores.lexical, 4), round(r.scores.semantic, 4), round(r.scores.z_position, 4),
+         round(r.scores.relevance, 4))
+        for r in results
+    ]  # fmt: skip
+    return sorted(rows, key=lambda r: (-r[4], r[0]))
+
+
 def _same(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
     return [x[0] for x in a] == [x[0] for x in b] and all(
         abs(x[1] - y[1]) <= 1e-4 * max(1.0, abs(y[1])) for x, y in zip(a, b, strict=True)
@@ -244,7 +260,23 @@ def _compare(
     # the control: without the DFS phase, per-shard BM25 statistics do change the scores, so the
     # comparison above can fail
     assert differs_without_dfs > 0
-    _report("score_equality", {"queries_compared": compared, "differ_without_dfs": differs_without_dfs})
+
+    # the whole recall pipeline (one _msearch, fill-in, lexical precision, Z, ranking)
+    recalled = []
+    for tenant, text in QUERIES:
+        req = RecallRequest(query=text, limit=10)
+        three = Retriever(client, settings3, _Encoder()).recall(tenant, req).results
+        single = Retriever(client, one, _Encoder()).recall(tenant, req).results
+        recalled.append(_recall_rows(three) == _recall_rows(single))
+    _report(
+        "score_equality",
+        {
+            "queries_compared": compared,
+            "differ_without_dfs": differs_without_dfs,
+            "recall_equal": f"{sum(recalled)}/{len(recalled)}",
+        },
+    )
+    assert all(recalled), recalled
 
 
 # ------------------------------------------------------------------------------- (a) node loss
