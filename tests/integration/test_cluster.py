@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import random
 import threading
@@ -364,6 +365,24 @@ class Load:
             time.sleep(0.02)
 
 
+class _FailedAttempts(logging.Handler):
+    """Counts request attempts that failed inside the client (which then retried them on another
+    node): opensearch-py logs each one as a warning."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.bulk = self.search = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.msg != "%s %s [status:%s request:%.3fs]":
+            return
+        url = str(record.args[1]) if isinstance(record.args, tuple) and len(record.args) > 1 else ""
+        if "_bulk" in url:
+            self.bulk += 1
+        elif "_search" in url:
+            self.search += 1
+
+
 def _cluster_manager_index(client: OpenSearch, cluster: LocalCluster) -> int:
     name = client.cat.cluster_manager(format="json")[0]["node"]
     return [n.name for n in cluster.nodes].index(name)
@@ -380,6 +399,8 @@ def test_sigkill_a_node_under_load_loses_and_doubles_nothing(
         doc_id, body = _doc(tenant, i)
         items.append((doc_id, tenant, body))
     load = Load(client, index, items)
+    attempts = _FailedAttempts()
+    logging.getLogger("opensearch").addHandler(attempts)
     writers = [threading.Thread(target=load.writer, args=(load.batches[w::4],), name=f"writer-{w}") for w in range(4)]
     searcher = threading.Thread(target=load.searcher, name="searcher")
     t0 = time.monotonic()
@@ -399,6 +420,7 @@ def test_sigkill_a_node_under_load_loses_and_doubles_nothing(
     searcher.join(timeout=30)
     assert not any(t.is_alive() for t in [*writers, searcher]), "the load did not finish in time"
     load_s = time.monotonic() - t0
+    logging.getLogger("opensearch").removeHandler(attempts)
 
     # the surviving nodes answer while one is down (yellow: every primary is there)
     status_while_down = _wait_health(client, "yellow", index)
@@ -435,6 +457,8 @@ def test_sigkill_a_node_under_load_loses_and_doubles_nothing(
             "lost": lost,
             "doubled": len(doubles),
             "docs_in_index": count,
+            "client_failovers_bulk": attempts.bulk,
+            "client_failovers_search": attempts.search,
             "write_retries": load.write_retries,
             "writes_given_up": load.write_gave_up,
             "searches_ok": load.search_ok,
