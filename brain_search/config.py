@@ -35,6 +35,10 @@ class Settings(BaseSettings):
     opensearch_password: SecretStr | None = None
     opensearch_timeout_s: float = 30.0
     opensearch_pool_size: int = 16
+    # TLS towards OpenSearch (https:// URLs): verify against this CA bundle (PEM); turning
+    # verification off is only for a workstation stack on self-signed demo certificates
+    opensearch_ca_certs: Path | None = None
+    opensearch_verify_certs: bool = True
 
     # --- local OpenSearch obtained through Maven --------------------------------------------
     opensearch_version: str = "3.5.0"

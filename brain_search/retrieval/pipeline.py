@@ -152,7 +152,12 @@ class Retriever:
         return self.graph.expand_scope(tenant_id, req.nodes, req.expand_related)
 
     def _msearch(self, tenant_id: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        header = {"index": self.settings.memories_alias, "routing": tenant_id, "search_type": self.search_type}
+        # No routing: with routing the DFS phase only sees the tenant's shard(s), whose BM25
+        # statistics mix in whichever tenants share them, so scores would depend on the shard
+        # layout. Unrouted, every shard answers (the tenant filter keeps the hits the tenant's) and
+        # the statistics are the index's: the same recall as on one shard (tests/integration/
+        # test_cluster.py). Documents are still written with routing=tenant.
+        header = {"index": self.settings.memories_alias, "search_type": self.search_type}
         lines = "".join(json.dumps(header) + "\n" + json.dumps(b) + "\n" for b in bodies)
         resp = self.client.msearch(body=lines)
         out = []

@@ -18,4 +18,7 @@ def make_client(settings: Settings) -> OpenSearch:
         maxsize=settings.opensearch_pool_size,
         retry_on_timeout=False,
         http_compress=False,
+        verify_certs=settings.opensearch_verify_certs,
+        ca_certs=str(settings.opensearch_ca_certs) if settings.opensearch_ca_certs else None,
+        ssl_show_warn=settings.opensearch_verify_certs,
     )
