@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from brain_search.commands import eval as eval_command
 from brain_search.commands import mcp, recall, serve, stack
 
 app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
@@ -12,6 +13,7 @@ app.command()(stack.down)
 app.command()(serve.serve)
 app.command()(recall.recall)
 app.command()(mcp.mcp)
+app.command(name="eval")(eval_command.eval_cmd)
 app.add_typer(stack.opensearch_app, name="opensearch")
 app.add_typer(stack.redis_app, name="redis")
 

@@ -72,6 +72,9 @@ class Settings(BaseSettings):
     embedding_batch_size: int = 64
     query_cache_size: int = 4096
 
+    # --- evaluation -------------------------------------------------------------------------
+    data_dir: Path | None = None  # LoCoMo / SciFact; None: ../shared/data beside the repo or the cwd
+
     # --- API --------------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8080
