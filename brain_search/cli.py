@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from brain_search.commands import bench, mcp, recall, serve, stack
 from brain_search.commands import eval as eval_command
-from brain_search.commands import mcp, recall, serve, stack
 
 app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
 app.command()(stack.up)
@@ -16,6 +16,7 @@ app.command()(mcp.mcp)
 app.command(name="eval")(eval_command.eval_cmd)
 app.add_typer(stack.opensearch_app, name="opensearch")
 app.add_typer(stack.redis_app, name="redis")
+app.add_typer(bench.bench_app, name="bench")
 
 
 def main() -> None:

@@ -80,7 +80,7 @@ def eval_cmd(
     console.print(f"report: {path}")
 
 
-def _summary(report) -> None:  # type: ignore[no-untyped-def]
+def _summary(report) -> None:
     from brain_search.eval.report import losses
 
     for res in report.retrieval:

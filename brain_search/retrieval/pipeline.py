@@ -52,6 +52,21 @@ class QueryEncoder(Protocol):
     def encode_query(self, text: str) -> np.ndarray: ...
 
 
+@dataclass(frozen=True)
+class SearchPlan:
+    """A recall up to its first round trip (see ``Retriever.plan``); times in ms."""
+
+    intent: QueryIntent
+    source: str
+    filters: list[dict[str, Any]]
+    vector: np.ndarray
+    terms: list[str]
+    has_lexical: bool
+    bodies: list[dict[str, Any]]
+    intent_ms: float
+    embed_ms: float
+
+
 @dataclass
 class Candidate:
     doc_id: str
@@ -96,6 +111,47 @@ class Retriever:
 
     # ------------------------------------------------------------------ public
     def recall(self, tenant_id: str, req: RecallRequest, ranking: RankingParams | None = None) -> RecallResponse:
+        plan = self.plan(tenant_id, req)
+        t_search0 = time.perf_counter()
+        candidates = self._search(tenant_id, plan)
+        t_search = time.perf_counter()
+
+        self._fill_in(tenant_id, plan.intent, plan.filters, candidates, plan.vector)
+        t_fill = time.perf_counter()
+
+        results = self._rank(plan.intent, plan.terms, candidates, ranking or self.ranking)
+        tiers = self._tiers(results, req.limit) if req.tiered else None
+        t_rank = time.perf_counter()
+
+        intent = plan.intent
+        ms = 1000.0
+        return RecallResponse(
+            results=results[: req.limit],
+            tiers=tiers,
+            query_analysis=QueryAnalysis(
+                detected_intent=intent.detected_intent,
+                target_z=intent.target_z,
+                z_tolerance=intent.z_tolerance,
+                confidence=intent.confidence,
+                cues=list(intent.cues),
+                source=plan.source,
+                lexical_query=intent.lexical_query,
+                phrases=list(intent.phrases),
+            ),
+            timings=Timings(
+                intent_ms=plan.intent_ms,
+                embed_ms=plan.embed_ms,
+                search_ms=(t_search - t_search0) * ms,
+                fill_in_ms=(t_fill - t_search) * ms,
+                rank_ms=(t_rank - t_fill) * ms,
+                total_ms=plan.intent_ms + plan.embed_ms + (t_rank - t_search0) * ms,
+            ),
+            candidates=len(candidates),
+        )
+
+    def plan(self, tenant_id: str, req: RecallRequest) -> SearchPlan:
+        """Everything before the first engine round trip: intent, scope, query vector and the
+        ``_msearch`` sub-search bodies. The load benchmark sends exactly these to the bare engine."""
         t0 = time.perf_counter()
         detected = self.detector.analyze(req.query)
         intent, source = apply_overrides(detected, req.focus, req.z_value)
@@ -108,40 +164,31 @@ class Retriever:
 
         k = fetch_size(req.limit, req.tiered, self.settings)
         terms = query_terms(intent.lexical_query)
-        candidates = self._search(tenant_id, intent, terms, vector, filters, k)
-        t_search = time.perf_counter()
-
-        self._fill_in(tenant_id, intent, filters, candidates, vector)
-        t_fill = time.perf_counter()
-
-        results = self._rank(intent, terms, candidates, ranking or self.ranking)
-        tiers = self._tiers(results, req.limit) if req.tiered else None
-        t_rank = time.perf_counter()
-
-        ms = 1000.0
-        return RecallResponse(
-            results=results[: req.limit],
-            tiers=tiers,
-            query_analysis=QueryAnalysis(
-                detected_intent=intent.detected_intent,
-                target_z=intent.target_z,
-                z_tolerance=intent.z_tolerance,
-                confidence=intent.confidence,
-                cues=list(intent.cues),
-                source=source,
-                lexical_query=intent.lexical_query,
-                phrases=list(intent.phrases),
-            ),
-            timings=Timings(
-                intent_ms=(t_intent - t0) * ms,
-                embed_ms=(t_embed - t_intent) * ms,
-                search_ms=(t_search - t_embed) * ms,
-                fill_in_ms=(t_fill - t_search) * ms,
-                rank_ms=(t_rank - t_fill) * ms,
-                total_ms=(t_rank - t0) * ms,
-            ),
-            candidates=len(candidates),
+        has_lexical = bool(intent.lexical_query.strip() or intent.phrases)
+        bodies = []
+        if has_lexical:
+            bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k))
+        bodies.append(
+            queries.knn_search(vector.tolist(), k, terms, intent.phrases, filters, self.settings.hnsw_ef_search)
         )
+        return SearchPlan(
+            intent=intent,
+            source=source,
+            filters=filters,
+            vector=vector,
+            terms=terms,
+            has_lexical=has_lexical,
+            bodies=bodies,
+            intent_ms=(t_intent - t0) * 1000.0,
+            embed_ms=(t_embed - t_intent) * 1000.0,
+        )
+
+    def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:
+        """The NDJSON body of one ``_msearch`` over the memories alias, routed to the tenant."""
+        header = json.dumps(
+            {"index": self.settings.memories_alias, "routing": tenant_id, "search_type": self.search_type}
+        )
+        return "".join(header + "\n" + json.dumps(b) + "\n" for b in bodies)
 
     # ------------------------------------------------------------------ stages
     def _node_paths(self, tenant_id: str, req: RecallRequest) -> list[str]:
@@ -152,9 +199,7 @@ class Retriever:
         return self.graph.expand_scope(tenant_id, req.nodes, req.expand_related)
 
     def _msearch(self, tenant_id: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        header = {"index": self.settings.memories_alias, "routing": tenant_id, "search_type": self.search_type}
-        lines = "".join(json.dumps(header) + "\n" + json.dumps(b) + "\n" for b in bodies)
-        resp = self.client.msearch(body=lines)
+        resp = self.client.msearch(body=self.msearch_payload(tenant_id, bodies))
         out = []
         for r in resp["responses"]:
             if "error" in r:
@@ -163,23 +208,10 @@ class Retriever:
             out.append(r)
         return out
 
-    def _search(
-        self,
-        tenant_id: str,
-        intent: QueryIntent,
-        terms: list[str],
-        vector: np.ndarray,
-        filters: list[dict[str, Any]],
-        k: int,
-    ) -> dict[str, Candidate]:
-        has_lexical = bool(intent.lexical_query.strip() or intent.phrases)
-        bodies = []
-        if has_lexical:
-            bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k))
-        bodies.append(
-            queries.knn_search(vector.tolist(), k, terms, intent.phrases, filters, self.settings.hnsw_ef_search)
-        )
-        responses = self._msearch(tenant_id, bodies)
+    def _search(self, tenant_id: str, plan: SearchPlan) -> dict[str, Candidate]:
+        has_lexical = plan.has_lexical
+        vector = plan.vector
+        responses = self._msearch(tenant_id, plan.bodies)
         candidates: dict[str, Candidate] = {}
         if has_lexical:
             for hit in responses[0]["hits"]["hits"]:

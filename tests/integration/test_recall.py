@@ -142,15 +142,12 @@ def test_fill_in_gives_knn_hits_their_real_bm25(api, alice, client) -> None:
     s = state.settings.model_copy(update={"recall_candidates_min": 1, "recall_candidates_factor": 1})
     retriever = Retriever(state.client, s, state.query_cache, state.graph)
     req = RecallRequest(query="salary compensation at the bank for the CTO", limit=1, focus="broad")
-    from brain_search.intent import analyze
     from brain_search.retrieval import queries
-    from brain_search.scoring import query_terms
 
-    intent = analyze(req.query)
-    filters = queries.scope_filter("alice")
-    vec = state.query_cache.encode_query(req.query)
-    cands = retriever._search("alice", intent, query_terms(intent.lexical_query), vec, filters, 1)
-    retriever._fill_in("alice", intent, filters, cands, vec)
+    plan = retriever.plan("alice", req)
+    intent = plan.intent
+    cands = retriever._search("alice", plan)
+    retriever._fill_in("alice", intent, plan.filters, cands, plan.vector)
     assert 1 <= len(cands) <= 2
     for c in cands.values():
         ref = client.search(
