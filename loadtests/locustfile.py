@@ -11,20 +11,41 @@ writes the workload file and sets the environment; usable by hand too:
 
 Environment: ``BRAIN_LOAD_WORKLOAD`` (the JSON file, required), ``BRAIN_LOAD_RATE`` (requests/s
 per user, constant throughput; 0 or unset = closed loop, no wait), ``BRAIN_LOAD_AUTH`` (``user:pass``
-for a secured OpenSearch, EngineUser only).
+for a secured OpenSearch, EngineUser only), ``BRAIN_LOAD_SAMPLES`` (a CSV path: every request's
+end time, name, latency in ms and success, written when the test stops; Locust's own CSV rounds
+latencies and its history is a 10 s sliding window, the runner computes exact figures from this).
 """
 
 from __future__ import annotations
 
 import base64
+import csv
 import json
 import os
 import random
+import time
 from typing import Any
 
-from locust import FastHttpUser, constant, constant_throughput, task
+from locust import FastHttpUser, constant, constant_throughput, events, task
 
 _WORKLOAD: dict[str, Any] | None = None
+_SAMPLES: list[tuple[float, str, float, int]] = []
+
+
+@events.request.add_listener
+def _record(name: str, response_time: float, exception: BaseException | None, **_: Any) -> None:
+    _SAMPLES.append((time.time(), name, response_time, 0 if exception else 1))
+
+
+@events.test_stop.add_listener
+def _write_samples(**_: Any) -> None:
+    path = os.environ.get("BRAIN_LOAD_SAMPLES")
+    if not path:
+        return
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["t", "name", "ms", "ok"])
+        w.writerows(_SAMPLES)
 
 
 def workload() -> dict[str, Any]:

@@ -25,6 +25,7 @@ import httpx
 import numpy as np
 
 from brain_search.bench.corpus import Pool, cached_embedder, load_pool
+from brain_search.bench.stats import percentiles
 from brain_search.bench.workload import Workload, build_workload, parse_mix
 from brain_search.config import Settings
 from brain_search.graph import GraphStore
@@ -38,7 +39,7 @@ SERVICE, ENGINE = "service", "engine"
 
 @dataclass
 class PhaseResult:
-    """One measured Locust run (the Aggregated row of its stats CSV)."""
+    """One measured Locust run, from its per-request samples (ms, exact; RPS over their span)."""
 
     name: str
     users: int
@@ -56,23 +57,6 @@ class PhaseResult:
     errors: list[str] = field(default_factory=list)
 
 
-def read_stats(prefix: Path) -> dict[str, dict[str, float]]:
-    """``<prefix>_stats.csv`` → request name → count, failures, rps, p50, p95, p99, mean."""
-    out: dict[str, dict[str, float]] = {}
-    with Path(f"{prefix}_stats.csv").open() as fh:
-        for row in csv.DictReader(fh):
-            out[row["Name"]] = {
-                "requests": float(row["Request Count"]),
-                "failures": float(row["Failure Count"]),
-                "rps": float(row["Requests/s"]),
-                "p50": float(row["50%"] or 0),
-                "p95": float(row["95%"] or 0),
-                "p99": float(row["99%"] or 0),
-                "mean": float(row["Average Response Time"] or 0),
-            }
-    return out
-
-
 def read_failures(prefix: Path, limit: int = 5) -> list[str]:
     path = Path(f"{prefix}_failures.csv")
     if not path.is_file():
@@ -81,30 +65,45 @@ def read_failures(prefix: Path, limit: int = 5) -> list[str]:
         return [f"{r['Name']}: {r['Error'][:200]} (x{r['Occurrences']})" for r in csv.DictReader(fh)][:limit]
 
 
-def read_history(prefix: Path) -> list[dict[str, float]]:
-    """The Aggregated rows of ``<prefix>_stats_history.csv``: time (s from start), users, rps, p50, p95."""
-    path = Path(f"{prefix}_stats_history.csv")
-    rows: list[dict[str, float]] = []
+def read_samples(prefix: Path) -> list[tuple[float, str, float, bool]]:
+    """``<prefix>_samples.csv`` (written by the Locust file): (end time s, name, ms, ok)."""
+    path = Path(f"{prefix}_samples.csv")
     if not path.is_file():
-        return rows
+        return []
     with path.open() as fh:
-        for r in csv.DictReader(fh):
-            if r["Name"] != "Aggregated" or r["95%"] in ("N/A", ""):
-                continue
-            rows.append(
-                {
-                    "t": float(r["Timestamp"]),
-                    "users": float(r["User Count"]),
-                    "rps": float(r["Requests/s"]),
-                    "p50": float(r["50%"]),
-                    "p95": float(r["95%"]),
-                }
-            )
-    if rows:
-        t0 = rows[0]["t"]
-        for row in rows:
-            row["t"] -= t0
-    return rows
+        return [(float(r["t"]), r["name"], float(r["ms"]), r["ok"] == "1") for r in csv.DictReader(fh)]
+
+
+def summarize(samples: Sequence[tuple[float, str, float, bool]]) -> dict[str, float]:
+    """Exact figures of a set of samples: requests, failures, RPS over their span, p50/p95/p99, mean."""
+    if not samples:
+        return {"requests": 0, "failures": 0, "rps": 0.0, "p50": 0.0, "p95": 0.0, "p99": 0.0, "mean": 0.0}
+    ms = [x[2] for x in samples]
+    times = [x[0] for x in samples]
+    span = max(times) - min(times)
+    p = percentiles(ms)
+    return {
+        "requests": len(samples),
+        "failures": sum(1 for x in samples if not x[3]),
+        "rps": len(samples) / span if span > 0 else float(len(samples)),
+        **p,
+        "mean": float(np.mean(ms)),
+    }
+
+
+def per_second(samples: Sequence[tuple[float, str, float, bool]]) -> list[dict[str, float]]:
+    """Per-second buckets from the first sample: t, requests, p50, p95 (ms)."""
+    if not samples:
+        return []
+    t0 = min(x[0] for x in samples)
+    buckets: dict[int, list[float]] = {}
+    for t, _, ms, _ok in samples:
+        buckets.setdefault(int(t - t0), []).append(ms)
+    out = []
+    for sec in sorted(buckets):
+        p = percentiles(buckets[sec], (50, 95))
+        out.append({"t": float(sec), "rps": float(len(buckets[sec])), "p50": p["p50"], "p95": p["p95"]})
+    return out
 
 
 def run_locust(
@@ -145,6 +144,7 @@ def run_locust(
     ]
     if prefix is not None:
         cmd += ["--csv", str(prefix), "--csv-full-history", "--html", f"{prefix}.html"]
+        env["BRAIN_LOAD_SAMPLES"] = f"{prefix}_samples.csv"
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     # exit 1 only says "some requests failed": the CSV tells how many; anything else is a crash
     if proc.returncode not in (0, 1) or (prefix is not None and not Path(f"{prefix}_stats.csv").is_file()):
@@ -170,8 +170,9 @@ def measure(
         run_locust(user_class, host, workload_file, users, spawn_rate, warmup_s, None, target_rps, extra_env)
     prefix = out / f"{name}{tag}"
     run_locust(user_class, host, workload_file, users, spawn_rate, duration_s, prefix, target_rps, extra_env)
-    stats = read_stats(prefix)
-    agg = stats.pop("Aggregated")
+    samples = read_samples(prefix)
+    agg = summarize(samples)
+    names = sorted({x[1] for x in samples})
     return PhaseResult(
         name=name,
         users=users,
@@ -185,7 +186,7 @@ def measure(
         p99=agg["p99"],
         mean=agg["mean"],
         load_avg=os.getloadavg(),
-        by_name=stats,
+        by_name={n: summarize([x for x in samples if x[1] == n]) for n in names},
         errors=read_failures(prefix),
     )
 
@@ -305,7 +306,7 @@ def plot_over_time(series: dict[str, Path], png: Path, title: str) -> None:
     ax2 = ax.twinx()
     colors = {SERVICE: "tab:blue", ENGINE: "tab:orange"}
     for label, prefix in series.items():
-        rows = read_history(prefix)
+        rows = per_second(read_samples(prefix))
         if not rows:
             continue
         t = [r["t"] for r in rows]
@@ -313,7 +314,7 @@ def plot_over_time(series: dict[str, Path], png: Path, title: str) -> None:
         ax.plot(t, [r["p95"] for r in rows], color=color, label=f"{label} p95")
         ax.plot(t, [r["p50"] for r in rows], color=color, linestyle="--", label=f"{label} p50")
         ax2.plot(t, [r["rps"] for r in rows], color=color, linestyle=":", alpha=0.6, label=f"{label} RPS")
-    ax.set_xlabel("time (s)")
+    ax.set_xlabel("time (s, per-second buckets)")
     ax.set_ylabel("latency (ms)")
     ax2.set_ylabel("requests/s")
     ax.set_ylim(bottom=0)

@@ -1,9 +1,10 @@
 """The recall pipeline: intent → query vector → one `_msearch` (BM25 + kNN under the same
-filters) → fill-in of missing scores → lexical precision, similarity, Z → Z-aware rank → tiers.
+filters) → lexical precision, similarity, Z → Z-aware rank → tiers.
 
-Every returned result carries both real scores: BM25 hits get their cosine from the engine (a
-script field over the stored vector); kNN hits not among the BM25 hits get their BM25 from one
-ids-restricted BM25 search (skipped when no candidate needs it). With several shards the searches use
+Every returned result carries both real scores from that one round trip: every hit's cosine comes
+from the engine (a script field over the stored vector), and the kNN sub-search scores its hits
+by the same BM25 clause (the HNSW top-k is a filter there), so a kNN hit that is not among the
+BM25 hits still has its exact BM25 — no fill-in search. With several shards the searches use
 ``dfs_query_then_fetch`` so BM25 statistics are comparable across shards.
 """
 
@@ -61,10 +62,18 @@ class SearchPlan:
     filters: list[dict[str, Any]]
     vector: np.ndarray
     terms: list[str]
+    k: int
     has_lexical: bool
     bodies: list[dict[str, Any]]
     intent_ms: float
     embed_ms: float
+
+
+def _hit_cosine(hit: dict[str, Any]) -> float:
+    values = hit.get("fields", {}).get(queries.COSINE_FIELD)
+    if not values:
+        raise StoreUnavailable(f"memory {hit.get('_id')} came back without its cosine (no stored vector?)")
+    return float(values[0])
 
 
 @dataclass
@@ -74,13 +83,6 @@ class Candidate:
     bm25: float | None = None
     cosine: float | None = None
     matched: set[str] = field(default_factory=set)
-
-
-def cosine_from_knn_score(score: float, engine: str) -> float:
-    """The lucene engine scores cosinesimil as (1 + cos) / 2."""
-    if engine != "lucene":
-        raise ValueError(f"no score→cosine mapping for engine {engine!r}")
-    return 2.0 * score - 1.0
 
 
 def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
@@ -116,7 +118,7 @@ class Retriever:
         candidates = self._search(tenant_id, plan)
         t_search = time.perf_counter()
 
-        self._fill_in(tenant_id, plan.intent, plan.filters, candidates, plan.vector)
+        self._check_scores(candidates)
         t_fill = time.perf_counter()
 
         results = self._rank(plan.intent, plan.terms, candidates, ranking or self.ranking)
@@ -169,13 +171,20 @@ class Retriever:
         bodies = []
         if has_lexical:
             bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k, vec))
-        bodies.append(queries.knn_search(vec, k, terms, intent.phrases, filters, self.settings.hnsw_ef_search))
+        # a routed search reaches routing_partition_size shards, each returning its own top k
+        shards = max(1, min(self.settings.routing_partition_size, self.settings.shards))
+        bodies.append(
+            queries.knn_search(
+                vec, k, terms, intent.phrases, filters, self.settings.hnsw_ef_search, intent.lexical_query, k * shards
+            )
+        )
         return SearchPlan(
             intent=intent,
             source=source,
             filters=filters,
             vector=vector,
             terms=terms,
+            k=k,
             has_lexical=has_lexical,
             bodies=bodies,
             intent_ms=(t_intent - t0) * 1000.0,
@@ -213,44 +222,30 @@ class Retriever:
         candidates: dict[str, Candidate] = {}
         if has_lexical:
             for hit in responses[0]["hits"]["hits"]:
-                cand = Candidate(
-                    hit["_id"], hit["_source"], bm25=float(hit["_score"]), matched=set(hit.get("matched_queries", []))
+                candidates[hit["_id"]] = Candidate(
+                    hit["_id"],
+                    hit["_source"],
+                    bm25=float(hit["_score"]),
+                    cosine=_hit_cosine(hit),
+                    matched=set(hit.get("matched_queries", [])),
                 )
-                cosine = hit.get("fields", {}).get(queries.COSINE_FIELD)
-                if cosine:
-                    cand.cosine = float(cosine[0])
-                candidates[hit["_id"]] = cand
-        for hit in responses[-1]["hits"]["hits"]:
-            cos = cosine_from_knn_score(float(hit["_score"]), self.settings.knn_engine)
-            existing = candidates.get(hit["_id"])
-            if existing is not None:
-                existing.cosine = cos
+        knn_hits = responses[-1]["hits"]["hits"]
+        if len(knn_hits) > plan.k:  # several shards' top k: keep the k most similar overall
+            knn_hits = sorted(knn_hits, key=_hit_cosine, reverse=True)[: plan.k]
+        for hit in knn_hits:
+            if hit["_id"] in candidates:  # a BM25 hit too: same BM25, same cosine
                 continue
+            bm25 = float(hit["_score"] or 0.0) if has_lexical else 0.0
             matched = set(hit.get("matched_queries", []))
-            candidates[hit["_id"]] = Candidate(
-                hit["_id"], hit["_source"], 0.0 if not has_lexical else None, cos, matched
-            )
+            candidates[hit["_id"]] = Candidate(hit["_id"], hit["_source"], bm25, _hit_cosine(hit), matched)
         return candidates
 
-    def _fill_in(
-        self,
-        tenant_id: str,
-        intent: QueryIntent,
-        filters: list[dict[str, Any]],
-        candidates: dict[str, Candidate],
-        vector: np.ndarray,
-    ) -> None:
-        missing_bm25 = [c.doc_id for c in candidates.values() if c.bm25 is None]
-        if missing_bm25:
-            body = queries.fill_in_search(missing_bm25, intent.lexical_query, intent.phrases, filters)
-            resp = self._msearch(tenant_id, [body])[0]
-            found = {h["_id"]: float(h["_score"]) for h in resp["hits"]["hits"]}
-            for doc_id in missing_bm25:
-                # not returned = no query term in the document: its BM25 is a true 0
-                candidates[doc_id].bm25 = found.get(doc_id, 0.0)
+    @staticmethod
+    def _check_scores(candidates: dict[str, Candidate]) -> None:
+        """Every candidate must hold both scores; a gap is a store failure, never a silent 0."""
         for c in candidates.values():
-            if c.cosine is None:  # pragma: no cover - lexical hits always carry their cosine
-                raise StoreUnavailable(f"memory {c.doc_id} has no stored vector")
+            if c.bm25 is None or c.cosine is None:
+                raise StoreUnavailable(f"memory {c.doc_id} came back without its BM25 or cosine")
 
     def _rank(
         self, intent: QueryIntent, terms: list[str], candidates: dict[str, Candidate], ranking: RankingParams

@@ -149,31 +149,24 @@ def knn_search(
     phrases: Sequence[str],
     filters: list[dict[str, Any]],
     ef_search: int | None = None,
+    lexical_query: str = "",
+    size: int | None = None,
 ) -> dict[str, Any]:
-    """The kNN sub-search (efficient filtering inside HNSW); ``_score`` is the kNN score."""
+    """The kNN sub-search, carrying both scores of every hit in the same round trip.
+
+    The HNSW top-``k`` (efficient filtering inside HNSW) is a *filter* clause, so it picks the
+    hits but does not score them; the lexical clause (the BM25 sub-search's own) is a ``should``,
+    so each hit's ``_score`` is exactly its BM25 (0 when no query term matches) — the value an
+    ids-restricted BM25 search of that document would return. Its cosine comes in the ``cosine``
+    script field. Hits are ordered by BM25, not similarity: ``size`` (default ``k``) must cover
+    every shard's top-``k`` (``k`` × shards searched) and the caller cuts by cosine.
+    """
+    bool_query: dict[str, Any] = {"filter": [knn_query(vector, k, filters, ef_search), coverage_filter(terms, phrases)]}
+    if lexical_query.strip() or phrases:
+        bool_query["should"] = [lexical_clause(lexical_query, phrases)]
     return {
-        "size": k,
+        "size": size or k,
         "_source": RESULT_FIELDS,
-        "query": {
-            "bool": {
-                "must": [knn_query(vector, k, filters, ef_search)],
-                "filter": [coverage_filter(terms, phrases)],
-            }
-        },
-    }
-
-
-def fill_in_search(
-    ids: Sequence[str], lexical_query: str, phrases: Sequence[str], filters: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """BM25 of given documents only: the same lexical clause, restricted by ids."""
-    return {
-        "size": len(ids),
-        "_source": False,
-        "query": {
-            "bool": {
-                "must": [lexical_clause(lexical_query, phrases)],
-                "filter": [*filters, {"ids": {"values": list(ids)}}],
-            }
-        },
+        "script_fields": cosine_script_field(vector),
+        "query": {"bool": bool_query},
     }

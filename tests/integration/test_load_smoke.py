@@ -73,6 +73,7 @@ def test_smoke_load_has_no_errors(live_api, client, tmp_path: Path) -> None:
     for phase in (engine, service):
         assert phase.requests > 0, phase
         assert phase.failures == 0, phase.errors
-    assert (tmp_path / "service_stats_history.csv").is_file() and (tmp_path / "service.html").is_file()
+    assert (tmp_path / "service_stats.csv").is_file() and (tmp_path / "service.html").is_file()
+    assert len(lb.read_samples(tmp_path / "service")) == service.requests
     lb.plot_over_time({"engine": tmp_path / "engine", "service": tmp_path / "service"}, tmp_path / "t.png", "smoke")
     assert (tmp_path / "t.png").stat().st_size > 1000
