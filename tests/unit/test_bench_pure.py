@@ -91,3 +91,14 @@ def test_knee_is_the_fastest_step_within_the_limit_without_errors() -> None:
     assert knee([_phase(10, 300)], 200) is None
     assert ratio(_phase(10, 30), _phase(10, 10)) == pytest.approx(3.0)
     assert ratio(_phase(10, 30), None) is None
+
+
+def test_client_pool_holds_the_configured_connections() -> None:
+    """opensearch-py ignores an unknown ``maxsize``: the pool must really be sized (found by the
+    load test: a pool of one made every concurrent request open and discard a connection)."""
+    from brain_search.config import load_settings
+    from brain_search.store.client import make_client
+
+    client = make_client(load_settings(opensearch_pool_size=24))
+    conn = client.transport.connection_pool.connections[0]
+    assert conn.pool.maxsize == 24
