@@ -101,4 +101,4 @@ def test_client_pool_holds_the_configured_connections() -> None:
 
     client = make_client(load_settings(opensearch_pool_size=24))
     conn = client.transport.connection_pool.connections[0]
-    assert conn.pool.maxsize == 24
+    assert conn.pool.pool.maxsize == 24  # urllib3 pool → its queue of connections
