@@ -252,7 +252,9 @@ def recall(
     client = make_client(s)
     pool = load_pool(s, cached_embedder(s))
     items = build_workload(pool, n, parse_mix(mix), with_writes=False).recalls()
-    retriever = Retriever(client, s, QueryCache(make_embedder(s), s.query_cache_size), GraphStore(client, s))
+    retriever = Retriever(
+        client, s, QueryCache(make_embedder(s, s.query_embedding_threads), s.query_cache_size), GraphStore(client, s)
+    )
     retriever.recall(items[0].tenant, RecallRequest(query="warm up"))  # first call loads lazily
     rows = [rb.in_process(retriever, items, "in-process, cold query cache")]
     rows.append(rb.in_process(retriever, items, "in-process, warm query cache"))
