@@ -77,6 +77,7 @@ def load(
     engine: bool = typer.Option(True, help="also measure the bare engine (_msearch) at the same concurrency"),
     requests: int = typer.Option(3000, help="requests in the replayed workload"),
     mix: str = typer.Option(None, help="kind=weight,... (default BRAIN_LOAD_MIX or the built-in mix)"),
+    server_pid: int = typer.Option(None, help="the API's process id: report its CPU ms per request"),
     out: Path = typer.Option(None, help="output folder"),
 ) -> None:
     """Locust (headless) against a running stack, then the report: p50/p95/p99, RPS, errors,
@@ -115,15 +116,22 @@ def load(
             )
         )
     _log(f"service phase: {users} users against {host}")
+    cpu0 = lb.process_tree_cpu_s(server_pid) if server_pid else 0.0
     results.append(
         lb.measure(lb.SERVICE, "RecallUser", host, wl_file, folder, users, spawn_rate, duration, warmup, target)
     )
     service = results[-1]
+    cpu_note = "n/a (give --server-pid)"
+    if server_pid:
+        # the warm-up ran inside the window too: divide by every request the service answered
+        answered = service.requests * (1 + warmup / duration)
+        cpu_note = f"{(lb.process_tree_cpu_s(server_pid) - cpu0) * 1000 / max(answered, 1):.1f} ms (approx.)"
     eng = results[0] if engine else None
     r = lb.ratio(service, eng)
     extra = {
         "corpus": s.memories_alias,
         "service p95 / engine p95": f"{r:.2f}" if r else "n/a",
+        "service CPU per request": cpu_note,
         "workload": wl.counts,
     }
     lb.plot_over_time(
@@ -134,6 +142,7 @@ def load(
     lb.save_summary(folder, results, extra)
     _print_phases(results)
     console.print(f"service p95 ÷ engine p95 = {extra['service p95 / engine p95']}")
+    console.print(f"service CPU per request = {cpu_note}")
     console.print(f"results in {folder}")
     if service.failures:
         console.print(f"[red]{service.failures} errors[/red]: {service.errors}")
