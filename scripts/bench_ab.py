@@ -102,9 +102,8 @@ def main() -> None:
                 res[rev]["total"].append(out.timings.total_ms)
                 res[rev]["search"].append(out.timings.search_ms)
                 res[rev]["fill"].append(out.timings.fill_in_ms)
-    print(
-        f"{len(items)} recalls per version over {s.memories_alias}, interleaved; load avg {np.round(__import__('os').getloadavg(), 1)}"
-    )
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{len(items)} recalls per version over {s.memories_alias}, interleaved; load avg {load}")
     for rev, d in res.items():
         p = {k: (np.percentile(v, 50), np.percentile(v, 95)) for k, v in d.items()}
         print(
