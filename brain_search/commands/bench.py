@@ -72,7 +72,7 @@ def load(
     users: int = typer.Option(16, min=1, help="concurrent Locust users (same for the engine phase)"),
     spawn_rate: float = typer.Option(16.0, help="users started per second"),
     duration: float = typer.Option(60.0, help="seconds measured per phase"),
-    rate: float = typer.Option(0.0, help="target total requests/s (constant throughput); 0 = closed loop"),
+    rate: float = typer.Option(0.0, help="target total requests/s (Poisson arrivals); 0 = closed loop"),
     warmup: float = typer.Option(5.0, help="seconds of unmeasured warm-up before each phase"),
     engine: bool = typer.Option(True, help="also measure the bare engine (_msearch) at the same concurrency"),
     requests: int = typer.Option(3000, help="requests in the replayed workload"),
