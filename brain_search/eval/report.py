@@ -19,8 +19,8 @@ from brain_search.eval.intent_eval import TIERS, IntentResult
 from brain_search.eval.metrics import mean
 from brain_search.eval.retrieval_eval import RetrievalResult
 
-BRAIN = (Z_NAIVE, Z_AWARE)
 TOLERANCE = 0.0005  # differences below this are ties (metric noise from float sums)
+MAX_FAILURES_LISTED = 40  # per system in exact_match_failures_<split>.md
 
 
 @dataclass
@@ -294,7 +294,10 @@ def _exact_md(ex: ExactMatchResult) -> list[str]:
     brain_fail = [f for f in ex.failures if f.system == Z_AWARE]
     if brain_fail:
         where = f"exact_match_failures_{ex.split}.md"
-        lines += [f"Z-aware failures ({len(brain_fail)}; every system's failures are in `{where}`):", ""]
+        lines += [
+            f"Z-aware failures ({len(brain_fail)}; every system's, up to {MAX_FAILURES_LISTED} each, in `{where}`):",
+            "",
+        ]
         lines += _table(
             ["query", "top result", "rank of the phrase's memory"],
             [[_cell(f.query), _cell(f.top_content[:90]), str(f.rank_of_expected or "–")] for f in brain_fail[:25]],
@@ -410,11 +413,16 @@ def write_report(report: EvalReport, out: Path) -> Path:
     path.write_text(render_markdown(report))
     (out / "results.json").write_text(json.dumps(_results_json(report), indent=2, sort_keys=True) + "\n")
     for ex in report.exact:
-        rows = [
-            [f.system, _cell(f.query), _cell(f.top_content[:100]), str(f.rank_of_expected or "–")] for f in ex.failures
-        ]
         body = [f"# Exact-match failures ({ex.split})", ""]
-        body += _table(["system", "query", "top result", "rank of the phrase's memory"], rows)
+        for system in ex.hits:
+            fails = [f for f in ex.failures if f.system == system]
+            body += [f"## {system}: {len(fails)} of {len(ex.queries)} failed", ""]
+            if fails:
+                shown = fails[:MAX_FAILURES_LISTED]
+                rows = [[_cell(f.query), _cell(f.top_content[:100]), str(f.rank_of_expected or "–")] for f in shown]
+                body += _table(["query", "top result", "rank of the phrase's memory"], rows)
+                if len(fails) > len(shown):
+                    body += [f"… and {len(fails) - len(shown)} more.", ""]
         (out / f"exact_match_failures_{ex.split}.md").write_text("\n".join(body))
     for ir in report.intent:
         if ir.split == "dev":
