@@ -245,7 +245,7 @@ def targets(report: EvalReport, split: str) -> list[str]:
             verdict = "met" if ir.accuracy >= 0.90 else "MISSED"
             out.append(f"intent accuracy ≥ 0.90 (spec > 0.80): {verdict}, {ir.accuracy:.3f}")
     if any(r.split == split and Z_AWARE in r.systems for r in report.retrieval):
-        lost = [x for x in losses(report) if f" {split}," in x]
+        lost = [x for x in losses(report) if f" {split}," in x or f" {split}:" in x]
         verdict = "met" if not lost else f"MISSED in {len(lost)} comparisons (listed below)"
         out.append(f"Z-aware at least as good as every other system: {verdict}")
     return out
