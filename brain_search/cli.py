@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from brain_search.commands import demo, mcp, recall, serve, stack
+from brain_search.commands import demo, ingest, mcp, nodes, recall, serve, stack, worker
 
 app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
 app.command()(stack.up)
@@ -13,8 +13,11 @@ app.command()(serve.serve)
 app.command()(recall.recall)
 app.command()(mcp.mcp)
 app.command()(demo.demo)
+app.command()(worker.worker)
+app.command()(ingest.ingest)
 app.add_typer(stack.opensearch_app, name="opensearch")
 app.add_typer(stack.redis_app, name="redis")
+nodes.register(app)
 
 
 def main() -> None:

@@ -76,11 +76,41 @@ class Settings(BaseSettings):
     embedding_batch_size: int = 64
     query_cache_size: int = 4096
 
+    # --- evaluation -------------------------------------------------------------------------
+    data_dir: Path | None = None  # LoCoMo / SciFact; None: ../shared/data beside the repo or the cwd
+
     # --- API --------------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8080
     admin_key: SecretStr | None = None
     mcp_tenant: str | None = None  # the tenant of the stdio MCP server
+
+    # --- ingestion (request limits) ---------------------------------------------------------
+    ingest_max_batch: int = 1000  # memories per POST /v1/memories
+    ingest_max_content_chars: int = 8000  # one memory; longer content needs `chunk: true`
+    ingest_max_document_chars: int = 1_000_000  # one content with `chunk: true`
+    ingest_max_memories_per_request: int = 10_000  # after chunking
+    ingest_chunk_chars: int = 1000  # about the 256 word pieces all-MiniLM-L6-v2 reads
+    ingest_chunk_overlap_chars: int = 200
+    ingest_max_metadata_bytes: int = 8192  # JSON-encoded
+    ingest_max_metadata_depth: int = 4
+    # --- ingestion (pipeline) ---------------------------------------------------------------
+    bulk_max_docs: int = 500  # documents per _bulk request
+    bulk_max_bytes: int = 8 * 1024 * 1024  # bytes per _bulk request body
+    ingest_retry_base_s: float = 0.5  # per-item retries inside one attempt: capped exponential backoff
+    ingest_retry_cap_s: float = 8.0
+    ingest_retry_deadline_s: float = 60.0  # then the task is retried later with what is still pending
+    ingest_task_max_retries: int = 8
+    ingest_task_retry_base_s: float = 10.0
+    ingest_task_retry_cap_s: float = 300.0
+    ingest_inprocess_threads: int = 1  # embedded mode (no Redis): background threads in the API
+    # --- Celery (worker mode: BRAIN_REDIS_URL set) ------------------------------------------
+    # Redis redelivers an unacknowledged task after the visibility timeout: it must exceed the longest
+    # task (time limit) plus the longest retry countdown, or a healthy task would run twice.
+    celery_visibility_timeout_s: int = 1200
+    celery_task_time_limit_s: int = 600
+    celery_unacked_restore_interval_s: int = 10  # how often a worker looks for tasks of dead workers
+    task_ttl_s: int = 7 * 24 * 3600  # task records and results
 
     @property
     def memories_alias(self) -> str:

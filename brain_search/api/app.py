@@ -12,12 +12,13 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from brain_search.api.deps import api_key_from_headers
 from brain_search.api.errors import install_error_handlers
-from brain_search.api.routes import admin, health, recall
+from brain_search.api.routes import admin, health, memories, nodes, page, recall
 from brain_search.api.state import AppState
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
 from brain_search.embedding import QueryCache, make_embedder
 from brain_search.graph import GraphStore
+from brain_search.ingest.service import make_ingest_service
 from brain_search.mcp_server import build_server
 from brain_search.models import RecallRequest, RecallResponse
 from brain_search.retrieval.pipeline import Retriever
@@ -25,9 +26,9 @@ from brain_search.store.client import make_client
 from brain_search.store.templates import install_memories_index
 
 # Routers of the service, in order. Later modules append theirs here.
-ROUTERS: list[APIRouter] = [health.router, admin.router, recall.router]
+ROUTERS: list[APIRouter] = [health.router, admin.router, recall.router, memories.router, nodes.router, page.router]
 # Hooks that add services to AppState.services at startup (name → factory(state)).
-SERVICE_FACTORIES: dict[str, Callable[[AppState], object]] = {}
+SERVICE_FACTORIES: dict[str, Callable[[AppState], object]] = {"ingest": make_ingest_service}
 
 
 def build_state(settings: Settings) -> AppState:
@@ -81,7 +82,11 @@ def create_app(settings: Settings | None = None, state: AppState | None = None) 
         app.state.brain = state or build_state(settings or load_settings())
         async with mcp_manager.run():
             yield
-        if state is None:
+        if state is None:  # a state passed in (tests) belongs to the caller
+            for service in app.state.brain.services.values():
+                close = getattr(service, "close", None)
+                if callable(close):
+                    close()
             app.state.brain.client.close()
 
     app = FastAPI(

@@ -1,0 +1,65 @@
+"""Ingestion API: queue memories, follow tasks, read/delete one memory, list dead letters."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Response, status
+
+from brain_search.api.deps import StateDep, TenantDep
+from brain_search.ingest.models import DeadLetterPage, IngestRequest, MemoryOut, TaskAccepted, TaskStatus
+from brain_search.ingest.prepare import prepare_items
+from brain_search.ingest.service import IngestService, new_job
+
+router = APIRouter(prefix="/v1", tags=["memories"])
+
+
+def get_ingest(state: StateDep) -> IngestService:
+    service = state.services.get("ingest")
+    if not isinstance(service, IngestService):
+        raise RuntimeError("the ingest service is not set up (SERVICE_FACTORIES['ingest'])")
+    return service
+
+
+IngestDep = Annotated[IngestService, Depends(get_ingest)]
+
+
+@router.post("/memories", status_code=status.HTTP_202_ACCEPTED)
+def post_memories(body: IngestRequest, tenant: TenantDep, state: StateDep, ingest: IngestDep) -> TaskAccepted:
+    """Queue one memory (its fields at the top level) or a batch (``memories``). Everything is
+    validated first: on any error the answer is 422 naming the field, and nothing is queued."""
+    items = prepare_items(body, tenant, state.settings, state.graph)
+    job = new_job(tenant, items, body.refresh)
+    ingest.queue.submit(job)
+    return TaskAccepted(task_id=job.task_id, submitted=len(items), memory_ids=[it.memory_id for it in items])
+
+
+@router.get("/tasks/{task_id}")
+def get_task(task_id: str, tenant: TenantDep, ingest: IngestDep) -> TaskStatus:
+    """State and counts of an ingest task of the caller's tenant (another tenant's: 404)."""
+    return ingest.queue.status(tenant, task_id)
+
+
+@router.get("/memories/{memory_id:path}")
+def get_memory(memory_id: str, tenant: TenantDep, ingest: IngestDep) -> MemoryOut:
+    return ingest.memories.get(tenant, memory_id)
+
+
+@router.delete("/memories/{memory_id:path}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_memory(memory_id: str, tenant: TenantDep, ingest: IngestDep) -> Response:
+    """Delete one memory; it is gone from search when this returns."""
+    ingest.memories.delete(tenant, memory_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/dead-letters")
+def get_dead_letters(
+    tenant: TenantDep,
+    ingest: IngestDep,
+    task_id: str | None = None,
+    memory_id: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
+) -> DeadLetterPage:
+    """Memories that could not be indexed, newest first, with the reason and the payload."""
+    return ingest.dead_letters.list(tenant, task_id, memory_id, limit, offset)

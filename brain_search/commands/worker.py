@@ -1,0 +1,49 @@
+"""CLI: `brain-search worker` runs a Celery worker that embeds and indexes memories."""
+
+from __future__ import annotations
+
+import socket
+
+import typer
+
+
+def worker(
+    concurrency: int = typer.Option(1, min=1, help="worker processes (each loads the model; ONNX uses every core)"),
+    pool: str = typer.Option("prefork", help="prefork | solo | threads"),
+    loglevel: str = typer.Option("info", help="debug | info | warning | error"),
+    hostname: str = typer.Option(None, help="worker name (default: ingest-<pid>@<host>)"),
+) -> None:
+    """Run an ingest worker on Redis (BRAIN_REDIS_URL): tasks from `POST /v1/memories`."""
+    import logging
+    import os
+
+    from rich.console import Console
+
+    from brain_search.config import load_settings
+    from brain_search.errors import SetupError
+    from workers.app import ingest_queue, make_celery
+
+    settings = load_settings()
+    try:
+        app = make_celery(settings)
+    except SetupError as exc:
+        Console(stderr=True).print(f"[bold red]error:[/bold red] {exc}")
+        raise typer.Exit(1) from None
+    logging.getLogger("opensearch").setLevel(logging.WARNING)  # one line per request otherwise
+    if pool != "prefork":
+        from workers.runtime import get_runtime
+
+        get_runtime(settings)  # the model loads before the first task, in the process that runs tasks
+    name = hostname or f"ingest-{os.getpid()}@{socket.gethostname()}"
+    app.worker_main(
+        [
+            "worker",
+            f"--concurrency={concurrency}",
+            f"--pool={pool}",
+            f"--loglevel={loglevel}",
+            f"--hostname={name}",
+            f"--queues={ingest_queue(settings)}",
+            "--without-gossip",
+            "--without-mingle",
+        ]
+    )

@@ -1,0 +1,119 @@
+"""Bulk request builders and per-item outcomes (pure: no I/O).
+
+A memory is one ``index`` action: deterministic ``_id`` (tenant + memory id), routed by tenant,
+its source holding both the text and the vector. Request bodies are chunked by document count and
+by bytes. An item is retriable when OpenSearch answered 429 or 5xx for it, or when the whole
+request failed to arrive (connection error, timeout, 429/5xx for the request).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from opensearchpy.exceptions import ConnectionError as OSConnectionError
+from opensearchpy.exceptions import TransportError
+
+_JSON_OPTS = orjson.OPT_SERIALIZE_NUMPY  # float32 vectors encode directly, at their own precision
+
+
+@dataclass(frozen=True)
+class BulkEntry:
+    """One action + source pair, encoded as two NDJSON lines."""
+
+    memory_id: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class ItemOutcome:
+    memory_id: str
+    ok: bool
+    retriable: bool = False
+    status: int | None = None
+    error_type: str | None = None
+    reason: str | None = None
+
+
+def index_action(index: str, doc_id: str, routing: str) -> dict[str, Any]:
+    return {"index": {"_index": index, "_id": doc_id, "routing": routing}}
+
+
+def encode_entry(memory_id: str, action: dict[str, Any], source: dict[str, Any]) -> BulkEntry:
+    return BulkEntry(memory_id, orjson.dumps(action) + b"\n" + orjson.dumps(source, option=_JSON_OPTS) + b"\n")
+
+
+def bulk_body(entries: Sequence[BulkEntry]) -> bytes:
+    return b"".join(e.data for e in entries)
+
+
+def chunk_entries(entries: Iterable[BulkEntry], max_docs: int, max_bytes: int) -> Iterator[list[BulkEntry]]:
+    """Consecutive chunks of at most ``max_docs`` entries and ``max_bytes`` bytes (an entry larger
+    than ``max_bytes`` on its own travels alone)."""
+    chunk: list[BulkEntry] = []
+    size = 0
+    for e in entries:
+        if chunk and (len(chunk) >= max_docs or size + len(e.data) > max_bytes):
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(e)
+        size += len(e.data)
+    if chunk:
+        yield chunk
+
+
+def is_retriable_status(status: int | None) -> bool:
+    return status is not None and (status == 429 or 500 <= status <= 599)
+
+
+def _error_fields(error: Any) -> tuple[str | None, str]:
+    if isinstance(error, dict):
+        reason = str(error.get("reason") or error)
+        caused = error.get("caused_by")
+        if isinstance(caused, dict) and caused.get("reason"):
+            reason = f"{reason}: {caused['reason']}"
+        return error.get("type"), reason
+    return None, str(error)
+
+
+def parse_bulk_response(response: dict[str, Any], entries: Sequence[BulkEntry]) -> list[ItemOutcome]:
+    """One outcome per entry, in order."""
+    items = response.get("items") or []
+    if len(items) != len(entries):
+        raise ValueError(f"the bulk response has {len(items)} items for {len(entries)} actions")
+    out = []
+    for entry, item in zip(entries, items, strict=True):
+        result = next(iter(item.values()))
+        status = int(result.get("status", 0))
+        if 200 <= status < 300:
+            out.append(ItemOutcome(entry.memory_id, ok=True, status=status))
+            continue
+        error_type, reason = _error_fields(result.get("error"))
+        out.append(ItemOutcome(entry.memory_id, False, is_retriable_status(status), status, error_type, reason))
+    return out
+
+
+def classify_exception(exc: Exception) -> tuple[bool, int | None, str, str]:
+    """A failed request → (retriable, status, error type, reason)."""
+    if isinstance(exc, OSConnectionError):  # includes timeouts; nothing was answered
+        return True, None, type(exc).__name__, str(exc)[:500]
+    if isinstance(exc, TransportError):
+        status = exc.status_code if isinstance(exc.status_code, int) else None
+        error_type, reason = _error_fields(exc.info.get("error") if isinstance(exc.info, dict) else exc.error)
+        return is_retriable_status(status) or status is None, status, error_type or type(exc).__name__, reason[:500]
+    return False, None, type(exc).__name__, str(exc)[:500]
+
+
+def outcomes_for_exception(entries: Sequence[BulkEntry], exc: Exception) -> list[ItemOutcome]:
+    """Every entry of a request that failed as a whole shares its fate."""
+    retriable, status, error_type, reason = classify_exception(exc)
+    return [ItemOutcome(e.memory_id, False, retriable, status, error_type, reason) for e in entries]
+
+
+def backoff_delay(attempt: int, base_s: float, cap_s: float, u: float) -> float:
+    """Capped exponential backoff with jitter: ``min(cap, base·2^attempt)`` scaled into its upper
+    half by ``u`` in [0, 1) ("equal jitter": never zero, never in lockstep). Seconds."""
+    ceiling = min(cap_s, base_s * (2 ** min(attempt, 30)))
+    return ceiling * (0.5 + 0.5 * u)

@@ -1,0 +1,107 @@
+"""One attempt of an ingest job → done, or retry later with what is still pending.
+
+The same code runs in a Celery worker (``workers/tasks.py``) and in-process (``inprocess.py``);
+they differ only in how a retry is scheduled. Every memory of a job ends indexed, dead-lettered
+(with the reason) or, when the task itself fails, named by the task's error.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from opensearchpy.exceptions import TransportError
+
+from brain_search.config import Settings
+from brain_search.errors import StoreUnavailable
+from brain_search.ingest.bulk import ItemOutcome, backoff_delay
+from brain_search.ingest.dead_letters import DeadLetterStore
+from brain_search.ingest.models import IngestJob, ItemFailure, JobResult, MemoryItem
+from brain_search.ingest.pipeline import IngestPipeline
+
+log = logging.getLogger(__name__)
+
+MAX_LISTED_FAILURES = 100
+# Failures of the whole attempt that a later attempt may not meet (OpenSearch down or overloaded
+# while dead-lettering, a model hiccup is not among them: that is a bug to see).
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (TransportError, StoreUnavailable)
+
+
+@dataclass(frozen=True)
+class Done:
+    result: JobResult
+
+
+@dataclass(frozen=True)
+class RetryLater:
+    job: IngestJob
+    countdown_s: float
+    reason: str
+
+
+def _failure(item: MemoryItem, o: ItemOutcome, dead_lettered: bool) -> ItemFailure:
+    return ItemFailure(
+        memory_id=item.memory_id,
+        reason=o.reason or "unknown",
+        status=o.status,
+        error_type=o.error_type,
+        dead_lettered=dead_lettered,
+    )
+
+
+def task_countdown(job: IngestJob, settings: Settings, rng: Callable[[], float] = random.random) -> float:
+    return backoff_delay(job.attempt, settings.ingest_task_retry_base_s, settings.ingest_task_retry_cap_s, rng())
+
+
+def run_attempt(
+    job: IngestJob,
+    pipeline: IngestPipeline,
+    dead_letters: DeadLetterStore,
+    settings: Settings,
+    rng: Callable[[], float] = random.random,
+) -> Done | RetryLater:
+    """Run one attempt. Permanent failures are dead-lettered now; transient ones are retried
+    (``RetryLater``) until ``ingest_task_max_retries``, then dead-lettered too."""
+    outcome = pipeline.run(job)
+    attempts = job.attempt + 1
+    dead = list(outcome.permanent)
+    retry = bool(outcome.pending) and job.attempt < settings.ingest_task_max_retries
+    if outcome.pending and not retry:
+        for item, o in outcome.pending:
+            reason = f"gave up after {attempts} attempts: {o.reason}"
+            dead.append((item, ItemOutcome(o.memory_id, False, False, o.status, o.error_type, reason)))
+    dead_letters.add(job.tenant_id, job.task_id, dead, attempts)
+
+    progress = job.progress.model_copy(deep=True)
+    progress.indexed += len(outcome.indexed)
+    progress.failed += len(dead)
+    room = MAX_LISTED_FAILURES - len(progress.failures)
+    progress.failures += [_failure(item, o, True) for item, o in dead[: max(0, room)]]
+    if retry:
+        reason = outcome.pending[0][1].reason or "transient failure"
+        log.warning(
+            "task %s: %d memories pending after attempt %d (%s)", job.task_id, len(outcome.pending), attempts, reason
+        )
+        next_job = job.model_copy(
+            update={"items": [item for item, _ in outcome.pending], "attempt": attempts, "progress": progress}
+        )
+        pending_msg = f"{len(outcome.pending)} memories pending, {progress.indexed} indexed so far: {reason}"
+        return RetryLater(next_job, task_countdown(job, settings, rng), pending_msg)
+    result = JobResult(
+        submitted=job.submitted,
+        indexed=progress.indexed,
+        failed=progress.failed,
+        failures=progress.failures,
+        attempts=attempts,
+    )
+    return Done(result)
+
+
+def retry_after_error(job: IngestJob, exc: Exception, settings: Settings) -> RetryLater | None:
+    """The whole attempt failed (e.g. OpenSearch down while dead-lettering): retry the same items
+    later, or None when the retries are spent."""
+    if not isinstance(exc, TRANSIENT_ERRORS) or job.attempt >= settings.ingest_task_max_retries:
+        return None
+    return RetryLater(job.model_copy(update={"attempt": job.attempt + 1}), task_countdown(job, settings), str(exc))

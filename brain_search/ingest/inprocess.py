@@ -1,0 +1,116 @@
+"""Embedded mode: without Redis, ingest tasks run on a small thread pool inside the API process,
+through the same attempt code as the Celery workers.
+
+Tasks live in memory: a restart of the process loses queued tasks and their status (memories
+already indexed stay). Run workers (``BRAIN_REDIS_URL``) when that matters.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from brain_search.config import Settings
+from brain_search.errors import NotFound
+from brain_search.ingest.dead_letters import DeadLetterStore
+from brain_search.ingest.execute import Done, retry_after_error, run_attempt
+from brain_search.ingest.models import IngestJob, JobResult, TaskState, TaskStatus
+from brain_search.ingest.pipeline import IngestPipeline
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Record:
+    tenant_id: str
+    submitted: int
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    state: TaskState = TaskState.queued
+    result: JobResult | None = None
+    error: str | None = None
+
+
+class InProcessQueue:
+    def __init__(
+        self,
+        pipeline: IngestPipeline,
+        dead_letters: DeadLetterStore,
+        settings: Settings,
+        max_records: int = 10_000,
+    ) -> None:
+        self.pipeline = pipeline
+        self.dead_letters = dead_letters
+        self.settings = settings
+        self.max_records = max_records
+        self.tasks_submitted = 0
+        self._records: OrderedDict[str, _Record] = OrderedDict()
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._pool = ThreadPoolExecutor(max(1, settings.ingest_inprocess_threads), thread_name_prefix="ingest")
+
+    def submit(self, job: IngestJob) -> None:
+        with self._lock:
+            self._records[job.task_id] = _Record(job.tenant_id, job.submitted)
+            self.tasks_submitted += 1
+            self._evict()
+        self._pool.submit(self._run, job)
+
+    def _evict(self) -> None:
+        while len(self._records) > self.max_records:
+            oldest = next(iter(self._records))
+            if self._records[oldest].state not in (TaskState.succeeded, TaskState.failed):
+                break
+            self._records.popitem(last=False)
+
+    def _set(self, task_id: str, **changes: object) -> None:
+        with self._lock:
+            rec = self._records.get(task_id)
+            if rec is not None:
+                for k, v in changes.items():
+                    setattr(rec, k, v)
+
+    def _run(self, job: IngestJob) -> None:
+        while not self._closed.is_set():
+            self._set(job.task_id, state=TaskState.running)
+            try:
+                step = run_attempt(job, self.pipeline, self.dead_letters, self.settings)
+            except Exception as exc:  # recorded on the task, never dropped
+                retry = retry_after_error(job, exc, self.settings)
+                if retry is None:
+                    log.exception("ingest task %s failed", job.task_id)
+                    self._set(job.task_id, state=TaskState.failed, error=f"{type(exc).__name__}: {exc}")
+                    return
+                step = retry
+            if isinstance(step, Done):
+                self._set(job.task_id, state=TaskState.succeeded, result=step.result, error=None)
+                return
+            self._set(job.task_id, state=TaskState.retrying, error=step.reason)
+            if self._closed.wait(step.countdown_s):
+                break
+            job = step.job
+        self._set(job.task_id, state=TaskState.failed, error="the API process shut down before the task finished")
+
+    def status(self, tenant_id: str, task_id: str) -> TaskStatus:
+        with self._lock:
+            rec = self._records.get(task_id)
+            if rec is None or rec.tenant_id != tenant_id:
+                raise NotFound("task", task_id)
+            status = TaskStatus(
+                task_id=task_id,
+                state=rec.state,
+                submitted=rec.submitted,
+                error=rec.error,
+                created_at=rec.created_at,
+            )
+            if rec.result is not None:
+                r = rec.result
+                status = status.model_copy(update={"indexed": r.indexed, "failed": r.failed, "failures": r.failures})
+            return status
+
+    def close(self) -> None:
+        self._closed.set()
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,173 @@
+"""Typed edges of ingestion: what clients send, what a task carries, what the API answers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+MEMORY_ID_PATTERN = r"^[^\s\x00-\x1f\x7f]{1,256}$"
+OPTION_FIELDS = ("chunk", "refresh", "create_nodes")
+
+
+class MemoryIn(BaseModel):
+    """One memory as a client sends it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(..., description="the text; BM25 reads all of it, the embedding model its first ~256 tokens")
+    memory_id: str | None = Field(
+        None,
+        pattern=MEMORY_ID_PATTERN,
+        description="client id (1–256 characters, no whitespace); derived from content + node + timestamp if absent",
+    )
+    node_id: str | None = Field(None, description="knowledge-graph node: its id or its label path")
+    timestamp: datetime | None = Field(None, description="when it happened (ISO 8601; naive times are UTC)")
+    source: str | None = Field(None, max_length=100)
+    conversation_id: str | None = Field(None, max_length=256)
+    metadata: dict[str, Any] | None = Field(None, description="free JSON object (size and depth are limited)")
+
+    @field_validator("content")
+    @classmethod
+    def _content_not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("content must contain non-whitespace text")
+        return v
+
+
+class IngestOptions(BaseModel):
+    chunk: bool = Field(
+        False, description="split content longer than the chunk size into overlapping memories '<id>#<n>'"
+    )
+    refresh: bool = Field(False, description="read-your-writes: the task completes once its memories are searchable")
+    create_nodes: bool = Field(False, description="create nodes named by an unknown label path instead of a 422")
+
+
+class IngestRequest(IngestOptions):
+    """A batch (``{"memories": [...]}``) or one memory (its fields at the top level), plus options."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memories: list[MemoryIn] = Field(..., min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _single_memory(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "memories" not in data and "content" in data:
+            options = {k: data[k] for k in OPTION_FIELDS if k in data}
+            memory = {k: v for k, v in data.items() if k not in OPTION_FIELDS}
+            return {**options, "memories": [memory]}
+        return data
+
+
+class MemoryItem(BaseModel):
+    """A validated memory as a task carries it (JSON): node resolved, timestamp as ISO text."""
+
+    memory_id: str
+    content: str
+    node_id: str | None = None
+    node_path: str | None = None
+    timestamp: str | None = None
+    source: str | None = None
+    conversation_id: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class ItemFailure(BaseModel):
+    memory_id: str
+    reason: str
+    status: int | None = Field(None, description="OpenSearch's per-item HTTP status, if it answered")
+    error_type: str | None = None
+    dead_lettered: bool = False
+
+
+class Progress(BaseModel):
+    """What earlier attempts of a job achieved (carried across task retries)."""
+
+    indexed: int = 0
+    failed: int = 0
+    failures: list[ItemFailure] = Field(default_factory=list)
+
+
+class IngestJob(BaseModel):
+    """The payload of one ingest task."""
+
+    task_id: str
+    tenant_id: str
+    items: list[MemoryItem]
+    refresh: bool = False
+    submitted: int = Field(default=0, description="memories in the original job (retries carry fewer items)")
+    attempt: int = 0
+    progress: Progress = Field(default_factory=Progress)
+
+    @model_validator(mode="after")
+    def _default_submitted(self) -> IngestJob:
+        if not self.submitted:
+            self.submitted = len(self.items)
+        return self
+
+
+class JobResult(BaseModel):
+    submitted: int
+    indexed: int
+    failed: int
+    failures: list[ItemFailure] = Field(default_factory=list, description="at most 100 are listed")
+    attempts: int = 1
+
+
+class TaskState(StrEnum):
+    queued = "queued"
+    running = "running"
+    retrying = "retrying"
+    succeeded = "succeeded"  # every memory was either indexed or dead-lettered: see `failed`
+    failed = "failed"  # the task itself failed; `error` says why
+
+
+class TaskAccepted(BaseModel):
+    task_id: str
+    state: TaskState = TaskState.queued
+    submitted: int = Field(..., description="memories queued (after chunking)")
+    memory_ids: list[str] = Field(default_factory=list, description="the ids given or derived, in order")
+
+
+class TaskStatus(BaseModel):
+    task_id: str
+    state: TaskState
+    submitted: int
+    indexed: int = 0
+    failed: int = 0
+    failures: list[ItemFailure] = Field(default_factory=list)
+    error: str | None = None
+    created_at: datetime | None = None
+
+
+class MemoryOut(BaseModel):
+    memory_id: str
+    content: str
+    node_id: str | None = None
+    node_path: str | None = None
+    timestamp: datetime | None = None
+    source: str | None = None
+    conversation_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    embedding_model: str | None = None
+    ingested_at: datetime | None = None
+
+
+class DeadLetter(BaseModel):
+    id: str
+    task_id: str
+    memory_id: str
+    reason: str
+    status: int | None = None
+    error_type: str | None = None
+    attempts: int = 1
+    payload: dict[str, Any] = Field(..., description="the memory as it was queued")
+    created_at: datetime
+
+
+class DeadLetterPage(BaseModel):
+    total: int
+    items: list[DeadLetter]

@@ -1,0 +1,175 @@
+"""One attempt of an ingest job: embed in batches, bulk-index in chunks, retry items.
+
+Embedding and writing overlap: while one ``_bulk`` request is in flight (a writer thread), the
+next batch is embedded. Items OpenSearch could not take for a transient reason (429, 5xx,
+connection errors, timeouts) are re-sent, alone, with capped exponential backoff and jitter until
+``ingest_retry_deadline_s``; what is still failing then is returned as *pending* (the caller
+retries the task later). Other failures are *permanent* (mapping errors, bad vectors).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+from opensearchpy import OpenSearch
+from opensearchpy.exceptions import TransportError
+
+from brain_search.config import Settings
+from brain_search.embedding import Embedder
+from brain_search.ingest.bulk import (
+    BulkEntry,
+    ItemOutcome,
+    backoff_delay,
+    bulk_body,
+    chunk_entries,
+    encode_entry,
+    index_action,
+    outcomes_for_exception,
+    parse_bulk_response,
+)
+from brain_search.ingest.models import IngestJob, MemoryItem
+from brain_search.store.documents import build_memory_doc, memory_doc_id
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class AttemptOutcome:
+    indexed: list[str] = field(default_factory=list)
+    permanent: list[tuple[MemoryItem, ItemOutcome]] = field(default_factory=list)
+    pending: list[tuple[MemoryItem, ItemOutcome]] = field(default_factory=list)
+
+
+def vector_problem(vec: np.ndarray, dimension: int) -> str | None:
+    """Why a vector cannot be indexed (None when it can)."""
+    if vec.shape != (dimension,):
+        return f"vector has shape {vec.shape}, expected ({dimension},)"
+    if not np.isfinite(vec).all():
+        return "vector has NaN or infinite components"
+    if not np.any(vec):
+        return "vector is all zeros (cosine similarity is undefined)"
+    return None
+
+
+class IngestPipeline:
+    """Embeds and indexes the items of a job; safe to share between threads."""
+
+    def __init__(
+        self,
+        client: OpenSearch,
+        embedder: Embedder,
+        settings: Settings,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        self.client = client
+        self.embedder = embedder
+        self.settings = settings
+        self.sleep = sleep
+        self.clock = clock
+        self.rng = rng
+
+    # ---------------------------------------------------------------- documents
+    def _entries(self, tenant_id: str, items: Sequence[MemoryItem], out: AttemptOutcome) -> list[BulkEntry]:
+        vectors = self.embedder.encode([it.content for it in items])
+        entries = []
+        for i, item in enumerate(items):
+            vec = np.asarray(vectors[i], dtype=np.float32) if i < len(vectors) else np.zeros(0, np.float32)
+            problem = vector_problem(vec, self.settings.embedding_dimension)
+            if problem:
+                failure = ItemOutcome(item.memory_id, False, error_type="bad_vector", reason=problem)
+                out.permanent.append((item, failure))
+                continue
+            doc = build_memory_doc(
+                tenant_id=tenant_id,
+                memory_id=item.memory_id,
+                content=item.content,
+                embedding=(),
+                embedding_model=self.embedder.name,
+                node_id=item.node_id,
+                node_path=item.node_path,
+                timestamp=item.timestamp,
+                source=item.source,
+                conversation_id=item.conversation_id,
+                metadata=item.metadata,
+            )
+            doc["embedding"] = vec  # numpy, encoded by orjson (avoids a Python float per component)
+            action = index_action(self.settings.memories_alias, memory_doc_id(tenant_id, item.memory_id), tenant_id)
+            entries.append(encode_entry(item.memory_id, action, doc))
+        return entries
+
+    # ---------------------------------------------------------------- writing
+    def _send(self, entries: Sequence[BulkEntry], refresh: bool) -> list[ItemOutcome]:
+        params = {"refresh": "wait_for"} if refresh else {}
+        try:
+            response = self.client.bulk(body=bulk_body(entries), params=params)
+        except TransportError as exc:  # includes connection errors and timeouts
+            return outcomes_for_exception(entries, exc)
+        return parse_bulk_response(response, entries)
+
+    def write(self, entries: Sequence[BulkEntry], refresh: bool) -> list[ItemOutcome]:
+        """Send one chunk; re-send the retriable items with backoff until the deadline.
+        Returns the final outcome of every entry (a still-retriable failure is pending)."""
+        deadline = self.clock() + self.settings.ingest_retry_deadline_s
+        final: dict[str, ItemOutcome] = {}
+        todo = list(entries)
+        attempt = 0
+        while todo:
+            outcomes = self._send(todo, refresh)
+            retry_ids = set()
+            for o in outcomes:
+                if o.ok or not o.retriable:
+                    final[o.memory_id] = o
+                else:
+                    retry_ids.add(o.memory_id)
+                    final[o.memory_id] = o  # replaced if a later try succeeds
+            if not retry_ids:
+                break
+            s = self.settings
+            delay = backoff_delay(attempt, s.ingest_retry_base_s, s.ingest_retry_cap_s, self.rng())
+            if self.clock() + delay > deadline:
+                break
+            log.info("bulk: %d of %d items retriable, again in %.1fs", len(retry_ids), len(todo), delay)
+            self.sleep(delay)
+            attempt += 1
+            todo = [e for e in todo if e.memory_id in retry_ids]
+        return [final[e.memory_id] for e in entries]
+
+    # ---------------------------------------------------------------- one attempt
+    def run(self, job: IngestJob) -> AttemptOutcome:
+        out = AttemptOutcome()
+        by_id = {it.memory_id: it for it in job.items}
+        s = self.settings
+        in_flight: Future[list[ItemOutcome]] | None = None
+
+        def collect(future: Future[list[ItemOutcome]] | None) -> None:
+            for o in future.result() if future else []:
+                if o.ok:
+                    out.indexed.append(o.memory_id)
+                elif o.retriable:
+                    out.pending.append((by_id[o.memory_id], o))
+                else:
+                    out.permanent.append((by_id[o.memory_id], o))
+
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulk") as writer:
+            # embedding is lazy: the next chunk is embedded while the previous one is being written
+            for chunk in chunk_entries(self._all_entries(job, out), s.bulk_max_docs, s.bulk_max_bytes):
+                collect(in_flight)  # at most one request in flight: back-pressure on embedding
+                in_flight = writer.submit(self.write, chunk, job.refresh)
+            collect(in_flight)
+        return out
+
+    def _all_entries(self, job: IngestJob, out: AttemptOutcome) -> Iterator[BulkEntry]:
+        # one encode call per bulk chunk: the model sorts a call's texts by length and batches
+        # them (embedding_batch_size), so larger calls waste less padding than one call per batch
+        step = max(1, self.settings.embedding_batch_size, self.settings.bulk_max_docs)
+        for start in range(0, len(job.items), step):
+            yield from self._entries(job.tenant_id, job.items[start : start + step], out)

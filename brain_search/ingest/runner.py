@@ -1,0 +1,262 @@
+"""`brain-search ingest`: records → batches → tasks, through the API or in-process, with a
+bounded number of tasks in flight, and a summary (throughput, failures).
+
+Both submitters turn a batch into a task and read its status; in-process, the task runs on the
+embedded-mode queue of this process (the same code as the API's embedded mode and the workers').
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+
+from brain_search.auth import KeyStore, validate_tenant_id
+from brain_search.config import Settings
+from brain_search.errors import BrainSearchError, InvalidInput, NotFound, SetupError
+from brain_search.ingest.models import IngestOptions, IngestRequest, MemoryIn, TaskState, TaskStatus
+from brain_search.ingest.sources import SourceRecord
+
+FINISHED = (TaskState.succeeded, TaskState.failed)
+MAX_LISTED = 50
+
+
+class Rejected(BrainSearchError):
+    """A batch refused before queueing (HTTP 422 / InvalidInput): the reason names the field."""
+
+
+class Submitter(Protocol):
+    def submit(self, tenant_id: str | None, memories: list[MemoryIn], options: IngestOptions) -> tuple[str, str]:
+        """Queue a batch; returns (tenant id, task id). Raises Rejected."""
+        ...
+
+    def status(self, tenant_id: str, task_id: str) -> TaskStatus: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class IngestSummary:
+    read: int = 0
+    submitted: int = 0
+    indexed: int = 0
+    failed: int = 0
+    rejected: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (where / memory id, reason)
+    elapsed_s: float = 0.0
+
+    @property
+    def rate(self) -> float:
+        """Memories indexed per second."""
+        return self.indexed / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def note(self, where: str, reason: str) -> None:
+        if len(self.failures) < MAX_LISTED:
+            self.failures.append((where, reason))
+
+
+def run_ingest(
+    records: Iterable[SourceRecord],
+    submitter: Submitter,
+    options: IngestOptions,
+    batch_size: int = 256,
+    max_in_flight: int = 4,
+    on_progress: Callable[[int], None] = lambda n: None,
+    poll_s: float = 0.25,
+) -> IngestSummary:
+    """Send every record; returns when every task has finished."""
+    summary = IngestSummary()
+    started = time.monotonic()
+    in_flight: dict[str, tuple[str, int]] = {}  # task id → (tenant, records)
+
+    def absorb(block: bool) -> None:
+        while in_flight:
+            for task_id, (tenant, n) in list(in_flight.items()):
+                st = submitter.status(tenant, task_id)
+                if st.state not in FINISHED:
+                    continue
+                del in_flight[task_id]
+                summary.indexed += st.indexed
+                summary.failed += st.failed if st.state is TaskState.succeeded else st.submitted - st.indexed
+                for f in st.failures:
+                    summary.note(f"{tenant} {f.memory_id}", f.reason)
+                if st.state is TaskState.failed:
+                    summary.note(f"task {task_id}", st.error or "failed")
+                on_progress(n)
+            if not block or len(in_flight) < max_in_flight:
+                return
+            time.sleep(poll_s)
+
+    def flush(tenant: str | None, batch: list[SourceRecord]) -> None:
+        if not batch:
+            return
+        while len(in_flight) >= max_in_flight:
+            absorb(block=True)
+        memories = [r.memory for r in batch if r.memory is not None]
+        try:
+            tenant_id, task_id = submitter.submit(tenant, memories, options)
+        except Rejected as exc:
+            summary.rejected += len(batch)
+            summary.note(f"{batch[0].where} … {batch[-1].where}", str(exc))
+            on_progress(len(batch))
+            return
+        summary.submitted += len(batch)
+        in_flight[task_id] = (tenant_id, len(batch))
+        absorb(block=False)
+
+    batch: list[SourceRecord] = []
+    batch_tenant: str | None = None
+    for rec in records:
+        summary.read += 1
+        if rec.error is not None or rec.memory is None:
+            summary.rejected += 1
+            summary.note(rec.where, rec.error or "no memory")
+            on_progress(1)
+            continue
+        if batch and (rec.tenant_id != batch_tenant or len(batch) >= batch_size):
+            flush(batch_tenant, batch)
+            batch = []
+        batch_tenant = rec.tenant_id
+        batch.append(rec)
+    flush(batch_tenant, batch)
+    while in_flight:
+        absorb(block=True)
+        if in_flight:
+            time.sleep(poll_s)
+    summary.elapsed_s = time.monotonic() - started
+    return summary
+
+
+def _body(memories: list[MemoryIn], options: IngestOptions) -> dict[str, Any]:
+    return {
+        **options.model_dump(),
+        "memories": [m.model_dump(mode="json", exclude_none=True) for m in memories],
+    }
+
+
+class ApiSubmitter:
+    """Through the HTTP API. Records that name a tenant (LoCoMo) need the admin key: each tenant
+    is created (idempotent) and given a key for this run."""
+
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None,
+        admin_key: str | None,
+        timeout_s: float = 60.0,
+        http: httpx.Client | None = None,
+    ) -> None:
+        self.http = http or httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s)
+        self.api_key = api_key
+        self.admin_key = admin_key
+        self._keys: dict[str, str] = {}
+
+    def _headers(self, tenant_id: str | None) -> dict[str, str]:
+        if tenant_id is None:
+            if not self.api_key:
+                raise SetupError("give an API key (--api-key or BRAIN_API_KEY)")
+            return {"Authorization": f"Bearer {self.api_key}"}
+        if tenant_id not in self._keys:
+            if not self.admin_key:
+                raise SetupError(f"these records name their tenants ({tenant_id}, ...): give --admin-key")
+            admin = {"Authorization": f"Bearer {self.admin_key}"}
+            self._request("POST", "/v1/admin/tenants", admin, {"tenant_id": tenant_id})
+            r = self._request("POST", f"/v1/admin/tenants/{tenant_id}/keys", admin, {"label": "brain-search ingest"})
+            self._keys[tenant_id] = r.json()["key"]
+        return {"Authorization": f"Bearer {self._keys[tenant_id]}"}
+
+    def _request(self, method: str, path: str, headers: dict[str, str], body: Any = None) -> httpx.Response:
+        """With a few retries while the service is unavailable (503, connection refused)."""
+        for attempt in range(6):
+            try:
+                r = self.http.request(method, path, headers=headers, json=body)
+            except httpx.TransportError as exc:
+                if attempt == 5:
+                    raise SetupError(f"the API at {self.http.base_url} did not answer: {exc}") from exc
+            else:
+                if r.status_code == 422:
+                    d = r.json().get("detail")
+                    first = d[0] if isinstance(d, list) and d else {"loc": [], "msg": str(d)}
+                    raise Rejected(f"{'.'.join(str(x) for x in first.get('loc', [])[1:])}: {first.get('msg')}")
+                if r.status_code not in (502, 503, 504) or attempt == 5:
+                    if r.status_code >= 400:
+                        raise SetupError(f"{method} {path}: HTTP {r.status_code}: {r.text[:300]}")
+                    return r
+            time.sleep(min(8.0, 0.5 * 2**attempt))
+        raise AssertionError("unreachable")
+
+    def submit(self, tenant_id: str | None, memories: list[MemoryIn], options: IngestOptions) -> tuple[str, str]:
+        headers = self._headers(tenant_id)
+        r = self._request("POST", "/v1/memories", headers, _body(memories, options))
+        return tenant_id or "", str(r.json()["task_id"])
+
+    def status(self, tenant_id: str, task_id: str) -> TaskStatus:
+        r = self._request("GET", f"/v1/tasks/{task_id}", self._headers(tenant_id or None))
+        return TaskStatus.model_validate(r.json())
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class InProcessSubmitter:
+    """In this process, on OpenSearch alone: the embedded-mode queue with this process's model."""
+
+    def __init__(self, settings: Settings, tenant_id: str | None) -> None:
+        from brain_search.embedding import make_embedder
+        from brain_search.graph import GraphStore
+        from brain_search.ingest.dead_letters import DeadLetterStore
+        from brain_search.ingest.inprocess import InProcessQueue
+        from brain_search.ingest.pipeline import IngestPipeline
+        from brain_search.store.client import make_client
+        from brain_search.store.templates import install_memories_index
+
+        self.settings = settings
+        self.default_tenant = validate_tenant_id(tenant_id) if tenant_id else None
+        self.client = make_client(settings)
+        install_memories_index(self.client, settings, settings.embedding_dimension)
+        self.graph = GraphStore(self.client, settings)
+        self.graph.install()
+        self.keys = KeyStore(self.client, settings)
+        self.keys.install()
+        dead_letters = DeadLetterStore(self.client, settings)
+        dead_letters.install()
+        pipeline = IngestPipeline(self.client, make_embedder(settings), settings)
+        self.queue = InProcessQueue(pipeline, dead_letters, settings)
+        self._tenants: set[str] = set()
+
+    def _tenant(self, tenant_id: str | None) -> str:
+        tenant = tenant_id or self.default_tenant
+        if not tenant:
+            raise SetupError("in-process ingestion of JSON Lines needs --tenant")
+        if tenant not in self._tenants:
+            validate_tenant_id(tenant)
+            try:
+                self.keys.get_tenant(tenant)
+            except NotFound:
+                self.keys.create_tenant(tenant)
+            self._tenants.add(tenant)
+        return tenant
+
+    def submit(self, tenant_id: str | None, memories: list[MemoryIn], options: IngestOptions) -> tuple[str, str]:
+        from brain_search.ingest.prepare import prepare_items
+        from brain_search.ingest.service import new_job
+
+        tenant = self._tenant(tenant_id)
+        try:
+            request = IngestRequest(memories=memories, **options.model_dump())
+            items = prepare_items(request, tenant, self.settings, self.graph)
+        except InvalidInput as exc:
+            raise Rejected(f"{exc.field}: {exc.reason}") from None
+        job = new_job(tenant, items, options.refresh)
+        self.queue.submit(job)
+        return tenant, job.task_id
+
+    def status(self, tenant_id: str, task_id: str) -> TaskStatus:
+        return self.queue.status(tenant_id, task_id)
+
+    def close(self) -> None:
+        self.queue.close()
+        self.client.close()

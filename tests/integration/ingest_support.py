@@ -1,0 +1,127 @@
+"""Helpers shared by the ingestion integration tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from opensearchpy import OpenSearch
+from pydantic import SecretStr
+
+from brain_search.config import Settings
+
+DONE = ("succeeded", "failed")
+
+
+def wait_task(api: Any, headers: dict[str, str], task_id: str, timeout_s: float = 90) -> dict[str, Any]:
+    """Poll ``GET /v1/tasks/{id}`` until the task is finished; returns its final status."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        r = api.get(f"/v1/tasks/{task_id}", headers=headers)
+        assert r.status_code == 200, r.text
+        body: dict[str, Any] = r.json()
+        if body["state"] in DONE:
+            return body
+        assert time.monotonic() < deadline, f"task {task_id} not finished after {timeout_s}s: {body}"
+        time.sleep(0.2)
+
+
+def memory_ids(client: OpenSearch, settings: Settings, tenant_id: str | None = None) -> list[str]:
+    """Every memory id in the memories index (after a refresh), duplicates included."""
+    client.indices.refresh(index=settings.memories_alias)
+    query: dict[str, Any] = {"term": {"tenant_id": tenant_id}} if tenant_id else {"match_all": {}}
+    r = client.search(
+        index=settings.memories_alias,
+        body={"query": query, "size": 10_000, "_source": ["memory_id"]},
+    )
+    return [h["_source"]["memory_id"] for h in r["hits"]["hits"]]
+
+
+class WorkerProcess:
+    """A real `brain-search worker` (Celery) in its own process group, logging to a file."""
+
+    def __init__(self, env: dict[str, str], log_path: Path, name: str, loglevel: str = "info") -> None:
+        self.env = env
+        self.log_path = log_path
+        self.name = name
+        self.loglevel = loglevel
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, ready_timeout_s: float = 120) -> WorkerProcess:
+        cmd = [
+            sys.executable,
+            "-m",
+            "brain_search.cli",
+            "worker",
+            f"--loglevel={self.loglevel}",
+            f"--hostname={self.name}@%h",
+        ]
+        with self.log_path.open("ab") as log:
+            self.proc = subprocess.Popen(
+                cmd,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        deadline = time.monotonic() + ready_timeout_s
+        while f"{self.name}@" not in self.log() or " ready." not in self.log():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"worker exited with {self.proc.returncode}:\n{self.log()[-3000:]}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"worker not ready after {ready_timeout_s}s:\n{self.log()[-3000:]}")
+            time.sleep(0.2)
+        return self
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def kill9(self) -> None:
+        """SIGKILL the whole worker (main process and pool children), as a crash would."""
+        assert self.proc is not None
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=30)
+        except ProcessLookupError:
+            pass
+
+
+def worker_env(settings: Settings, **overrides: object) -> dict[str, str]:
+    """The environment of a worker process for these settings: every setting that differs from
+    its default, as a BRAIN_* variable, plus the overrides."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
+    env["HF_HUB_OFFLINE"] = "1"
+    values: dict[str, object] = {k: getattr(settings, k) for k in settings.model_fields_set}
+    values.update(cache_dir=settings.cache_dir, **overrides)
+    for k, v in values.items():
+        if v is None:
+            continue
+        env[f"BRAIN_{k.upper()}"] = v.get_secret_value() if isinstance(v, SecretStr) else str(v)
+    return env
+
+
+def wait_celery_tasks(queue: Any, tenant_id: str, task_ids: list[str], timeout_s: float) -> dict[str, Any]:
+    """Poll a CeleryQueue until every task is finished; returns task id → TaskStatus."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        statuses = {t: queue.status(tenant_id, t) for t in task_ids}
+        if all(s.state in DONE for s in statuses.values()):
+            return statuses
+        if time.monotonic() > deadline:
+            raise AssertionError(f"tasks not finished after {timeout_s}s: {[s.state for s in statuses.values()]}")
+        time.sleep(0.5)

@@ -1,0 +1,87 @@
+"""OpenSearch stopped for ~10 s in the middle of an ingestion: tasks retry and complete, nothing
+is lost or doubled. Runs its own single node (ports 9231/9331): the shared node is never stopped."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from brain_search.config import Settings
+from brain_search.ingest.models import IngestJob, MemoryItem
+from brain_search.store.client import make_client
+from brain_search.store.local_node import LocalCluster
+from brain_search.store.templates import delete_indices, install_memories_index
+from tests.integration.ingest_support import WorkerProcess, memory_ids, wait_celery_tasks, worker_env
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def own_node(settings: Settings) -> Iterator[LocalCluster]:
+    s = settings.model_copy(update={"opensearch_heap": "512m"})
+    cluster = LocalCluster(s, nodes=1, http_port=9231, transport_port=9331, cluster_name="bt-ingest-node", log=print)
+    cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+def test_opensearch_down_10s_during_ingestion(settings, redis_url, own_node, tmp_path: Path) -> None:
+    s = settings.model_copy(
+        update={
+            "index_prefix": f"{settings.index_prefix}-outage",
+            "opensearch_url": own_node.url,
+            "redis_url": redis_url,
+            "ingest_retry_deadline_s": 15.0,
+            "ingest_retry_cap_s": 3.0,
+            "ingest_task_retry_base_s": 1.0,
+            "ingest_task_retry_cap_s": 5.0,
+            "ingest_task_max_retries": 30,
+            "celery_task_time_limit_s": 60,
+            "celery_visibility_timeout_s": 70,
+        }
+    )
+    client = make_client(s)
+    delete_indices(client, s)
+    install_memories_index(client, s, s.embedding_dimension)
+    from workers.queue import CeleryQueue
+
+    queue = CeleryQueue(s)
+    worker = WorkerProcess(worker_env(s, bulk_max_docs=50), tmp_path / "worker.log", "outage")
+    try:
+        worker.start()
+        jobs = [
+            IngestJob(
+                task_id=f"outage-{j}",
+                tenant_id="acme",
+                items=[MemoryItem(memory_id=f"o{j}-{i}", content=f"batch {j} memory {i}") for i in range(100)],
+            )
+            for j in range(8)
+        ]
+        for job in jobs:
+            queue.submit(job)
+        deadline = time.monotonic() + 180
+        while queue.status("acme", "outage-0").state.value != "succeeded":
+            assert time.monotonic() < deadline, worker.log()[-3000:]
+            time.sleep(0.2)
+
+        own_node.stop_node(own_node.nodes[0])  # SIGTERM; returns once the process is gone
+        stopped = time.monotonic()
+        time.sleep(10)
+        during = [queue.status("acme", j.task_id).state.value for j in jobs]
+        own_node.start()
+        print(f"OpenSearch was down {time.monotonic() - stopped:.0f}s; task states meanwhile: {during}")
+
+        statuses = wait_celery_tasks(queue, "acme", [j.task_id for j in jobs], timeout_s=300)
+        assert all(st.state.value == "succeeded" and st.failed == 0 for st in statuses.values()), statuses
+        assert sum(st.indexed for st in statuses.values()) == 800
+        ids = memory_ids(client, s, "acme")
+        assert len(ids) == 800 and sorted(ids) == sorted(it.memory_id for j in jobs for it in j.items)
+        log = worker.log()
+        assert "retriable, again in" in log or "pending after attempt" in log, "the outage was never noticed"
+    finally:
+        worker.stop()
+        queue.close()
+        delete_indices(client, s)

@@ -1,0 +1,82 @@
+"""The Celery app, built from the settings: Redis as broker and result backend.
+
+Delivery is at-least-once: a task is acknowledged after it ran (``acks_late``), requeued when its
+worker process dies (``task_reject_on_worker_lost``), and a task of a worker killed outright is
+redelivered by Redis after the visibility timeout. Tasks are idempotent (document ids are
+deterministic), so a redelivery overwrites and never duplicates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery
+from celery.signals import worker_process_init
+
+from brain_search.config import Settings
+from brain_search.errors import SetupError
+
+
+class BrainCelery(Celery):
+    """A Celery app that carries the Settings it was built from."""
+
+    settings: Settings
+
+
+def ingest_queue(settings: Settings) -> str:
+    """One queue per index prefix, so two deployments (or test runs) never take each other's tasks."""
+    return f"{settings.index_prefix}-ingest"
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    """The Celery configuration for these settings (pure)."""
+    if settings.celery_visibility_timeout_s <= settings.celery_task_time_limit_s + settings.ingest_task_retry_cap_s:
+        raise SetupError(
+            "BRAIN_CELERY_VISIBILITY_TIMEOUT_S must exceed the task time limit plus the longest retry countdown, "
+            "or Redis would redeliver tasks that are still running or waiting"
+        )
+    return {
+        "broker_url": settings.redis_url,
+        "result_backend": settings.redis_url,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "task_default_queue": ingest_queue(settings),
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "task_acks_on_failure_or_timeout": True,
+        "task_track_started": True,
+        "task_time_limit": settings.celery_task_time_limit_s,
+        "task_soft_time_limit": max(settings.celery_task_time_limit_s * 0.9, settings.celery_task_time_limit_s - 30),
+        "worker_prefetch_multiplier": 1,
+        "worker_cancel_long_running_tasks_on_connection_loss": True,
+        "worker_hijack_root_logger": False,
+        "broker_connection_retry_on_startup": True,
+        "broker_transport_options": {
+            "visibility_timeout": settings.celery_visibility_timeout_s,
+            "unacked_restore_interval": settings.celery_unacked_restore_interval_s,
+            "unacked_restore_throttle": 1,
+            "global_keyprefix": f"{settings.index_prefix}:",
+        },
+        "result_expires": settings.task_ttl_s,
+    }
+
+
+def make_celery(settings: Settings) -> BrainCelery:
+    if not settings.redis_url:
+        raise SetupError("worker mode needs BRAIN_REDIS_URL (without it, ingestion runs inside the API process)")
+    from workers.tasks import register_tasks
+
+    app = BrainCelery("brain-search", set_as_current=False)
+    app.settings = settings
+    app.conf.update(celery_config(settings))
+    register_tasks(app)
+
+    def _warm_up(**_: Any) -> None:
+        # prefork children load the model before their first task, not while holding one
+        from workers.runtime import get_runtime
+
+        get_runtime(settings)
+
+    worker_process_init.connect(_warm_up, weak=False, dispatch_uid="brain-search-warm-up")
+    return app

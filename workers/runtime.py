@@ -1,0 +1,56 @@
+"""What one worker process holds: an OpenSearch client, the embedding model, the pipeline.
+
+Built on first use in the process that runs tasks (never at import, never in a prefork parent);
+the indices are ensured lazily too, so a worker that starts while OpenSearch is down still runs
+and its tasks retry.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+from opensearchpy import OpenSearch
+
+from brain_search.config import Settings
+from brain_search.embedding import make_embedder
+from brain_search.ingest.dead_letters import DeadLetterStore
+from brain_search.ingest.pipeline import IngestPipeline
+from brain_search.store.client import make_client
+from brain_search.store.templates import install_memories_index
+
+
+@dataclass
+class WorkerRuntime:
+    settings: Settings
+    client: OpenSearch
+    pipeline: IngestPipeline
+    dead_letters: DeadLetterStore
+    _indices_ready: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def ensure_indices(self) -> None:
+        """Install the memories template/alias and the dead-letter index once (idempotent)."""
+        with self._lock:
+            if self._indices_ready:
+                return
+            install_memories_index(self.client, self.settings, self.settings.embedding_dimension)
+            self.dead_letters.install()
+            self._indices_ready = True
+
+
+_runtime: WorkerRuntime | None = None
+_runtime_lock = threading.Lock()
+
+
+def get_runtime(settings: Settings) -> WorkerRuntime:
+    global _runtime
+    with _runtime_lock:
+        if _runtime is None:
+            client = make_client(settings)
+            embedder = make_embedder(settings)
+            if embedder.dimension != settings.embedding_dimension:
+                raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
+            pipeline = IngestPipeline(client, embedder, settings)
+            _runtime = WorkerRuntime(settings, client, pipeline, DeadLetterStore(client, settings))
+        return _runtime
