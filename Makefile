@@ -7,10 +7,11 @@ export HF_HUB_OFFLINE := 1
 setup:
 	@bash scripts/bootstrap.sh
 
-run: setup   ## the main job
-	$(VENV)/brain-search up
+run: setup   ## the main job: stack + worker + API, sample memories, the spec's tiered views
+	$(VENV)/brain-search demo
 
-up: run
+up: setup
+	$(VENV)/brain-search up
 
 down:
 	$(VENV)/brain-search down

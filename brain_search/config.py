@@ -75,6 +75,7 @@ class Settings(BaseSettings):
     embedding_backend: Literal["auto", "onnx", "torch"] = "auto"
     embedding_batch_size: int = 64
     query_cache_size: int = 4096
+    query_embedding_threads: int = 1  # onnxruntime intra-op threads of the API's embedder (0: default)
 
     # --- evaluation -------------------------------------------------------------------------
     data_dir: Path | None = None  # LoCoMo / SciFact; None: ../shared/data beside the repo or the cwd

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 _NON_ALNUM = re.compile(r"[^\w]+", re.UNICODE)
 
@@ -21,8 +22,12 @@ STOPWORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=8192)
 def normalize_text(text: str) -> str:
-    """Lower-case, punctuation and whitespace folded to single spaces (for phrase containment)."""
+    """Lower-case, punctuation and whitespace folded to single spaces (for phrase containment).
+
+    Cached: a recall tests each candidate against the same phrases, and the same memories come
+    back across recalls."""
     return " ".join(_NON_ALNUM.sub(" ", text.lower().replace("_", " ")).split())
 
 

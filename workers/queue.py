@@ -41,6 +41,7 @@ class CeleryQueue:
         record = {"tenant_id": job.tenant_id, "submitted": job.submitted, "created_at": datetime.now(UTC).isoformat()}
         try:
             self.redis.set(key, json.dumps(record), ex=self.ttl_s)
+            self.app.backend.forget(job.task_id)  # a resubmitted id is queued anew, not "done" from before
             self.app.tasks[INGEST_TASK].apply_async(kwargs={"job": job.model_dump(mode="json")}, task_id=job.task_id)
         except (redis.RedisError, OSError) as exc:
             raise StoreUnavailable(f"the task queue (Redis) did not take the task: {exc}") from exc

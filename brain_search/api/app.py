@@ -33,7 +33,7 @@ SERVICE_FACTORIES: dict[str, Callable[[AppState], object]] = {"ingest": make_ing
 
 def build_state(settings: Settings) -> AppState:
     client = make_client(settings)
-    embedder = make_embedder(settings)
+    embedder = make_embedder(settings, settings.query_embedding_threads)
     if embedder.dimension != settings.embedding_dimension:
         raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
     install_memories_index(client, settings, embedder.dimension)

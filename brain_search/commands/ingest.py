@@ -46,7 +46,7 @@ def ingest(
     from brain_search.errors import SetupError
     from brain_search.ingest.models import IngestOptions
     from brain_search.ingest.runner import ApiSubmitter, InProcessSubmitter, Submitter, run_ingest
-    from brain_search.ingest.sources import read_jsonl, read_locomo
+    from brain_search.ingest.sources import read_jsonl, read_jsonl_file, read_locomo
 
     options = IngestOptions(
         chunk=chunk, refresh=refresh, create_nodes=create_nodes if create_nodes is not None else fmt is Format.locomo
@@ -63,7 +63,7 @@ def ingest(
     else:
         path = Path(file)
         total = _count_lines(path)
-        records = read_jsonl(path.open(encoding="utf-8"))
+        records = read_jsonl_file(path)
 
     try:
         submitter: Submitter

@@ -49,6 +49,11 @@ def read_jsonl(stream: IO[str]) -> Iterator[SourceRecord]:
             yield SourceRecord(where, error=_validation_message(exc))
 
 
+def read_jsonl_file(path: Path) -> Iterator[SourceRecord]:
+    with path.open(encoding="utf-8") as fh:
+        yield from read_jsonl(fh)
+
+
 # --------------------------------------------------------------------------------------------
 # LoCoMo: one tenant per conversation, one memory per turn, the session as node
 

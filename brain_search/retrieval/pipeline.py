@@ -1,9 +1,10 @@
 """The recall pipeline: intent → query vector → one `_msearch` (BM25 + kNN under the same
-filters) → fill-in of missing scores → lexical precision, similarity, Z → Z-aware rank → tiers.
+filters) → lexical precision, similarity, Z → Z-aware rank → tiers.
 
-Every returned result carries both real scores: BM25 hits get their cosine from their stored
-vector; kNN hits not among the BM25 hits get their BM25 from one ids-restricted BM25 search
-(skipped when no candidate needs it). With several shards the searches use
+Every returned result carries both real scores from that one round trip: every hit's cosine comes
+from the engine (a script field over the stored vector), and the kNN sub-search scores its hits
+by the same BM25 clause (the HNSW top-k is a filter there), so a kNN hit that is not among the
+BM25 hits still has its exact BM25 — no fill-in search. With several shards the searches use
 ``dfs_query_then_fetch`` so BM25 statistics are comparable across shards.
 """
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
+import orjson
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
@@ -52,6 +54,29 @@ class QueryEncoder(Protocol):
     def encode_query(self, text: str) -> np.ndarray: ...
 
 
+@dataclass(frozen=True)
+class SearchPlan:
+    """A recall up to its first round trip (see ``Retriever.plan``); times in ms."""
+
+    intent: QueryIntent
+    source: str
+    filters: list[dict[str, Any]]
+    vector: np.ndarray
+    terms: list[str]
+    k: int
+    has_lexical: bool
+    bodies: list[dict[str, Any]]
+    intent_ms: float
+    embed_ms: float
+
+
+def _hit_cosine(hit: dict[str, Any]) -> float:
+    values = hit.get("fields", {}).get(queries.COSINE_FIELD)
+    if not values:
+        raise StoreUnavailable(f"memory {hit.get('_id')} came back without its cosine (no stored vector?)")
+    return float(values[0])
+
+
 @dataclass
 class Candidate:
     doc_id: str
@@ -59,13 +84,6 @@ class Candidate:
     bm25: float | None = None
     cosine: float | None = None
     matched: set[str] = field(default_factory=set)
-
-
-def cosine_from_knn_score(score: float, engine: str) -> float:
-    """The lucene engine scores cosinesimil as (1 + cos) / 2."""
-    if engine != "lucene":
-        raise ValueError(f"no score→cosine mapping for engine {engine!r}")
-    return 2.0 * score - 1.0
 
 
 def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
@@ -96,6 +114,48 @@ class Retriever:
 
     # ------------------------------------------------------------------ public
     def recall(self, tenant_id: str, req: RecallRequest, ranking: RankingParams | None = None) -> RecallResponse:
+        plan = self.plan(tenant_id, req)
+        t_search0 = time.perf_counter()
+        candidates = self._search(tenant_id, plan)
+        t_search = time.perf_counter()
+
+        self._check_scores(candidates)
+        t_fill = time.perf_counter()
+
+        keep = max(req.limit, TIERED_POOL) if req.tiered else req.limit
+        results = self._rank(plan.intent, plan.terms, candidates, ranking or self.ranking, keep)
+        tiers = self._tiers(results, req.limit) if req.tiered else None
+        t_rank = time.perf_counter()
+
+        intent = plan.intent
+        ms = 1000.0
+        return RecallResponse(
+            results=results[: req.limit],
+            tiers=tiers,
+            query_analysis=QueryAnalysis(
+                detected_intent=intent.detected_intent,
+                target_z=intent.target_z,
+                z_tolerance=intent.z_tolerance,
+                confidence=intent.confidence,
+                cues=list(intent.cues),
+                source=plan.source,
+                lexical_query=intent.lexical_query,
+                phrases=list(intent.phrases),
+            ),
+            timings=Timings(
+                intent_ms=plan.intent_ms,
+                embed_ms=plan.embed_ms,
+                search_ms=(t_search - t_search0) * ms,
+                fill_in_ms=(t_fill - t_search) * ms,
+                rank_ms=(t_rank - t_fill) * ms,
+                total_ms=plan.intent_ms + plan.embed_ms + (t_rank - t_search0) * ms,
+            ),
+            candidates=len(candidates),
+        )
+
+    def plan(self, tenant_id: str, req: RecallRequest) -> SearchPlan:
+        """Everything before the first engine round trip: intent, scope, query vector and the
+        ``_msearch`` sub-search bodies. The load benchmark sends exactly these to the bare engine."""
         t0 = time.perf_counter()
         detected = self.detector.analyze(req.query)
         intent, source = apply_overrides(detected, req.focus, req.z_value)
@@ -108,40 +168,45 @@ class Retriever:
 
         k = fetch_size(req.limit, req.tiered, self.settings)
         terms = query_terms(intent.lexical_query)
-        candidates = self._search(tenant_id, intent, terms, vector, filters, k)
-        t_search = time.perf_counter()
-
-        self._fill_in(tenant_id, intent, filters, candidates, vector)
-        t_fill = time.perf_counter()
-
-        results = self._rank(intent, terms, candidates, ranking or self.ranking)
-        tiers = self._tiers(results, req.limit) if req.tiered else None
-        t_rank = time.perf_counter()
-
-        ms = 1000.0
-        return RecallResponse(
-            results=results[: req.limit],
-            tiers=tiers,
-            query_analysis=QueryAnalysis(
-                detected_intent=intent.detected_intent,
-                target_z=intent.target_z,
-                z_tolerance=intent.z_tolerance,
-                confidence=intent.confidence,
-                cues=list(intent.cues),
-                source=source,
-                lexical_query=intent.lexical_query,
-                phrases=list(intent.phrases),
-            ),
-            timings=Timings(
-                intent_ms=(t_intent - t0) * ms,
-                embed_ms=(t_embed - t_intent) * ms,
-                search_ms=(t_search - t_embed) * ms,
-                fill_in_ms=(t_fill - t_search) * ms,
-                rank_ms=(t_rank - t_fill) * ms,
-                total_ms=(t_rank - t0) * ms,
-            ),
-            candidates=len(candidates),
+        has_lexical = bool(intent.lexical_query.strip() or intent.phrases)
+        vec = vector.tolist()
+        bodies = []
+        if has_lexical:
+            bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k, vec))
+        # the search is not routed: every shard returns its own top k (cut to k by cosine later)
+        shards = max(1, self.settings.shards)
+        bodies.append(
+            queries.knn_search(
+                vec, k, terms, intent.phrases, filters, self.settings.hnsw_ef_search, intent.lexical_query, k * shards
+            )
         )
+        return SearchPlan(
+            intent=intent,
+            source=source,
+            filters=filters,
+            vector=vector,
+            terms=terms,
+            k=k,
+            has_lexical=has_lexical,
+            bodies=bodies,
+            intent_ms=(t_intent - t0) * 1000.0,
+            embed_ms=(t_embed - t_intent) * 1000.0,
+        )
+
+    def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:
+        """The NDJSON body of one ``_msearch`` over the memories alias.
+
+        No routing: with routing the DFS phase only sees the tenant's shard(s), whose BM25
+        statistics mix in whichever tenants share them, so scores would depend on the shard
+        layout. Unrouted, every shard answers (the tenant filter keeps the hits the tenant's) and
+        the statistics are the index's: the same recall as on one shard (tests/integration/
+        test_cluster.py). Documents are still written with routing=tenant.
+
+        orjson, not json: the bodies carry the query vector three times and the standard
+        encoder's float repr made this the largest Python cost of a recall (about 20× slower
+        for 384 floats); the output parses back to the same floats."""
+        header = orjson.dumps({"index": self.settings.memories_alias, "search_type": self.search_type})
+        return b"".join(header + b"\n" + orjson.dumps(b) + b"\n" for b in bodies).decode()
 
     # ------------------------------------------------------------------ stages
     def _node_paths(self, tenant_id: str, req: RecallRequest) -> list[str]:
@@ -152,14 +217,7 @@ class Retriever:
         return self.graph.expand_scope(tenant_id, req.nodes, req.expand_related)
 
     def _msearch(self, tenant_id: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        # No routing: with routing the DFS phase only sees the tenant's shard(s), whose BM25
-        # statistics mix in whichever tenants share them, so scores would depend on the shard
-        # layout. Unrouted, every shard answers (the tenant filter keeps the hits the tenant's) and
-        # the statistics are the index's: the same recall as on one shard (tests/integration/
-        # test_cluster.py). Documents are still written with routing=tenant.
-        header = {"index": self.settings.memories_alias, "search_type": self.search_type}
-        lines = "".join(json.dumps(header) + "\n" + json.dumps(b) + "\n" for b in bodies)
-        resp = self.client.msearch(body=lines)
+        resp = self.client.msearch(body=self.msearch_payload(tenant_id, bodies))
         out = []
         for r in resp["responses"]:
             if "error" in r:
@@ -168,71 +226,47 @@ class Retriever:
             out.append(r)
         return out
 
-    def _search(
-        self,
-        tenant_id: str,
-        intent: QueryIntent,
-        terms: list[str],
-        vector: np.ndarray,
-        filters: list[dict[str, Any]],
-        k: int,
-    ) -> dict[str, Candidate]:
-        has_lexical = bool(intent.lexical_query.strip() or intent.phrases)
-        bodies = []
-        if has_lexical:
-            bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k))
-        bodies.append(
-            queries.knn_search(vector.tolist(), k, terms, intent.phrases, filters, self.settings.hnsw_ef_search)
-        )
-        responses = self._msearch(tenant_id, bodies)
+    def _search(self, tenant_id: str, plan: SearchPlan) -> dict[str, Candidate]:
+        has_lexical = plan.has_lexical
+        responses = self._msearch(tenant_id, plan.bodies)
         candidates: dict[str, Candidate] = {}
         if has_lexical:
             for hit in responses[0]["hits"]["hits"]:
-                src = hit["_source"]
-                emb = src.pop("embedding", None)
-                cand = Candidate(
-                    hit["_id"], src, bm25=float(hit["_score"]), matched=set(hit.get("matched_queries", []))
+                candidates[hit["_id"]] = Candidate(
+                    hit["_id"],
+                    hit["_source"],
+                    bm25=float(hit["_score"]),
+                    cosine=_hit_cosine(hit),
+                    matched=set(hit.get("matched_queries", [])),
                 )
-                if emb is not None:
-                    cand.cosine = float(
-                        np.dot(np.asarray(emb, dtype=np.float32), vector) / (np.linalg.norm(emb) or 1.0)
-                    )
-                candidates[hit["_id"]] = cand
-        for hit in responses[-1]["hits"]["hits"]:
-            cos = cosine_from_knn_score(float(hit["_score"]), self.settings.knn_engine)
-            existing = candidates.get(hit["_id"])
-            if existing is not None:
-                existing.cosine = cos
+        knn_hits = responses[-1]["hits"]["hits"]
+        if len(knn_hits) > plan.k:  # several shards' top k: keep the k most similar overall
+            knn_hits = sorted(knn_hits, key=_hit_cosine, reverse=True)[: plan.k]
+        for hit in knn_hits:
+            if hit["_id"] in candidates:  # a BM25 hit too: same BM25, same cosine
                 continue
+            bm25 = float(hit["_score"] or 0.0) if has_lexical else 0.0
             matched = set(hit.get("matched_queries", []))
-            candidates[hit["_id"]] = Candidate(
-                hit["_id"], hit["_source"], 0.0 if not has_lexical else None, cos, matched
-            )
+            candidates[hit["_id"]] = Candidate(hit["_id"], hit["_source"], bm25, _hit_cosine(hit), matched)
         return candidates
 
-    def _fill_in(
-        self,
-        tenant_id: str,
-        intent: QueryIntent,
-        filters: list[dict[str, Any]],
-        candidates: dict[str, Candidate],
-        vector: np.ndarray,
-    ) -> None:
-        missing_bm25 = [c.doc_id for c in candidates.values() if c.bm25 is None]
-        if missing_bm25:
-            body = queries.fill_in_search(missing_bm25, intent.lexical_query, intent.phrases, filters)
-            resp = self._msearch(tenant_id, [body])[0]
-            found = {h["_id"]: float(h["_score"]) for h in resp["hits"]["hits"]}
-            for doc_id in missing_bm25:
-                # not returned = no query term in the document: its BM25 is a true 0
-                candidates[doc_id].bm25 = found.get(doc_id, 0.0)
+    @staticmethod
+    def _check_scores(candidates: dict[str, Candidate]) -> None:
+        """Every candidate must hold both scores; a gap is a store failure, never a silent 0."""
         for c in candidates.values():
-            if c.cosine is None:  # pragma: no cover - lexical hits always carry their vector
-                raise StoreUnavailable(f"memory {c.doc_id} has no stored vector")
+            if c.bm25 is None or c.cosine is None:
+                raise StoreUnavailable(f"memory {c.doc_id} came back without its BM25 or cosine")
 
     def _rank(
-        self, intent: QueryIntent, terms: list[str], candidates: dict[str, Candidate], ranking: RankingParams
+        self,
+        intent: QueryIntent,
+        terms: list[str],
+        candidates: dict[str, Candidate],
+        ranking: RankingParams,
+        keep: int | None = None,
     ) -> list[MemoryResult]:
+        """Every candidate scored and ordered; result models built for the first ``keep`` only
+        (building all of them was a measurable share of a recall's CPU)."""
         cands = list(candidates.values())
         if not cands:
             return []
@@ -261,7 +295,7 @@ class Retriever:
             ranking,
         )
         order = sorted(range(len(cands)), key=lambda i: (-rel[i], cands[i].doc_id))
-        return [self._result(cands[i], lex[i], sem[i], rel[i]) for i in order]
+        return [self._result(cands[i], lex[i], sem[i], rel[i]) for i in order[:keep]]
 
     @staticmethod
     def _result(c: Candidate, lex: float, sem: float, rel: float) -> MemoryResult:

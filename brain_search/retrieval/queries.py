@@ -98,17 +98,41 @@ RESULT_FIELDS = [
 ]
 
 
+COSINE_FIELD = "cosine"
+
+
+def cosine_script_field(vector: Sequence[float]) -> dict[str, Any]:
+    """A script field with each hit's cosine (−1…1) to the query vector, computed in the engine
+    by the k-NN plugin's Painless ``cosineSimilarity`` over the stored vector.
+
+    Why not the vector in ``_source``: reading it back costs the engine far more than this
+    (measured on 10k memories: the BM25 sub-search took 18–27 ms with it, 1–2 ms without), and
+    384 floats per hit cross the wire and the JSON parser for nothing.
+    """
+    return {
+        COSINE_FIELD: {
+            "script": {
+                "source": "cosineSimilarity(params.q, doc['embedding'])",
+                "params": {"q": [float(x) for x in vector]},
+            }
+        }
+    }
+
+
 def lexical_search(
     lexical_query: str,
     phrases: Sequence[str],
     terms: Sequence[str],
     filters: list[dict[str, Any]],
     size: int,
+    vector: Sequence[float],
 ) -> dict[str, Any]:
-    """The BM25 sub-search. Hits carry their stored vector, so their cosine needs no round trip."""
+    """The BM25 sub-search. Hits carry their cosine to ``vector`` (script field ``cosine``), so
+    their semantic score needs no round trip."""
     return {
         "size": size,
-        "_source": [*RESULT_FIELDS, "embedding"],
+        "_source": RESULT_FIELDS,
+        "script_fields": cosine_script_field(vector),
         "query": {
             "bool": {
                 "must": [lexical_clause(lexical_query, phrases)],
@@ -125,31 +149,24 @@ def knn_search(
     phrases: Sequence[str],
     filters: list[dict[str, Any]],
     ef_search: int | None = None,
+    lexical_query: str = "",
+    size: int | None = None,
 ) -> dict[str, Any]:
-    """The kNN sub-search (efficient filtering inside HNSW); ``_score`` is the kNN score."""
+    """The kNN sub-search, carrying both scores of every hit in the same round trip.
+
+    The HNSW top-``k`` (efficient filtering inside HNSW) is a *filter* clause, so it picks the
+    hits but does not score them; the lexical clause (the BM25 sub-search's own) is a ``should``,
+    so each hit's ``_score`` is exactly its BM25 (0 when no query term matches) — the value an
+    ids-restricted BM25 search of that document would return. Its cosine comes in the ``cosine``
+    script field. Hits are ordered by BM25, not similarity: ``size`` (default ``k``) must cover
+    every shard's top-``k`` (``k`` × shards searched) and the caller cuts by cosine.
+    """
+    bool_query: dict[str, Any] = {"filter": [knn_query(vector, k, filters, ef_search), coverage_filter(terms, phrases)]}
+    if lexical_query.strip() or phrases:
+        bool_query["should"] = [lexical_clause(lexical_query, phrases)]
     return {
-        "size": k,
+        "size": size or k,
         "_source": RESULT_FIELDS,
-        "query": {
-            "bool": {
-                "must": [knn_query(vector, k, filters, ef_search)],
-                "filter": [coverage_filter(terms, phrases)],
-            }
-        },
-    }
-
-
-def fill_in_search(
-    ids: Sequence[str], lexical_query: str, phrases: Sequence[str], filters: list[dict[str, Any]]
-) -> dict[str, Any]:
-    """BM25 of given documents only: the same lexical clause, restricted by ids."""
-    return {
-        "size": len(ids),
-        "_source": False,
-        "query": {
-            "bool": {
-                "must": [lexical_clause(lexical_query, phrases)],
-                "filter": [*filters, {"ids": {"values": list(ids)}}],
-            }
-        },
+        "script_fields": cosine_script_field(vector),
+        "query": {"bool": bool_query},
     }

@@ -139,7 +139,7 @@ def cluster(base_settings: Settings) -> Iterator[LocalCluster]:
         log=lambda m: print(f"[cluster] {m}"),
     )
     t0 = time.monotonic()
-    c.start(timeout_s=240)
+    c.start(timeout_s=480)
     _report("start_s", round(time.monotonic() - t0, 1))
     try:
         yield c
@@ -159,7 +159,7 @@ def client(settings3: Settings) -> OpenSearch:
     return make_client(settings3)
 
 
-def _wait_health(client: OpenSearch, status: str, index: str = "", timeout_s: float = 60.0) -> str:
+def _wait_health(client: OpenSearch, status: str, index: str = "", timeout_s: float = 180.0) -> str:
     """Wait until the cluster (or one index) is at least ``status``; returns the status seen.
 
     Polled from here: the client reads a ``timeout`` query parameter as its own socket timeout."""
@@ -432,9 +432,9 @@ def test_sigkill_a_node_under_load_loses_and_doubles_nothing(
     cluster.kill_node(victim)
     killed_at = time.monotonic()
     for t in writers:
-        t.join(timeout=180)
+        t.join(timeout=480)
     load.writers_done.set()
-    searcher.join(timeout=30)
+    searcher.join(timeout=120)
     assert not any(t.is_alive() for t in [*writers, searcher]), "the load did not finish in time"
     load_s = time.monotonic() - t0
     logging.getLogger("opensearch").removeHandler(attempts)
@@ -445,7 +445,7 @@ def test_sigkill_a_node_under_load_loses_and_doubles_nothing(
     # restart the node: time until it answers, and until the cluster is green again
     _wait_nodes(client, 2)
     restart_at = time.monotonic()
-    cluster.start(timeout_s=240)
+    cluster.start(timeout_s=480)
     green_s = time.monotonic() - restart_at
 
     client.indices.refresh(index=index)

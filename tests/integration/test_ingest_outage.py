@@ -4,6 +4,7 @@ is lost or doubled. Runs its own single node (ports 9231/9331): the shared node 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,9 +53,10 @@ def test_opensearch_down_10s_during_ingestion(settings, redis_url, own_node, tmp
     worker = WorkerProcess(worker_env(s, bulk_max_docs=50), tmp_path / "worker.log", "outage")
     try:
         worker.start()
+        run = uuid.uuid4().hex[:8]  # task ids of this run only
         jobs = [
             IngestJob(
-                task_id=f"outage-{j}",
+                task_id=f"outage-{run}-{j}",
                 tenant_id="acme",
                 items=[MemoryItem(memory_id=f"o{j}-{i}", content=f"batch {j} memory {i}") for i in range(100)],
             )
@@ -63,7 +65,7 @@ def test_opensearch_down_10s_during_ingestion(settings, redis_url, own_node, tmp
         for job in jobs:
             queue.submit(job)
         deadline = time.monotonic() + 180
-        while queue.status("acme", "outage-0").state.value != "succeeded":
+        while queue.status("acme", jobs[0].task_id).state.value != "succeeded":
             assert time.monotonic() < deadline, worker.log()[-3000:]
             time.sleep(0.2)
 
@@ -73,6 +75,7 @@ def test_opensearch_down_10s_during_ingestion(settings, redis_url, own_node, tmp
         during = [queue.status("acme", j.task_id).state.value for j in jobs]
         own_node.start()
         print(f"OpenSearch was down {time.monotonic() - stopped:.0f}s; task states meanwhile: {during}")
+        assert any(state != "succeeded" for state in during), "the outage came after the work"
 
         statuses = wait_celery_tasks(queue, "acme", [j.task_id for j in jobs], timeout_s=300)
         assert all(st.state.value == "succeeded" and st.failed == 0 for st in statuses.values()), statuses

@@ -8,6 +8,7 @@ process it started.
 from __future__ import annotations
 
 import time
+import uuid
 import zlib
 from collections.abc import Iterator
 from dataclasses import replace
@@ -100,7 +101,11 @@ def test_kill_9_mid_batch_then_every_memory_exactly_once(wsettings, workers, que
     big = [f"k{i}" for i in range(1000)]
     small = [[f"s{j}-{i}" for i in range(100)] for j in range(2)]
     w1 = workers("w1", bulk_max_docs=25, embedding_batch_size=16)
-    jobs = [_job("kill-big", "acme", big), *(_job(f"kill-small-{j}", "acme", ids) for j, ids in enumerate(small))]
+    run = uuid.uuid4().hex[:8]
+    jobs = [
+        _job(f"kill-big-{run}", "acme", big),
+        *(_job(f"kill-small-{run}-{j}", "acme", ids) for j, ids in enumerate(small)),
+    ]
     for job in jobs:
         queue.submit(job)
     # wait until the big batch is partly written, then crash the worker
@@ -111,12 +116,12 @@ def test_kill_9_mid_batch_then_every_memory_exactly_once(wsettings, workers, que
     w1.kill9()
     at_kill = _count(client, wsettings, "acme")
     assert 0 < at_kill < len(big), f"not mid-batch: {n}, {at_kill}"
-    assert queue.status("acme", "kill-big").state.value == "running"  # it never finished
+    assert queue.status("acme", jobs[0].task_id).state.value == "running"  # it never finished
 
     workers("w2", bulk_max_docs=25, embedding_batch_size=16)
     statuses = wait_celery_tasks(queue, "acme", [j.task_id for j in jobs], timeout_s=240)
     assert all(s.state.value == "succeeded" and s.failed == 0 for s in statuses.values()), statuses
-    assert statuses["kill-big"].indexed == len(big)
+    assert statuses[jobs[0].task_id].indexed == len(big)
     ids = memory_ids(client, wsettings, "acme")
     expected = big + [i for ids in small for i in ids]
     assert len(ids) == len(expected) and sorted(ids) == sorted(expected)  # each once, none lost
@@ -125,14 +130,17 @@ def test_kill_9_mid_batch_then_every_memory_exactly_once(wsettings, workers, que
 def test_same_batch_delivered_twice_leaves_the_count_unchanged(wsettings, workers, queue, client) -> None:
     workers("w1")
     ids = [f"d{i}" for i in range(200)]
-    job = _job("dup-1", "acme", ids, refresh=True)
+    run = uuid.uuid4().hex[:8]
+    job = _job(f"dup-{run}-1", "acme", ids, refresh=True)
     queue.submit(job)
-    wait_celery_tasks(queue, "acme", ["dup-1"], timeout_s=120)
+    wait_celery_tasks(queue, "acme", [job.task_id], timeout_s=120)
     assert _count(client, wsettings, "acme") == 200
     # the very same message again (a redelivery), then the same batch under a new task id
     queue.submit(job)
-    queue.submit(job.model_copy(update={"task_id": "dup-2"}))
-    statuses = wait_celery_tasks(queue, "acme", ["dup-1", "dup-2"], timeout_s=120)
+    assert queue.status("acme", job.task_id).state.value in ("queued", "running")  # not the old result
+    again = job.model_copy(update={"task_id": f"dup-{run}-2"})
+    queue.submit(again)
+    statuses = wait_celery_tasks(queue, "acme", [job.task_id, again.task_id], timeout_s=120)
     assert all(s.indexed == 200 for s in statuses.values())
     assert sorted(memory_ids(client, wsettings, "acme")) == sorted(ids)
 
@@ -173,11 +181,12 @@ def test_malformed_item_is_dead_lettered_and_the_others_land(wsettings, workers,
     assert service.mode == "workers"
     items = [MemoryItem(memory_id=f"g{i}", content=f"good memory {i}") for i in range(20)]
     items.insert(7, MemoryItem(memory_id="bad", content="bad date", timestamp="2023-13-45"))
-    service.queue.submit(IngestJob(task_id="dl-1", tenant_id="acme", items=items, refresh=True))
-    task = wait_task(worker_api, acme, "dl-1", timeout_s=120)
+    task_id = f"dl-{uuid.uuid4().hex[:8]}"
+    service.queue.submit(IngestJob(task_id=task_id, tenant_id="acme", items=items, refresh=True))
+    task = wait_task(worker_api, acme, task_id, timeout_s=120)
     assert (task["state"], task["indexed"], task["failed"]) == ("succeeded", 20, 1), task
-    assert worker_api.get("/v1/tasks/dl-1", headers=other).status_code == 404
-    page = worker_api.get("/v1/dead-letters", params={"task_id": "dl-1"}, headers=acme).json()
+    assert worker_api.get(f"/v1/tasks/{task_id}", headers=other).status_code == 404
+    page = worker_api.get("/v1/dead-letters", params={"task_id": task_id}, headers=acme).json()
     assert page["total"] == 1
     dead = page["items"][0]
     assert dead["memory_id"] == "bad" and dead["error_type"] == "mapper_parsing_exception"

@@ -135,22 +135,19 @@ def test_recall_needs_a_key(api, alice) -> None:
     assert api.post("/v1/recall", json={"query": "equity"}, headers={"X-API-Key": "bsk_nope"}).status_code == 401
 
 
-def test_fill_in_gives_knn_hits_their_real_bm25(api, alice, client) -> None:
+def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, monkeypatch) -> None:
     """With one candidate per sub-search, the kNN hit is not a BM25 hit: its BM25 comes from the
-    ids-restricted fill-in and must equal the engine's BM25 of that document."""
+    kNN sub-search itself (the HNSW top-k as a filter, the BM25 clause scoring) and must equal the
+    engine's BM25 of that document under an ids-restricted BM25 search."""
     state = api.app.state.brain
     s = state.settings.model_copy(update={"recall_candidates_min": 1, "recall_candidates_factor": 1})
     retriever = Retriever(state.client, s, state.query_cache, state.graph)
     req = RecallRequest(query="salary compensation at the bank for the CTO", limit=1, focus="broad")
-    from brain_search.intent import analyze
     from brain_search.retrieval import queries
-    from brain_search.scoring import query_terms
 
-    intent = analyze(req.query)
-    filters = queries.scope_filter("alice")
-    vec = state.query_cache.encode_query(req.query)
-    cands = retriever._search("alice", intent, query_terms(intent.lexical_query), vec, filters, 1)
-    retriever._fill_in("alice", intent, filters, cands, vec)
+    plan = retriever.plan("alice", req)
+    intent = plan.intent
+    cands = retriever._search("alice", plan)
     assert 1 <= len(cands) <= 2
     for c in cands.values():
         ref = client.search(
@@ -168,5 +165,15 @@ def test_fill_in_gives_knn_hits_their_real_bm25(api, alice, client) -> None:
         hits = ref["hits"]["hits"]
         assert c.bm25 == pytest.approx(hits[0]["_score"] if hits else 0.0, rel=1e-6)
         assert c.cosine is not None
+    calls = []
+    real_msearch = state.client.msearch
+
+    def counting_msearch(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real_msearch(*args, **kwargs)
+
+    monkeypatch.setattr(state.client, "msearch", counting_msearch)
+    out = retriever.recall("alice", req)
+    assert out.results and len(calls) == 1  # one round trip: no fill-in search
     resp = retriever.recall("alice", req)
     assert resp.candidates == len(cands)
