@@ -1,5 +1,13 @@
 """Tenants and API keys. A key maps to exactly one tenant; keys are stored hashed (SHA-256 of a
-high-entropy random secret) and never logged. Every request's tenant comes from its key."""
+high-entropy random secret) and never logged: nothing here puts a key (or its hash) into a log
+line or an error message. Every request's tenant comes from its key.
+
+The HTTP API (``api/deps.py``) and the MCP server over HTTP (``api/app.py``) share these keys
+through ``api_key_from_headers`` + ``KeyStore.resolve``. Over stdio the MCP server takes its tenant
+from its settings instead.
+
+A revoked key stops working at once in the process that revoked it and within ``cache_ttl_s``
+(5 s) in every other process."""
 
 from __future__ import annotations
 
@@ -11,10 +19,10 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from opensearchpy import NotFoundError, OpenSearch
+from opensearchpy import ConflictError, NotFoundError, OpenSearch
 
 from brain_search.config import Settings
-from brain_search.errors import InvalidInput, NotFound, Unauthorized
+from brain_search.errors import Conflict, InvalidInput, NotFound, Unauthorized
 
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 KEY_PREFIX = "bsk_"
@@ -22,6 +30,15 @@ KEY_PREFIX = "bsk_"
 
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+def api_key_from_headers(authorization: str | None, x_api_key: str | None) -> str | None:
+    """The key of ``X-API-Key: <key>`` or ``Authorization: Bearer <key>`` (X-API-Key wins)."""
+    if x_api_key:
+        return x_api_key.strip()
+    if authorization and authorization.lower().startswith("bearer "):
+        return authorization[7:].strip()
+    return None
 
 
 def validate_tenant_id(tenant_id: str) -> str:
@@ -73,7 +90,10 @@ class KeyStore:
     def create_tenant(self, tenant_id: str, name: str | None = None) -> dict[str, Any]:
         validate_tenant_id(tenant_id)
         doc = {"tenant_id": tenant_id, "name": name or tenant_id, "created_at": datetime.now(UTC).isoformat()}
-        self.client.index(index=self.tenants_index, id=tenant_id, body=doc, params={"refresh": "wait_for"})
+        try:
+            self.client.create(index=self.tenants_index, id=tenant_id, body=doc, params={"refresh": "true"})
+        except ConflictError:
+            raise Conflict(f"tenant {tenant_id!r} already exists") from None
         return doc
 
     def get_tenant(self, tenant_id: str) -> dict[str, Any]:
@@ -99,8 +119,17 @@ class KeyStore:
             "revoked": False,
             "created_at": datetime.now(UTC).isoformat(),
         }
-        self.client.index(index=self.keys_index, id=hash_key(key), body=doc, params={"refresh": "wait_for"})
+        self.client.index(index=self.keys_index, id=hash_key(key), body=doc, params={"refresh": "true"})
         return key_id, key
+
+    def list_keys(self, tenant_id: str) -> list[dict[str, Any]]:
+        """The tenant's keys without their secrets: key_id, label, revoked, created_at."""
+        self.get_tenant(tenant_id)
+        r = self.client.search(
+            index=self.keys_index,
+            body={"query": {"term": {"tenant_id": tenant_id}}, "size": 1000, "sort": [{"created_at": "asc"}]},
+        )
+        return [h["_source"] for h in r["hits"]["hits"]]
 
     def revoke_key(self, key_id: str) -> None:
         r = self.client.search(index=self.keys_index, body={"query": {"term": {"key_id": key_id}}, "size": 1})
@@ -111,7 +140,7 @@ class KeyStore:
             index=self.keys_index,
             id=hits[0]["_id"],
             body={"doc": {"revoked": True, "revoked_at": datetime.now(UTC).isoformat()}},
-            params={"refresh": "wait_for"},
+            params={"refresh": "true"},
         )
         with self._lock:
             self._cache.pop(hits[0]["_id"], None)

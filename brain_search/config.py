@@ -35,6 +35,10 @@ class Settings(BaseSettings):
     opensearch_password: SecretStr | None = None
     opensearch_timeout_s: float = 30.0
     opensearch_pool_size: int = 16
+    # TLS towards OpenSearch (https:// URLs): verify against this CA bundle (PEM); turning
+    # verification off is only for a workstation stack on self-signed demo certificates
+    opensearch_ca_certs: Path | None = None
+    opensearch_verify_certs: bool = True
 
     # --- local OpenSearch obtained through Maven --------------------------------------------
     opensearch_version: str = "3.5.0"
@@ -56,6 +60,11 @@ class Settings(BaseSettings):
     hnsw_ef_construction: int = 128
     hnsw_ef_search: int = 100
 
+    # --- recall -----------------------------------------------------------------------------
+    recall_candidates_factor: int = 3  # candidates per sub-search = factor × limit ...
+    recall_candidates_min: int = 30  # ... but at least this many
+    recall_candidates_max: int = 300
+
     # --- Redis / Celery ---------------------------------------------------------------------
     redis_url: str | None = None
     redis_port: int = 6379
@@ -66,6 +75,7 @@ class Settings(BaseSettings):
     embedding_backend: Literal["auto", "onnx", "torch"] = "auto"
     embedding_batch_size: int = 64
     query_cache_size: int = 4096
+    query_embedding_threads: int = 1  # onnxruntime intra-op threads of the API's embedder (0: default)
 
     # --- evaluation -------------------------------------------------------------------------
     data_dir: Path | None = None  # LoCoMo / SciFact; None: ../shared/data beside the repo or the cwd
@@ -74,6 +84,7 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8080
     admin_key: SecretStr | None = None
+    mcp_tenant: str | None = None  # the tenant of the stdio MCP server
 
     # --- ingestion (request limits) ---------------------------------------------------------
     ingest_max_batch: int = 1000  # memories per POST /v1/memories

@@ -58,6 +58,7 @@ class SentenceTransformerEmbedder:
         backend: Literal["auto", "onnx", "torch"] = "auto",
         batch_size: int = 64,
         name: str = "all-MiniLM-L6-v2",
+        intra_op_threads: int = 0,
     ) -> None:
         _offline()
         from sentence_transformers import SentenceTransformer  # heavy: import on construction only
@@ -69,7 +70,9 @@ class SentenceTransformerEmbedder:
         if backend in ("auto", "onnx"):
             try:
                 onnx_dir = self._onnx_export(source, models_dir)
-                self._model = SentenceTransformer(str(onnx_dir), device="cpu", backend="onnx")
+                self._model = SentenceTransformer(
+                    str(onnx_dir), device="cpu", backend="onnx", model_kwargs=_onnx_kwargs(intra_op_threads)
+                )
                 self.backend = "onnx"
             except Exception as exc:
                 if backend == "onnx":
@@ -122,6 +125,25 @@ class SentenceTransformerEmbedder:
         return np.asarray(vecs, dtype=np.float32)
 
 
+def _onnx_kwargs(intra_op_threads: int) -> dict[str, object]:
+    """Session options for onnxruntime: ``intra_op_threads`` > 0 pins the threads one encode may
+    use (0 keeps onnxruntime's default, one per core, spinning while idle).
+
+    Why 1 for the API: concurrent requests already keep the cores busy, and a pool of spinning
+    threads per encode fights them; on the 2-core machine a single-query encode under load took
+    about half the time with one thread (docs/performance.md).
+    """
+    if intra_op_threads <= 0:
+        return {}
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = intra_op_threads
+    opts.inter_op_num_threads = 1
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return {"session_options": opts}
+
+
 class QueryCache:
     """Thread-safe LRU of query text → vector in front of an embedder."""
 
@@ -149,10 +171,12 @@ class QueryCache:
         return vec
 
 
-def make_embedder(settings: Settings) -> SentenceTransformerEmbedder:
+def make_embedder(settings: Settings, intra_op_threads: int = 0) -> SentenceTransformerEmbedder:
+    """The model for batch encoding (default threads), or for queries with ``intra_op_threads``."""
     return SentenceTransformerEmbedder(
         settings.models_dir,
         settings.embedding_backend,
         settings.embedding_batch_size,
         settings.embedding_model,
+        intra_op_threads,
     )

@@ -3,6 +3,7 @@
 BrainSearchError
 ├── InvalidInput          bad request data: a field and a reason (HTTP 422)
 ├── NotFound              an object that does not exist for this tenant (HTTP 404)
+├── Conflict              the request is valid but the current state refuses it (HTTP 409)
 ├── Unauthorized          missing, unknown or revoked key (HTTP 401)
 ├── StoreUnavailable      OpenSearch cannot be reached or answered with a server error (HTTP 503)
 └── SetupError            the local stack cannot be obtained or started (CLI message, exit 1)
@@ -27,6 +28,15 @@ class NotFound(BrainSearchError):
         super().__init__(f"{kind} {ident!r} not found")
         self.kind = kind
         self.ident = ident
+
+
+class Conflict(BrainSearchError):
+    """Valid input that the current state refuses (a node that still holds memories, a duplicate)."""
+
+    def __init__(self, reason: str, **details: object) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.details = details
 
 
 class Unauthorized(BrainSearchError):

@@ -22,6 +22,8 @@ command -v redis-server >/dev/null || need+=(redis-server)
 if [ "${BRAIN_BROWSER_TESTS:-1}" = "1" ]; then
   command -v chromium >/dev/null || need+=(chromium)
   command -v chromedriver >/dev/null || need+=(chromium-driver)
+  # the tier headings of the page are emoji (spec 5.3); without this font screenshots show boxes
+  [ -e /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || need+=(fonts-noto-color-emoji)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then

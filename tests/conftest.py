@@ -120,3 +120,33 @@ def make_tenant(api):  # type: ignore[no-untyped-def]
         return {"Authorization": f"Bearer {r.json()['key']}"}
 
     return _make
+
+
+@pytest.fixture
+def live_api(api, api_state) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The same app served by a real uvicorn on a free loopback port (for the browser and the
+    HTTP CLI); yields its base URL. Shares the wiped indices and the state of `api`."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    from brain_search.api.app import create_app
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(state=api_state), host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, name="live-api", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the live API server did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)

@@ -4,29 +4,36 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
+import anyio
 from fastapi import APIRouter, FastAPI
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+from brain_search.api.deps import api_key_from_headers
 from brain_search.api.errors import install_error_handlers
-from brain_search.api.routes import admin, health, memories
+from brain_search.api.routes import admin, health, memories, nodes, page, recall
 from brain_search.api.state import AppState
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
 from brain_search.embedding import QueryCache, make_embedder
 from brain_search.graph import GraphStore
 from brain_search.ingest.service import make_ingest_service
+from brain_search.mcp_server import build_server
+from brain_search.models import RecallRequest, RecallResponse
+from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client
 from brain_search.store.templates import install_memories_index
 
 # Routers of the service, in order. Later modules append theirs here.
-ROUTERS: list[APIRouter] = [health.router, admin.router, memories.router]
+ROUTERS: list[APIRouter] = [health.router, admin.router, recall.router, memories.router, nodes.router, page.router]
 # Hooks that add services to AppState.services at startup (name → factory(state)).
 SERVICE_FACTORIES: dict[str, Callable[[AppState], object]] = {"ingest": make_ingest_service}
 
 
 def build_state(settings: Settings) -> AppState:
     client = make_client(settings)
-    embedder = make_embedder(settings)
+    embedder = make_embedder(settings, settings.query_embedding_threads)
     if embedder.dimension != settings.embedding_dimension:
         raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
     install_memories_index(client, settings, embedder.dimension)
@@ -40,16 +47,47 @@ def build_state(settings: Settings) -> AppState:
     return state
 
 
+def _retriever(state: AppState) -> Retriever:
+    return Retriever(state.client, state.settings, state.query_cache, state.graph)
+
+
+SERVICE_FACTORIES["retriever"] = _retriever
+
+
+def _mcp_app(app: FastAPI) -> StreamableHTTPSessionManager:
+    """`brain_recall` over streamable HTTP at /mcp/, with the same API keys as the HTTP API."""
+
+    def recall_fn(tenant: str, req: RecallRequest) -> RecallResponse:
+        retriever: Retriever = app.state.brain.services["retriever"]
+        return retriever.recall(tenant, req)
+
+    async def tenant_fn(request: Any) -> str:
+        headers = getattr(request, "headers", {}) or {}
+        key = api_key_from_headers(headers.get("authorization"), headers.get("x-api-key"))
+        resolved: str = await anyio.to_thread.run_sync(app.state.brain.keys.resolve, key)
+        return resolved
+
+    manager = StreamableHTTPSessionManager(build_server(recall_fn, tenant_fn), stateless=True, json_response=True)
+
+    async def handle(scope: Any, receive: Any, send: Any) -> None:
+        await manager.handle_request(scope, receive, send)
+
+    app.mount("/mcp", handle)
+    return manager
+
+
 def create_app(settings: Settings | None = None, state: AppState | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.brain = state or build_state(settings or load_settings())
-        yield
-        for service in app.state.brain.services.values():
-            close = getattr(service, "close", None)
-            if callable(close):
-                close()
-        app.state.brain.client.close()
+        async with mcp_manager.run():
+            yield
+        if state is None:  # a state passed in (tests) belongs to the caller
+            for service in app.state.brain.services.values():
+                close = getattr(service, "close", None)
+                if callable(close):
+                    close()
+            app.state.brain.client.close()
 
     app = FastAPI(
         title="brain-search",
@@ -60,4 +98,5 @@ def create_app(settings: Settings | None = None, state: AppState | None = None) 
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    mcp_manager = _mcp_app(app)
     return app

@@ -8,6 +8,7 @@ from fastapi import Depends, Header, Request
 from opensearchpy import OpenSearch
 
 from brain_search.api.state import AppState
+from brain_search.auth import api_key_from_headers
 from brain_search.config import Settings
 from brain_search.errors import Unauthorized
 
@@ -30,14 +31,6 @@ def get_client(state: StateDep) -> OpenSearch:
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 ClientDep = Annotated[OpenSearch, Depends(get_client)]
-
-
-def api_key_from_headers(authorization: str | None, x_api_key: str | None) -> str | None:
-    if x_api_key:
-        return x_api_key.strip()
-    if authorization and authorization.lower().startswith("bearer "):
-        return authorization[7:].strip()
-    return None
 
 
 def get_tenant(

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import ConnectionTimeout, TransportError
 
-from brain_search.errors import InvalidInput, NotFound, StoreUnavailable, Unauthorized
+from brain_search.errors import Conflict, InvalidInput, NotFound, StoreUnavailable, Unauthorized
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,10 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(NotFound)
     async def _not_found(_: Request, exc: NotFound) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=404)
+
+    @app.exception_handler(Conflict)
+    async def _conflict(_: Request, exc: Conflict) -> JSONResponse:
+        return JSONResponse({"detail": exc.reason, **exc.details}, status_code=409)
 
     @app.exception_handler(Unauthorized)
     async def _unauthorized(_: Request, exc: Unauthorized) -> JSONResponse:

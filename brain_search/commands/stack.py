@@ -54,7 +54,11 @@ def up(
 
 def down(redis: bool = typer.Option(True, help="also stop the local Redis")) -> None:
     """Stop the local stack; leaves no process behind."""
+    from brain_search.demo import api_process, worker_process
+
     settings = load_settings()
+    api_process(settings).stop()
+    worker_process(settings).stop()
     LocalCluster(settings, log=_log).stop()
     if redis:
         LocalRedis(settings, log=_log).stop()

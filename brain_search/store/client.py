@@ -15,7 +15,12 @@ def make_client(settings: Settings) -> OpenSearch:
         hosts=[u.strip() for u in settings.opensearch_url.split(",")],
         http_auth=auth,
         timeout=settings.opensearch_timeout_s,
-        maxsize=settings.opensearch_pool_size,
+        # opensearch-py's keyword is pool_maxsize; an unknown `maxsize` is silently ignored and
+        # leaves a pool of ONE connection: every concurrent request then opens and discards one
+        pool_maxsize=settings.opensearch_pool_size,
         retry_on_timeout=False,
         http_compress=False,
+        verify_certs=settings.opensearch_verify_certs,
+        ca_certs=str(settings.opensearch_ca_certs) if settings.opensearch_ca_certs else None,
+        ssl_show_warn=settings.opensearch_verify_certs,
     )

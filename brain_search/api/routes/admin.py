@@ -49,6 +49,21 @@ def create_key(tenant_id: str, body: KeyIn, state: StateDep, _: AdminDep) -> Key
     return KeyOut(key_id=key_id, tenant_id=tenant_id, key=key)
 
 
+class KeyInfo(BaseModel):
+    key_id: str
+    tenant_id: str
+    label: str
+    revoked: bool
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+
+@router.get("/tenants/{tenant_id}/keys")
+def list_keys(tenant_id: str, state: StateDep, _: AdminDep) -> list[KeyInfo]:
+    """The tenant's keys, without their secrets."""
+    return [KeyInfo(**k) for k in state.keys.list_keys(tenant_id)]
+
+
 @router.delete("/keys/{key_id}", status_code=status.HTTP_204_NO_CONTENT)
 def revoke_key(key_id: str, state: StateDep, _: AdminDep) -> None:
     state.keys.revoke_key(key_id)

@@ -1,0 +1,128 @@
+"""X-axis: knowledge-graph nodes of the caller's tenant. Another tenant's node is a 404."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain_search.api.deps import StateDep, TenantDep
+from brain_search.graph import MAX_NEIGHBOR_DEPTH, Neighbor, Node
+from brain_search.graph_ops import DeleteResult, MoveResult, TaskInfo, delete_node, get_task, move_node
+
+router = APIRouter(prefix="/v1/nodes", tags=["nodes"])
+
+
+class NodeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(..., min_length=1, max_length=2000, description="a path like 'aiConnected/Brain'")
+    description: str | None = Field(None, max_length=4000)
+    id: str | None = Field(None, description="optional stable id; derived from the label when absent")
+
+
+class NodePatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str | None = Field(None, min_length=1, max_length=2000, description="a new path: moves the subtree")
+    description: str | None = Field(None, max_length=4000)
+
+
+class NodeList(BaseModel):
+    nodes: list[Node]
+    next_after: str | None = Field(default=None, description="pass as `after` for the next page")
+
+
+class Neighborhood(BaseModel):
+    node: Node
+    depth: int
+    neighbors: list[Neighbor]
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+def create_node(body: NodeIn, state: StateDep, tenant: TenantDep) -> Node:
+    """Create a node (and its missing ancestors)."""
+    return state.graph.create(tenant, body.label, body.description, body.id)
+
+
+@router.get("")
+def list_nodes(
+    state: StateDep,
+    tenant: TenantDep,
+    prefix: Annotated[str | None, Query(max_length=2000, description="label starts with this string")] = None,
+    subtree: Annotated[str | None, Query(max_length=2000, description="this label path and below")] = None,
+    label: Annotated[str | None, Query(max_length=2000, description="exactly this label path")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    after: Annotated[str | None, Query(description="last label of the previous page")] = None,
+) -> NodeList:
+    """The tenant's nodes sorted by label, filtered by a label prefix, a subtree or an exact label."""
+    if label is not None:
+        return NodeList(nodes=[state.graph.get_by_label(tenant, label)])
+    nodes = state.graph.list_nodes(tenant, prefix=prefix, subtree=subtree, limit=limit, after=after)
+    return NodeList(nodes=nodes, next_after=nodes[-1].label if len(nodes) == limit else None)
+
+
+@router.get("/tasks/{task_id}")
+def node_task(task_id: str, state: StateDep, tenant: TenantDep) -> TaskInfo:
+    """Progress of a move (memories re-labelled) or cascading delete (memories deleted)."""
+    return get_task(state.graph, tenant, task_id)
+
+
+@router.get("/{node_id}")
+def get_node(node_id: str, state: StateDep, tenant: TenantDep) -> Node:
+    return state.graph.get(tenant, node_id)
+
+
+@router.patch("/{node_id}")
+def patch_node(node_id: str, body: NodePatch, state: StateDep, tenant: TenantDep, response: Response) -> MoveResult:
+    """Change the description and / or the label. A new label moves the node with its subtree;
+    the memories follow through a task (202 with `task`; poll `GET /v1/nodes/tasks/{task_id}`)."""
+    node = state.graph.get(tenant, node_id)
+    if "description" in body.model_fields_set:
+        node = state.graph.set_description(tenant, node.id, body.description)
+    result = MoveResult(node=node, relabelled_nodes=0)
+    if body.label is not None:
+        result = move_node(state.graph, tenant, node.id, body.label)
+    if result.task is not None:
+        response.status_code = status.HTTP_202_ACCEPTED
+    return result
+
+
+@router.delete("/{node_id}")
+def remove_node(
+    node_id: str,
+    state: StateDep,
+    tenant: TenantDep,
+    response: Response,
+    cascade: Annotated[bool, Query(description="also delete descendant nodes and every memory under them")] = False,
+) -> DeleteResult:
+    """Delete a node. Refused (409) while it has descendants or memories unless `cascade=true`."""
+    result = delete_node(state.graph, tenant, node_id, cascade=cascade)
+    if result.task is not None:
+        response.status_code = status.HTTP_202_ACCEPTED
+    return result
+
+
+@router.post("/{node_id}/related/{other}")
+def add_related(node_id: str, other: str, state: StateDep, tenant: TenantDep) -> Node:
+    """Relate two nodes (both directions; idempotent)."""
+    return state.graph.relate(tenant, node_id, other, add=True)
+
+
+@router.delete("/{node_id}/related/{other}")
+def remove_related(node_id: str, other: str, state: StateDep, tenant: TenantDep) -> Node:
+    """Remove the edge (both directions; idempotent)."""
+    return state.graph.relate(tenant, node_id, other, add=False)
+
+
+@router.get("/{node_id}/neighbors")
+def neighbors(
+    node_id: str,
+    state: StateDep,
+    tenant: TenantDep,
+    depth: Annotated[int, Query(ge=1, le=MAX_NEIGHBOR_DEPTH)] = 1,
+) -> Neighborhood:
+    """Parent, children and related nodes, breadth-first up to `depth` hops."""
+    node, found = state.graph.neighbors(tenant, node_id, depth)
+    return Neighborhood(node=node, depth=depth, neighbors=found)

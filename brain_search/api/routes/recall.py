@@ -1,0 +1,31 @@
+"""`POST /v1/recall`: the spec's MCP parameters in, the spec's response out (+ timings)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+
+from brain_search.api.deps import StateDep, TenantDep
+from brain_search.models import RecallRequest, RecallResponse
+from brain_search.retrieval.pipeline import Retriever
+
+router = APIRouter(prefix="/v1", tags=["recall"])
+
+
+def get_retriever(state: StateDep) -> Retriever:
+    retriever: Retriever = state.services["retriever"]
+    return retriever
+
+
+RetrieverDep = Annotated[Retriever, Depends(get_retriever)]
+
+
+@router.post("/recall")
+def recall(body: RecallRequest, tenant: TenantDep, retriever: RetrieverDep) -> RecallResponse:
+    """Retrieve memories from Brain's 3-D memory space.
+
+    Every result carries both a lexical precision and an embedding similarity (0–1), its Z
+    position (0 exact … 1 broad) and its relevance; `query_analysis` says which Z was targeted.
+    """
+    return retriever.recall(tenant, body)

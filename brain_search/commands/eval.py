@@ -1,0 +1,105 @@
+"""CLI: `brain-search eval` — the evaluation harness on LoCoMo and BEIR SciFact (see
+``brain_search/eval``): retrieval quality of every system, exact-match precision, intent accuracy.
+Writes a Markdown report with plots and ``results.json`` into ``--out``."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from brain_search.eval.report import EvalReport
+
+console = Console()
+
+
+def _csv(value: str, allowed: tuple[str, ...], what: str) -> list[str]:
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    bad = [v for v in items if v not in allowed]
+    if bad or not items:
+        raise typer.BadParameter(f"{what} must be a comma list of {', '.join(allowed)}")
+    return items
+
+
+def eval_cmd(
+    parts: str = typer.Option("retrieval,exact,intent", "--parts", help="comma list: retrieval, exact, intent"),
+    datasets: str = typer.Option("locomo,scifact", "--datasets", help="comma list: locomo, scifact"),
+    split: str = typer.Option("both", "--split", help="dev | test | both (test = the held-out split)"),
+    quick: bool = typer.Option(False, "--quick", help="a small subset (2 conversations, 80 claims, 60 phrases)"),
+    out: Path = typer.Option(None, "--out", help="report folder (default docs/eval, or out/eval-quick with --quick)"),
+    index_prefix: str = typer.Option("bt-evalrun", "--index-prefix", help="indices are <prefix>-<dataset>-…"),
+    phrases: int = typer.Option(600, "--phrases", min=10, help="exact-match phrases per split"),
+    brain: bool = typer.Option(True, "--brain/--no-brain", help="include Brain Z-naive and Z-aware"),
+    reindex: bool = typer.Option(False, "--reindex", help="rebuild the evaluation indices even if current"),
+    fusion_field: str = typer.Option(
+        "content.en", "--fusion-field", help="BM25 field of the fusion baselines (content.en won on dev)"
+    ),
+) -> None:
+    """Evaluate retrieval (LoCoMo, SciFact), exact-match precision and intent detection."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from brain_search.config import load_settings
+    from brain_search.eval.report import write_report
+    from brain_search.eval.runner import DATASETS, PARTS, EvalOptions, EvalRunner
+    from brain_search.store.client import make_client
+
+    if split not in ("dev", "test", "both"):
+        raise typer.BadParameter("--split must be dev, test or both")
+    if fusion_field not in ("content", "content.en"):
+        raise typer.BadParameter("--fusion-field must be content or content.en")
+    options = EvalOptions(
+        parts=_csv(parts, PARTS, "--parts"),
+        datasets=_csv(datasets, DATASETS, "--datasets"),
+        splits=("dev", "test") if split == "both" else (split,),  # type: ignore[arg-type]
+        quick=quick,
+        phrases=phrases,
+        brain=brain,
+        reindex=reindex,
+        fusion_field=fusion_field,
+    )
+    settings = load_settings(index_prefix=index_prefix + ("-quick" if quick else ""))
+    out = out or (Path("out/eval-quick") if quick else Path("docs/eval"))
+    command = "brain-search " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as progress:
+
+        def bar(description: str, total: int) -> Callable[[int], None]:
+            task = progress.add_task(description, total=total)
+            return lambda n: progress.advance(task, n)
+
+        runner = EvalRunner(
+            make_client(settings), settings, options, bar, log=lambda m: progress.console.print(f"· {m}")
+        )
+        report = runner.run(command)
+    path = write_report(report, out)
+    _summary(report)
+    console.print(f"report: {path}")
+
+
+def _summary(report: EvalReport) -> None:
+    from brain_search.eval.report import losses
+
+    for res in report.retrieval:
+        table = Table(title=f"{res.dataset} {res.split} ({len(res.select())} queries)")
+        table.add_column("system")
+        for m in res.metrics:
+            table.add_column(m, justify="right")
+        for s, row in res.table().items():
+            table.add_row(s, *(f"{row[m]:.3f}" for m in res.metrics))
+        console.print(table)
+    for ex in report.exact:
+        console.print(f"exact match {ex.split}: " + ", ".join(f"{s} {ex.precision(s):.3f}" for s in ex.hits))
+    for ir in report.intent:
+        console.print(f"intent {ir.split}: accuracy {ir.accuracy:.3f}, within one tier {ir.within_one:.3f} (n={ir.n})")
+    for line in losses(report):
+        console.print(f"[yellow]Z-aware loses:[/yellow] {line}")

@@ -1,0 +1,32 @@
+"""CLI: `brain-search mcp` runs the MCP server over stdio (tenant from BRAIN_MCP_TENANT)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def mcp(
+    tenant: str = typer.Option(None, help="tenant whose memories are searched (default: BRAIN_MCP_TENANT)"),
+) -> None:
+    """Serve the MCP tool `brain_recall` over stdio. (Over HTTP it is served by `serve` at /mcp/.)"""
+    import logging
+    import os
+
+    import anyio
+
+    from brain_search.api.app import build_state
+    from brain_search.config import load_settings
+    from brain_search.mcp_server import build_server, run_stdio, static_tenant
+    from brain_search.models import RecallRequest, RecallResponse
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    logging.basicConfig(level=logging.WARNING)  # stdout carries the protocol; logs go to stderr
+    settings = load_settings()
+    state = build_state(settings)
+
+    def recall_fn(tenant_id: str, req: RecallRequest) -> RecallResponse:
+        resp: RecallResponse = state.services["retriever"].recall(tenant_id, req)
+        return resp
+
+    server = build_server(recall_fn, static_tenant(tenant or settings.mcp_tenant))
+    anyio.run(run_stdio, server)

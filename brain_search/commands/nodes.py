@@ -1,0 +1,262 @@
+"""CLI: `brain-search nodes ...` (the knowledge graph) and `brain-search tenants ...` (admin),
+both talking to a running API over HTTP.
+
+The API is found at ``--url`` / ``BRAIN_API_URL``; node commands send ``--key`` /
+``BRAIN_API_KEY``, tenant commands send ``--admin-key`` / ``BRAIN_ADMIN_KEY``. Keys are never
+printed back, except the new key that `tenants key` creates (shown once).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+nodes_app = typer.Typer(help="Knowledge-graph nodes (X-axis) of your tenant, through the HTTP API.")
+tenants_app = typer.Typer(help="Tenants and API keys (needs the admin key), through the HTTP API.")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `nodes` and `tenants` to the main command."""
+    app.add_typer(nodes_app, name="nodes")
+    app.add_typer(tenants_app, name="tenants")
+
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+URL_OPT = typer.Option(DEFAULT_URL, "--url", envvar="BRAIN_API_URL", help="base URL of the API")
+KEY_OPT = typer.Option(None, "--key", envvar="BRAIN_API_KEY", help="API key of your tenant", show_default=False)
+ADMIN_OPT = typer.Option(None, "--admin-key", envvar="BRAIN_ADMIN_KEY", help="the admin key", show_default=False)
+JSON_OPT = typer.Option(False, "--json", help="print the raw JSON answer")
+
+
+class Api:
+    """A small HTTP client: errors become a one-line message and exit code 1 (2 for 401)."""
+
+    def __init__(self, url: str, key: str | None, what: str = "--key / BRAIN_API_KEY") -> None:
+        if not key:
+            console.print(f"[bold red]error:[/bold red] no key: pass {what}")
+            raise typer.Exit(2)
+        self.http = httpx.Client(base_url=url.rstrip("/"), headers={"Authorization": f"Bearer {key}"}, timeout=60)
+
+    def call(self, method: str, path: str, **kw: Any) -> Any:
+        try:
+            r = self.http.request(method, path, **kw)
+        except httpx.HTTPError as exc:
+            console.print(f"[bold red]error:[/bold red] API unreachable at {self.http.base_url}: {exc}")
+            raise typer.Exit(1) from None
+        if r.status_code >= 400:
+            console.print(f"[bold red]error {r.status_code}:[/bold red] {_detail(r)}", highlight=False)
+            raise typer.Exit(2 if r.status_code == 401 else 1)
+        return r.json() if r.content else None
+
+    def node_id(self, ref: str) -> str:
+        """Ids go straight into the path; label paths are looked up first."""
+        if "/" not in ref:
+            return ref
+        return str(self.call("GET", "/v1/nodes", params={"label": ref})["nodes"][0]["id"])
+
+
+def _detail(r: httpx.Response) -> str:
+    try:
+        d = r.json().get("detail")
+    except ValueError:
+        return r.text[:300]
+    if isinstance(d, list):
+        return "; ".join(f"{'.'.join(str(x) for x in e.get('loc', [])[1:])}: {e.get('msg')}" for e in d)
+    return str(d)
+
+
+def _print_nodes(nodes: list[dict[str, Any]], title: str | None = None) -> None:
+    table = Table(title=title)
+    for col in ("id", "label", "related", "description"):
+        table.add_column(col)
+    for n in nodes:
+        table.add_row(n["id"], n["label"], str(len(n.get("related") or [])), (n.get("description") or "")[:60])
+    console.print(table)
+
+
+def _follow(api: Api, task: dict[str, Any] | None, wait: bool, as_json: bool) -> None:
+    if task is None:
+        return
+    while wait and not task["completed"] and task["state"] != "unknown":
+        time.sleep(0.5)
+        task = api.call("GET", f"/v1/nodes/tasks/{task['task_id']}")
+        assert task is not None
+    if as_json:
+        print(json.dumps(task))
+        return
+    done = task["updated"] if task["kind"] == "move" else task["deleted"]
+    console.print(
+        f"task {task['task_id']} ({task['kind']}): {task['state']}, {done}/{task['total']} memories"
+        + (f", {task['version_conflicts']} version conflicts" if task["version_conflicts"] else "")
+    )
+
+
+# ------------------------------------------------------------------ nodes
+@nodes_app.command("create")
+def create(
+    label: str = typer.Argument(..., help="a path like aiConnected/Brain"),
+    description: str = typer.Option(None, "--description", "-d"),
+    node_id: str = typer.Option(None, "--id", help="a stable id (default: derived from the label)"),
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Create a node (and its missing ancestors)."""
+    body = {"label": label, "description": description, **({"id": node_id} if node_id else {})}
+    node = Api(url, key).call("POST", "/v1/nodes", json=body)
+    print(json.dumps(node)) if as_json else _print_nodes([node])
+
+
+@nodes_app.command("list")
+def list_(
+    prefix: str = typer.Option(None, help="labels starting with this string"),
+    subtree: str = typer.Option(None, help="this label path and everything under it"),
+    limit: int = typer.Option(1000, min=1, max=1000),
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """The tenant's nodes, sorted by label."""
+    api = Api(url, key)
+    params = {k: v for k, v in {"prefix": prefix, "subtree": subtree, "limit": limit}.items() if v is not None}
+    data = api.call("GET", "/v1/nodes", params=params)
+    print(json.dumps(data)) if as_json else _print_nodes(data["nodes"])
+
+
+@nodes_app.command("get")
+def get(ref: str = typer.Argument(..., help="node id or label path"), url: str = URL_OPT, key: str = KEY_OPT) -> None:
+    """One node as JSON."""
+    api = Api(url, key)
+    print(json.dumps(api.call("GET", f"/v1/nodes/{api.node_id(ref)}"), indent=2))
+
+
+@nodes_app.command("move")
+def move(
+    ref: str = typer.Argument(..., help="node id or label path"),
+    new_label: str = typer.Argument(..., help="the new label path; the subtree and its memories follow"),
+    wait: bool = typer.Option(True, help="wait until the memories are re-labelled"),
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Rename / move a node with its subtree; memories' node_path is re-labelled by a task."""
+    api = Api(url, key)
+    r = api.call("PATCH", f"/v1/nodes/{api.node_id(ref)}", json={"label": new_label})
+    if not as_json:
+        console.print(f"moved to {r['node']['label']} ({r['relabelled_nodes']} node(s))")
+    _follow(api, r["task"], wait, as_json)
+
+
+@nodes_app.command("delete")
+def delete(
+    ref: str = typer.Argument(..., help="node id or label path"),
+    cascade: bool = typer.Option(False, help="also delete descendant nodes and every memory under them"),
+    wait: bool = typer.Option(True, help="wait until the memories are deleted"),
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Delete a node (refused while it holds memories or descendants, unless --cascade)."""
+    api = Api(url, key)
+    r = api.call("DELETE", f"/v1/nodes/{api.node_id(ref)}", params={"cascade": str(cascade).lower()})
+    if not as_json:
+        console.print(f"deleted {len(r['deleted_nodes'])} node(s); {r['memories']} memories under them")
+    _follow(api, r["task"], wait, as_json)
+
+
+def _edge(ref: str, other: str, url: str, key: str, method: str) -> None:
+    api = Api(url, key)
+    node = api.call(method, f"/v1/nodes/{api.node_id(ref)}/related/{api.node_id(other)}")
+    console.print(f"{node['label']}: related to {len(node['related'])} node(s)")
+
+
+@nodes_app.command("relate")
+def relate(ref: str, other: str, url: str = URL_OPT, key: str = KEY_OPT) -> None:
+    """Relate two nodes (both directions)."""
+    _edge(ref, other, url, key, "POST")
+
+
+@nodes_app.command("unrelate")
+def unrelate(ref: str, other: str, url: str = URL_OPT, key: str = KEY_OPT) -> None:
+    """Remove the related edge between two nodes."""
+    _edge(ref, other, url, key, "DELETE")
+
+
+@nodes_app.command("neighbors")
+def neighbors(
+    ref: str,
+    depth: int = typer.Option(1, min=1, max=5),
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Parent, children and related nodes up to --depth hops."""
+    api = Api(url, key)
+    data = api.call("GET", f"/v1/nodes/{api.node_id(ref)}/neighbors", params={"depth": depth})
+    if as_json:
+        print(json.dumps(data))
+        return
+    table = Table(title=f"neighbors of {data['node']['label']}")
+    for col in ("distance", "relation", "label", "id"):
+        table.add_column(col)
+    for nb in data["neighbors"]:
+        table.add_row(str(nb["distance"]), nb["relation"], nb["node"]["label"], nb["node"]["id"])
+    console.print(table)
+
+
+@nodes_app.command("task")
+def task(
+    task_id: str, wait: bool = typer.Option(False), url: str = URL_OPT, key: str = KEY_OPT, as_json: bool = JSON_OPT
+) -> None:
+    """Progress of a move or cascading delete."""
+    api = Api(url, key)
+    _follow(api, api.call("GET", f"/v1/nodes/tasks/{task_id}"), wait, as_json)
+
+
+# ------------------------------------------------------------------ tenants (admin)
+def _admin(url: str, admin_key: str | None) -> Api:
+    return Api(url, admin_key, what="--admin-key / BRAIN_ADMIN_KEY")
+
+
+@tenants_app.command("create")
+def tenant_create(
+    tenant_id: str, name: str = typer.Option(None), url: str = URL_OPT, admin_key: str = ADMIN_OPT
+) -> None:
+    """Create a tenant."""
+    t = _admin(url, admin_key).call("POST", "/v1/admin/tenants", json={"tenant_id": tenant_id, "name": name})
+    console.print(f"tenant {t['tenant_id']} created")
+
+
+@tenants_app.command("list")
+def tenant_list(url: str = URL_OPT, admin_key: str = ADMIN_OPT) -> None:
+    for t in _admin(url, admin_key).call("GET", "/v1/admin/tenants"):
+        console.print(f"{t['tenant_id']}\t{t['name']}\t{t['created_at']}", highlight=False)
+
+
+@tenants_app.command("key")
+def tenant_key(tenant_id: str, label: str = typer.Option(None), url: str = URL_OPT, admin_key: str = ADMIN_OPT) -> None:
+    """Create an API key for a tenant. The key is printed once (stdout); only its hash is stored."""
+    k = _admin(url, admin_key).call("POST", f"/v1/admin/tenants/{tenant_id}/keys", json={"label": label})
+    console.print(f"key id {k['key_id']} for tenant {k['tenant_id']} (shown once, keep it safe):", style="dim")
+    print(k["key"])
+
+
+@tenants_app.command("keys")
+def tenant_keys(tenant_id: str, url: str = URL_OPT, admin_key: str = ADMIN_OPT) -> None:
+    """A tenant's keys (ids and labels; never the secrets)."""
+    for k in _admin(url, admin_key).call("GET", f"/v1/admin/tenants/{tenant_id}/keys"):
+        console.print(f"{k['key_id']}\t{'revoked' if k['revoked'] else 'active'}\t{k['label']}", highlight=False)
+
+
+@tenants_app.command("revoke")
+def tenant_revoke(key_id: str, url: str = URL_OPT, admin_key: str = ADMIN_OPT) -> None:
+    """Revoke a key by its id (the `bsk_<id>_...` part, or as listed by `tenants keys`)."""
+    _admin(url, admin_key).call("DELETE", f"/v1/admin/keys/{key_id}")
+    console.print(f"key {key_id} revoked")

@@ -1,0 +1,165 @@
+"""The main job: bring the local stack up (OpenSearch, Redis, a worker, the API with the page),
+load the shipped sample memories for the tenant ``demo`` when it has none, print the spec 5.3
+tiered view for the spec's example queries, and leave the API running."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
+
+import httpx
+
+from brain_search.config import Settings
+from brain_search.errors import SetupError
+from brain_search.models import RecallResponse
+from brain_search.procs import BackgroundProcess
+from brain_search.render import render_analysis, render_tiered
+from brain_search.stack import start_stack
+
+DEMO_TENANT = "demo"
+# The spec's own examples: the Z-range table (section 2) and natural-language targeting (5.2).
+SPEC_QUERIES = (
+    "Find where I said '53% equity'",
+    "The conversation about Jacob's CTO offer",
+    "What did we discuss about compensation?",
+    "My thinking on fairness in partnerships",
+    "Ideas related to building teams",
+)
+
+
+@dataclass
+class DemoInfo:
+    api_url: str
+    api_key: str
+    admin_key: str
+    loaded: int
+
+
+def sample_memories() -> list[dict[str, Any]]:
+    text = files("brain_search").joinpath("data/sample_memories.jsonl").read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _env(settings: Settings, admin_key: str, redis_url: str | None) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "BRAIN_ADMIN_KEY": admin_key,
+        "BRAIN_CACHE_DIR": str(settings.cache_dir),
+    }
+    env["BRAIN_OPENSEARCH_URL"] = settings.opensearch_url
+    env["BRAIN_INDEX_PREFIX"] = settings.index_prefix
+    if redis_url:
+        env["BRAIN_REDIS_URL"] = redis_url
+    else:
+        env.pop("BRAIN_REDIS_URL", None)
+    return env
+
+
+def api_process(settings: Settings) -> BackgroundProcess:
+    return BackgroundProcess("api", settings.cache_dir / "run")
+
+
+def worker_process(settings: Settings) -> BackgroundProcess:
+    return BackgroundProcess("worker", settings.cache_dir / "run")
+
+
+def _admin_key(settings: Settings) -> str:
+    """The admin key: the setting, else one made for this machine's demo and kept in the cache dir."""
+    if settings.admin_key is not None:
+        return settings.admin_key.get_secret_value()
+    path = settings.cache_dir / "run" / "demo-admin-key"
+    if path.is_file():
+        return path.read_text().strip()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(32)
+    path.write_text(key)
+    path.chmod(0o600)
+    return key
+
+
+def bring_up(settings: Settings, with_worker: bool, log: Callable[[str], None]) -> DemoInfo:
+    info = start_stack(settings, with_redis=with_worker, log=log)
+    settings = settings.model_copy(update={"opensearch_url": info.opensearch_url})
+    admin_key = _admin_key(settings)
+    env = _env(settings, admin_key, info.redis_url)
+    if with_worker and info.redis_url:
+        log("starting a Celery worker")
+        worker_process(settings).start([sys.executable, "-m", "brain_search.cli", "worker"], env)
+    api = api_process(settings)
+    url = f"http://{settings.api_host}:{settings.api_port}"
+    if not api.running():
+        log(f"starting the API on {url}")
+        cmd = [
+            sys.executable, "-m", "uvicorn", "brain_search.api.app:create_app", "--factory",
+            "--host", settings.api_host, "--port", str(settings.api_port), "--log-level", "warning",
+        ]  # fmt: skip
+        api.start(cmd, env)
+    api.wait_http(f"{url}/readyz", timeout_s=120)
+    key = _demo_key(url, admin_key)
+    loaded = _load_samples(url, key, log)
+    return DemoInfo(url, key, admin_key, loaded)
+
+
+def _demo_key(url: str, admin_key: str) -> str:
+    admin = {"Authorization": f"Bearer {admin_key}"}
+    with httpx.Client(base_url=url, headers=admin, timeout=30) as c:
+        r = c.post("/v1/admin/tenants", json={"tenant_id": DEMO_TENANT, "name": "Demo"})
+        if r.status_code != 409:  # 409: the tenant exists from an earlier run
+            r.raise_for_status()
+        r = c.post(f"/v1/admin/tenants/{DEMO_TENANT}/keys", json={"label": "demo"})
+        r.raise_for_status()
+        return str(r.json()["key"])
+
+
+def _load_samples(url: str, key: str, log: Callable[[str], None]) -> int:
+    headers = {"Authorization": f"Bearer {key}"}
+    with httpx.Client(base_url=url, headers=headers, timeout=60) as c:
+        probe = c.post("/v1/recall", json={"query": "equity", "limit": 1})
+        probe.raise_for_status()
+        if probe.json()["results"]:
+            return 0
+        rows = sample_memories()
+        memories = [
+            {
+                "memory_id": m["memory_id"],
+                "content": m["content"],
+                "node_id": m["node"],
+                "timestamp": m["timestamp"],
+                "source": m.get("source"),
+                "conversation_id": m.get("conversation_id"),
+            }
+            for m in rows
+        ]
+        log(f"loading {len(memories)} sample memories for tenant {DEMO_TENANT!r}")
+        r = c.post("/v1/memories", json={"memories": memories, "create_nodes": True, "refresh": True})
+        if r.status_code != 202:
+            raise SetupError(f"loading the sample memories failed: {r.status_code} {r.text[:300]}")
+        task_id = r.json()["task_id"]
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            st = c.get(f"/v1/tasks/{task_id}").json()
+            if st["state"] in ("succeeded", "failed"):
+                if st["state"] == "failed" or st.get("failed"):
+                    raise SetupError(f"sample load ended with failures: {json.dumps(st)[:400]}")
+                return int(st["indexed"])
+            time.sleep(0.5)
+        raise SetupError("the sample load did not finish within 10 minutes")
+
+
+def spec_views(url: str, key: str, queries: tuple[str, ...] = SPEC_QUERIES) -> list[str]:
+    out = []
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as c:
+        for q in queries:
+            r = c.post("/v1/recall", json={"query": q, "tiered": True, "limit": 3})
+            r.raise_for_status()
+            resp = RecallResponse.model_validate(r.json())
+            out.append(f"› {q}\n  {render_analysis(resp)}\n\n{render_tiered(resp, scores=False)}")
+    return out

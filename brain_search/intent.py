@@ -1,0 +1,442 @@
+"""Query intent: where on the Z axis (exact ↔ broad) a query wants its results.
+
+Cues are data (``CUES``): each is a bounded regex with a Z it pulls toward and a weight. Cues
+are matched most specific first and a matched span is consumed, so "what do I think about"
+counts once (not also as "think about"). The target Z is the weighted mean of the cues that
+fired; with none, the query is balanced (spec 3.2). Every regex is linear-time: no nested
+quantifiers, and the input is length-checked before any matching.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+from brain_search.errors import InvalidInput
+from brain_search.models import MAX_QUERY_CHARS, Intent
+
+
+@dataclass(frozen=True)
+class Cue:
+    name: str
+    pattern: re.Pattern[str]
+    z: float
+    weight: float
+    strip: bool = True  # remove the matched words from the lexical query
+    bound: str | None = None  # "ceil": an explicit request for exactness caps the target; "floor": for breadth
+
+
+@dataclass(frozen=True)
+class QueryIntent:
+    detected_intent: Intent
+    target_z: float
+    z_tolerance: float
+    confidence: float
+    cues: tuple[str, ...]
+    lexical_query: str
+    phrases: tuple[str, ...]
+
+
+class IntentDetector(Protocol):
+    def analyze(self, query: str) -> QueryIntent: ...
+
+
+def _c(
+    name: str, regex: str, z: float, weight: float, strip: bool = True, case: bool = False, bound: str | None = None
+) -> Cue:
+    return Cue(name, re.compile(regex, 0 if case else re.IGNORECASE), z, weight, strip, bound)
+
+
+EXACT_CEILING = 0.15
+BROAD_FLOOR = 0.82
+
+
+_SUBJ = r"(?:i|we|you|he|she|they|[A-Z][a-z]+)"
+_SAY = r"(?:say|said|mention|mentioned|write|wrote|type|typed|note|noted|tell|told|put|ask|asked|use|used|call|called)"
+_CONV = r"(?:conversation|chat|discussion|thread|message|email|text|call|meeting|talk|exchange)s?"
+_NAME = r"(?:[A-Z][^\W\d_]+)"
+
+# Most specific first. z: where the cue pulls the target; weight: how strongly.
+CUES: tuple[Cue, ...] = (
+    # --- exact (Z → 0) ---------------------------------------------------------------------
+    _c("word_for_word", r"\b(?:word[\s-]for[\s-]word|verbatim|letter for letter)\b", 0.05, 3.0, bound="ceil"),
+    _c("exact_wording", r"\b(?:exact|precise) (?:words?|wording|phrase|phrasing|quote|sentence|line)\b", 0.05, 3.0),
+    _c("grep", r"\b(?:grep|ctrl[- ]?f|search (?:my \w+ )?for the (?:string|phrase|words?))\b", 0.05, 2.5),
+    _c("find_conversation_where", rf"\bfind (?:the|that|a|my) {_CONV} (?:where|in which|when)\b", 0.2, 2.5),
+    _c(
+        "find_where_said",
+        rf"\b(?:find |show me |look up |pull up )?(?:exactly )?where (?:did |have |had )?{_SUBJ} (?:\w+ )?{_SAY}\b",
+        0.1,
+        2.5,
+    ),
+    _c("the_one_where_said", rf"\bthe (?:one|time|bit|part|line) (?:where|when) {_SUBJ} {_SAY}\b", 0.1, 2.5),
+    _c(
+        "did_i_ever_say",
+        r"\b(?:did|have) (?:i|we|you) (?:ever )?(?:use|used|write|wrote|say|said|type|typed) (?:the )?(?:words?|phrase|term|line|sentence)\b",
+        0.08,
+        2.5,
+        bound="ceil",
+    ),
+    _c(
+        "containing_words",
+        r"\b(?:containing|contains|with the (?:words?|phrase|term)|mentions? of the (?:word|phrase|term)|the (?:word|phrase|term|wording))\b",
+        0.1,
+        2.0,
+    ),
+    _c(
+        "literally",
+        r"\b(?:literally said|in (?:those|these) (?:exact )?words|the actual (?:words|text|message))\b",
+        0.05,
+        2.5,
+    ),
+    _c("when_said", rf"\b(?:when|the time) (?:did )?{_SUBJ} {_SAY}\b", 0.15, 2.0),
+    _c("quote", r"(?<!'s )(?<!’s )(?<!the )(?<!a )\b(?:quote|quoted|quoting|quotation)\b", 0.1, 2.0),
+    _c("exactly", r"\bexact(?:ly)?\b", 0.1, 2.0, bound="ceil"),
+    _c("specifically", r"\bspecific(?:ally)?\b", 0.15, 1.5),
+    _c("the_message_that_said", rf"\b(?:the|that) {_CONV} (?:that|which) (?:said|says|mentioned)\b", 0.15, 2.0),
+    # --- precise (Z ≈ 0.3) -----------------------------------------------------------------
+    _c("that_conversation_where", rf"\b(?:the|that) {_CONV} (?:where|when|in which)\b", 0.3, 2.0),
+    _c(
+        "that_conversation_about",
+        rf"\b(?:what was |what's )?(?:the|that) {_CONV} (?:about|with|on|regarding)\b",
+        0.3,
+        2.0,
+    ),
+    _c("what_did_name_think", rf"\b[Ww]hat did {_NAME} (?:think|say|feel|mean)\b", 0.3, 2.0, case=True),
+    _c("who_said", rf"\bwho {_SAY}\b", 0.25, 1.5),
+    _c(
+        "factual_question",
+        r"^\W*(?:how (?:much|many|long|far|old|often|big)|which|who (?:was|is|were|did|sent|reached)|"
+        r"where (?:did|was|is|were|do)|when (?:did|was|is|were|will)|what (?:time|day|date|dose|number|price|amount|"
+        r"size|colou?r|kind|type|year|month|name|address|title|score)|what (?:was|is|were) the (?:name|number|date|"
+        r"price|amount|address|title|\w+ (?:time|date|number|name)))\b",
+        0.3,
+        1.5,
+        strip=False,
+    ),
+    _c("did_we_question", r"^\W*(?:did|have|has|was|were) (?:i|we|you|he|she|they)\b", 0.35, 1.0, strip=False),
+    # --- balanced (Z ≈ 0.5) ----------------------------------------------------------------
+    _c(
+        "what_did_we_discuss",
+        r"\bwhat (?:did|have) (?:we|i|you|they) (?:discuss(?:ed)?|talk(?:ed)? about|say about|decide(?:d)?(?: on| about)?|agree(?:d)? on)\b",
+        0.5,
+        2.0,
+    ),
+    _c(
+        "what_do_i_know",
+        r"\b(?:what (?:do|did) (?:i|we) (?:know|have|keep)|what have (?:i|we) (?:got|saved|written|noted|stored|kept)|"
+        r"info(?:rmation)?|tell me|catch me up|summar(?:y|ize|ise)|recap|the latest|overview) (?:on|about|of|regarding)\b",
+        0.5,
+        2.0,
+    ),
+    _c(
+        "status_of",
+        r"\b(?:where (?:are|were|did) (?:we|i) (?:land|end up|stand)|status of|progress on|what(?:'s| is) (?:going on|happening) with|"
+        r"pros and cons|options (?:for|on))\b",
+        0.5,
+        1.5,
+    ),
+    _c("what_came_up", r"\b(?:what|anything that) (?:came|comes|has come) up\b", 0.5, 2.0),
+    _c("anything_about", r"\b(?:anything|something|stuff) (?:about|on|regarding)\b", 0.5, 1.5),
+    _c("notes_on", r"\b(?:notes?|updates?|status) (?:on|about|regarding|for)\b", 0.5, 1.5),
+    _c("what_have_i_learned", r"\bwhat (?:have|did) (?:i|we) learn(?:ed|t)?\b", 0.55, 1.5),
+    _c("discussed_about", r"\b(?:discuss(?:ed|ion|ions)?|talk(?:ed)?) about\b", 0.5, 1.0),
+    # --- conceptual (Z ≈ 0.6–0.7) ----------------------------------------------------------
+    _c("what_do_i_think", r"\bwhat (?:do|did) (?:i|we) (?:think|believe|feel|value|want)\b", 0.62, 2.5),
+    _c(
+        "my_thinking_on",
+        r"\b(?:my|our) (?:\w+ )?(?:thinking|thoughts|views?|opinions?|perspective|take|philosophy|beliefs?|stance|"
+        r"approach|feelings?|reflections?|instincts?|position) (?:on|about|regarding|toward|towards|of|to)\b",
+        0.65,
+        2.5,
+    ),
+    _c("how_do_i_feel", r"\bhow (?:do|did) (?:i|we) (?:really )?(?:feel|think) about\b", 0.68, 2.0),
+    _c("why_do_i", r"\bwhy (?:do|did|am|was|have) (?:i|we)\b", 0.65, 2.0),
+    _c("do_i_like", r"\bdo (?:i|we) (?:\w+ )?(?:like|enjoy|want|love|hate|care|believe|value)\b", 0.65, 2.0),
+    _c("is_it_fair", r"\bis it (?:really )?(?:fair|right|worth|wise|smart|ok|okay|good|bad)\b", 0.68, 2.0),
+    _c(
+        "values",
+        r"\b(?:what (?:matters|motivates|drives|scares|worries) (?:to )?(?:me|us)|my (?:values|priorities|relationship with)|"
+        r"how (?:have|has) (?:i|my \w+) (?:changed|evolved|grown)|should (?:i|we)|how should (?:i|we) (?:approach|think|handle)|"
+        r"am i (?:\w+ )?(?:good|bad|happy|right|wrong|ready))\b",
+        0.66,
+        2.0,
+    ),
+    _c("thinking_about", r"\b(?:think|thought|thinking) (?:about|of|on)\b", 0.7, 1.5),
+    _c("thoughts_on", r"\bthoughts (?:on|about|regarding)\b", 0.65, 1.5),
+    _c("lessons", r"\b(?:lessons?|insights?|takeaways?|principles?)\b", 0.75, 1.0, strip=False),
+    # --- broad (Z → 1) ---------------------------------------------------------------------
+    _c(
+        "explore_everything_related",
+        r"\bexplore (?:everything|anything|all)(?: (?:related to|about|around|on|connected (?:to|with)))?\b",
+        0.9,
+        3.0,
+    ),
+    _c("ideas_similar_to", r"\bideas? (?:similar to|like)\b", 0.78, 3.0),
+    _c("ideas_related", r"\bideas? (?:on|about|related to|around|for|connected to|regarding)\b", 0.85, 2.5),
+    _c("explore", r"\b(?:explore|exploring|brainstorm|brainstorming|free[- ]associat\w*|riff on)\b", 0.9, 2.0),
+    _c("everything_about", r"\beverything (?:about|on|related|around|regarding|connected)\b", 0.9, 2.0, bound="floor"),
+    _c("related_to", r"\b(?:related|connected|relating|relates|linked|tied) (?:to|with)\b", 0.85, 1.5),
+    _c("similar_to", r"\b(?:similar to|reminiscent of|analogous to|along the lines of)\b", 0.8, 1.5),
+    _c("themes", r"\bthem(?:e|es|atic|atically)\b", 0.85, 1.5),
+    _c("patterns", r"\bpatterns?\b", 0.85, 1.5),
+    _c(
+        "recurring",
+        r"\b(?:recurring|common threads?|threads? (?:run|running|that run)|trends?|topics (?:that )?(?:come|keep coming) up)\b",
+        0.85,
+        2.0,
+    ),
+    _c(
+        "generally",
+        r"\b(?:generally|in general|general|overall|broad(?:ly)?|big picture|at large|as a whole|random things|"
+        r"wide net|across (?:all|everything)|loosely)\b",
+        0.85,
+        1.5,
+        bound="floor",
+    ),
+    _c(
+        "adjacent",
+        r"\b(?:tangential(?:ly)?|adjacent|cross[- ]cutting|bigger picture|all the ways|what connects|mind map|"
+        r"anything (?:interesting|useful|relevant)|spark|whatever (?:i|we) (?:have|wrote))\b",
+        0.88,
+        2.0,
+    ),
+    _c("inspiration", r"\b(?:inspiration|analog(?:y|ies)|connections? between|might be useful)\b", 0.9, 1.0),
+)
+
+_QUOTED = re.compile(r'"([^"]{1,300})"|“([^”]{1,300})”|‘([^’]{1,300})’|(?<![A-Za-z])\'([^\n]{1,300}?)\'(?![A-Za-z])')
+_MONEY = re.compile(
+    r"[$€£¥]\s?\d[\d,.]*\s?(?:k|m|bn|million|billion)?\b|\b\d[\d,.]*\s?(?:%|percent\b|dollars\b|euros\b|usd\b)", re.I
+)
+_DATE = re.compile(
+    r"\b(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?|\d{1,2}(?:st|nd|rd|th)? (?:of )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*(?:,? \d{4})?)\b",
+    re.I,
+)
+_RELATIVE_DATE = re.compile(
+    r"\b(?:(?:in|on|since|during|last|this|next|early|late) (?:january|february|march|april|may|june|july|august|"
+    r"september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"the \d{1,2}(?:st|nd|rd|th)|yesterday|last (?:week|night|month|year))\b",
+    re.I,
+)
+_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
+_POSSESSIVE_NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b([A-Z][^\W\d_]{1,30})['’]s\b")
+_NAME_AFTER_PREP = re.compile(r"\b(?:with|from|by|for) ([A-Z][^\W\d_]{1,30})\b")
+_ENTITY = re.compile(r"\b(?:[A-Z][^\W\d_]{1,30}|[A-Z]{2,6}\d{0,3}|[A-Z]\d{1,3})\b")
+_WORD = re.compile(r"[\w$€£%'’-]+")
+
+ABSTRACT_NOUNS = frozenset(
+    [
+        "fairness",
+        "justice",
+        "trust",
+        "leadership",
+        "culture",
+        "growth",
+        "creativity",
+        "happiness",
+        "meaning",
+        "purpose",
+        "motivation",
+        "productivity",
+        "success",
+        "failure",
+        "ambition",
+        "identity",
+        "values",
+        "ethics",
+        "freedom",
+        "balance",
+        "relationships",
+        "partnership",
+        "partnerships",
+        "collaboration",
+        "teamwork",
+        "community",
+        "innovation",
+        "strategy",
+        "vision",
+        "philosophy",
+        "learning",
+        "wisdom",
+        "resilience",
+        "change",
+        "love",
+        "friendship",
+        "honesty",
+        "integrity",
+        "equality",
+        "power",
+        "responsibility",
+        "mindset",
+        "habits",
+        "wellbeing",
+        "well-being",
+        "courage",
+        "fear",
+        "risk",
+        "ownership",
+        "autonomy",
+        "mentorship",
+        "management",
+        "entrepreneurship",
+    ]
+)
+SPECIFIC_STARTERS = frozenset({"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"})
+
+# Tiers on the Z axis (spec section 2): lower bound inclusive.
+TIER_BOUNDS: tuple[tuple[float, Intent], ...] = (
+    (0.2, Intent.exact),
+    (0.4, Intent.precise),
+    (0.6, Intent.balanced),
+    (0.8, Intent.conceptual),
+    (1.01, Intent.broad),
+)
+TIER_TARGETS: dict[Intent, float] = {
+    Intent.exact: 0.1,
+    Intent.precise: 0.3,
+    Intent.balanced: 0.5,
+    Intent.conceptual: 0.7,
+    Intent.broad: 0.9,
+}
+
+
+def intent_for_z(z: float) -> Intent:
+    for bound, intent in TIER_BOUNDS:
+        if z < bound:
+            return intent
+    return Intent.broad
+
+
+def named_entities(text: str) -> list[str]:
+    """Capitalised words that are not sentence-initial, and acronyms (CTO, Q2, PR)."""
+    out = []
+    for m in _ENTITY.finditer(text):
+        before = text[: m.start()].rstrip()
+        if m.group(0) == "I" or not before or before[-1] in '.?!:;"“(':
+            continue
+        out.append(m.group(0))
+    return out
+
+
+def extract_phrases(query: str) -> list[str]:
+    """Quoted phrases in straight, curly or single quotes (apostrophes inside words excluded)."""
+    out = []
+    for m in _QUOTED.finditer(query):
+        phrase = next(g for g in m.groups() if g is not None).strip()
+        if phrase:
+            out.append(phrase)
+    return out
+
+
+def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
+    return any(span[0] < e and s < span[1] for s, e in taken)
+
+
+def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
+    """Detect the Z target of ``query``. ``target_z``, ``z_tolerance`` and ``confidence`` are 0–1."""
+    if len(query) > max_chars:
+        raise InvalidInput("query", f"longer than {max_chars} characters")
+    if not query.strip():
+        raise InvalidInput("query", "empty")
+    fired: list[tuple[str, float, float]] = []
+    taken: list[tuple[int, int]] = []
+    strip_spans: list[tuple[int, int]] = []
+    bounds: set[str] = set()
+
+    phrases = extract_phrases(query)
+    for m in _QUOTED.finditer(query):
+        taken.append(m.span())
+    if phrases:
+        fired.append(("quoted_phrase", 0.05, 3.0))
+
+    for cue in CUES:
+        for m in cue.pattern.finditer(query):
+            if _overlaps(m.span(), taken):
+                continue
+            taken.append(m.span())
+            if cue.strip:
+                strip_spans.append(m.span())
+            fired.append((cue.name, cue.z, cue.weight))
+            if cue.bound:
+                bounds.add(cue.bound)
+            break  # one firing per cue
+
+    outside = "".join(ch if not _overlaps((i, i + 1), taken) else " " for i, ch in enumerate(query))
+    # An opinion / theme cue makes specifics (names, numbers) the topic, not a request for exactness.
+    soft = any(z >= 0.6 for _, z, _ in fired)
+    if phrases and any(z >= 0.75 for n, z, _ in fired if n != "quoted_phrase"):
+        fired[0] = ("quoted_phrase", 0.05, 0.75)  # "ideas similar to '...'": the quote is an example
+    spec_w = 0.3 if soft else 1.0
+    specific = False
+    if _MONEY.search(outside):
+        fired.append(("money_or_percent", 0.2, 1.0 * spec_w))
+        specific = True
+    if _DATE.search(outside) or _RELATIVE_DATE.search(outside):
+        fired.append(("date", 0.25, 1.0 * spec_w))
+        specific = True
+    elif _NUMBER.search(outside) and not specific:
+        fired.append(("number", 0.25, 0.7 * spec_w))
+        specific = True
+    if _POSSESSIVE_NAME.search(outside) or _NAME_AFTER_PREP.search(outside):
+        fired.append(("proper_noun_with_modifier", 0.3, 1.0 * spec_w))
+        specific = True
+    elif named_entities(outside):
+        fired.append(("named_entity", 0.3, 1.0 * spec_w))
+        specific = True
+    words = [w.lower().strip("'’") for w in _WORD.findall(outside)]
+    if not specific and not phrases and any(w in ABSTRACT_NOUNS for w in words):
+        fired.append(("abstract_noun", 0.75, 0.75))
+
+    lexical_query = _strip_spans(query, strip_spans)
+    if not fired:
+        return QueryIntent(Intent.balanced, 0.5, 0.3, 0.5, (), lexical_query, tuple(phrases))
+    total = sum(w for _, _, w in fired)
+    target = sum(z * w for _, z, w in fired) / total
+    if "floor" in bounds and "ceil" not in bounds:
+        target = max(target, BROAD_FLOOR)
+    elif "ceil" in bounds and "floor" not in bounds:
+        target = min(target, EXACT_CEILING)
+    spread = (sum(w * (z - target) ** 2 for _, z, w in fired) / total) ** 0.5
+    confidence = max(0.05, min(1.0, total / 3.0) * (1.0 - min(spread, 0.5)))
+    tolerance = 0.2 if confidence > 0.7 else 0.35 if confidence > 0.4 else 0.3
+    return QueryIntent(
+        detected_intent=intent_for_z(target),
+        target_z=round(target, 4),
+        z_tolerance=tolerance,
+        confidence=round(confidence, 4),
+        cues=tuple(n for n, _, _ in fired),
+        lexical_query=lexical_query,
+        phrases=tuple(phrases),
+    )
+
+
+_LEAD_FILLER = re.compile(
+    r"^(?:\s*(?:find|show|show me|tell me|get|give me|search|search for|look for|look up|pull up|recall|remind me|"
+    r"what|what's|where|can you|could you|please|the|that|a|an|all|my|me|about|of|on|for|to|in|and|or|was|is|did|do)\b[\s,.:;?!]*)+",
+    re.I,
+)
+
+
+def _strip_spans(query: str, spans: list[tuple[int, int]]) -> str:
+    """The query minus cue words (quoted phrases keep their words), minus leading filler."""
+    out = []
+    last = 0
+    for s, e in sorted(spans):
+        out.append(query[last:s])
+        last = max(last, e)
+    out.append(query[last:])
+    text = " ".join("".join(out).split())
+    text = _QUOTED.sub(lambda m: " " + next(g for g in m.groups() if g is not None) + " ", text)
+    stripped = _LEAD_FILLER.sub("", text).strip(" \t?.!,;:")
+    return " ".join(stripped.split()) or " ".join(text.split()).strip(" ?.!")
+
+
+class RegexIntentDetector:
+    """The default detector (the `IntentDetector` protocol's implementation)."""
+
+    def __init__(self, max_chars: int = MAX_QUERY_CHARS) -> None:
+        self.max_chars = max_chars
+
+    def analyze(self, query: str) -> QueryIntent:
+        return analyze(query, self.max_chars)

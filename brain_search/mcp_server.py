@@ -1,0 +1,105 @@
+"""The MCP server: the tool `brain_recall` with the spec's input schema (4.1), over stdio (tenant
+from settings) and streamable HTTP (tenant from the caller's API key, like the HTTP API)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from pydantic import ValidationError
+
+from brain_search.errors import BrainSearchError, Unauthorized
+from brain_search.models import RecallRequest, RecallResponse
+
+TOOL_NAME = "brain_recall"
+
+# Spec 4.1, verbatim except that "auto" is listed in the enum: the spec makes it the default.
+RECALL_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "Natural language query"},
+        "focus": {
+            "type": "string",
+            "enum": ["auto", "exact", "precise", "balanced", "conceptual", "broad"],
+            "default": "auto",
+            "description": "Z-axis targeting preset (auto = intent detection)",
+        },
+        "z_value": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "Explicit Z-axis target (overrides focus)",
+        },
+        "nodes": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "X-axis filter: specific Knowledge Graph nodes",
+        },
+        "limit": {"type": "integer", "default": 10, "description": "Maximum results to return"},
+        "tiered": {"type": "boolean", "default": False, "description": "Return results grouped by Z-tier"},
+    },
+    "required": ["query"],
+}
+TOOL_DESCRIPTION = (
+    "Retrieve memories from Brain's 3D memory space. Every result has a lexical and a semantic score and "
+    "a Z position (0 = exact match … 1 = broad theme); quote a phrase or say 'exactly' for exact matches, "
+    "'ideas related to' or 'explore' for broad ones, or set focus / z_value."
+)
+
+RecallFn = Callable[[str, RecallRequest], RecallResponse]
+TenantFn = Callable[[Any], Awaitable[str]]
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
+        parts.append(f"{loc}: {err['msg']}")
+    return "invalid arguments: " + "; ".join(parts)
+
+
+def build_server(recall: RecallFn, tenant_for_request: TenantFn) -> Server:
+    """A low-level MCP server (exact schema control). ``tenant_for_request`` receives the
+    transport's request (None over stdio) and returns the tenant or raises Unauthorized."""
+    server: Server = Server("brain-search")
+
+    @server.list_tools()
+    async def list_tools() -> list[types.Tool]:
+        return [types.Tool(name=TOOL_NAME, description=TOOL_DESCRIPTION, inputSchema=RECALL_INPUT_SCHEMA)]
+
+    @server.call_tool(validate_input=False)
+    async def call_tool(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
+        if name != TOOL_NAME:
+            raise ValueError(f"unknown tool {name!r}")
+        try:
+            req = RecallRequest.model_validate(arguments or {})
+        except ValidationError as exc:
+            raise ValueError(format_validation_error(exc)) from None
+        tenant = await tenant_for_request(server.request_context.request)
+        try:
+            resp = await anyio.to_thread.run_sync(recall, tenant, req)
+        except BrainSearchError as exc:
+            raise ValueError(str(exc)) from None
+        return [types.TextContent(type="text", text=json.dumps(resp.model_dump(mode="json")))]
+
+    return server
+
+
+def static_tenant(tenant_id: str | None) -> TenantFn:
+    async def _tenant(_: Any) -> str:
+        if not tenant_id:
+            raise Unauthorized("set BRAIN_MCP_TENANT for the stdio MCP server")
+        return tenant_id
+
+    return _tenant
+
+
+async def run_stdio(server: Server) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())

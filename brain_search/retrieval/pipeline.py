@@ -1,0 +1,327 @@
+"""The recall pipeline: intent → query vector → one `_msearch` (BM25 + kNN under the same
+filters) → lexical precision, similarity, Z → Z-aware rank → tiers.
+
+Every returned result carries both real scores from that one round trip: every hit's cosine comes
+from the engine (a script field over the stored vector), and the kNN sub-search scores its hits
+by the same BM25 clause (the HNSW top-k is a filter there), so a kNN hit that is not among the
+BM25 hits still has its exact BM25 — no fill-in search. With several shards the searches use
+``dfs_query_then_fetch`` so BM25 statistics are comparable across shards.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import orjson
+from opensearchpy import OpenSearch
+
+from brain_search.config import Settings
+from brain_search.errors import StoreUnavailable
+from brain_search.graph import GraphStore
+from brain_search.intent import IntentDetector, QueryIntent, RegexIntentDetector
+from brain_search.models import (
+    MemoryResult,
+    NodeRef,
+    QueryAnalysis,
+    RecallRequest,
+    RecallResponse,
+    ResultMetadata,
+    Scores,
+    Tiers,
+    Timings,
+)
+from brain_search.retrieval import queries
+from brain_search.retrieval.presets import apply_overrides
+from brain_search.scoring import (
+    RankingParams,
+    contains_phrase,
+    embedding_similarity,
+    lexical_precision,
+    query_terms,
+    tier_of,
+    z_position,
+    z_relevance,
+)
+
+TIERED_POOL = 50
+
+
+class QueryEncoder(Protocol):
+    def encode_query(self, text: str) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """A recall up to its first round trip (see ``Retriever.plan``); times in ms."""
+
+    intent: QueryIntent
+    source: str
+    filters: list[dict[str, Any]]
+    vector: np.ndarray
+    terms: list[str]
+    k: int
+    has_lexical: bool
+    bodies: list[dict[str, Any]]
+    intent_ms: float
+    embed_ms: float
+
+
+def _hit_cosine(hit: dict[str, Any]) -> float:
+    values = hit.get("fields", {}).get(queries.COSINE_FIELD)
+    if not values:
+        raise StoreUnavailable(f"memory {hit.get('_id')} came back without its cosine (no stored vector?)")
+    return float(values[0])
+
+
+@dataclass
+class Candidate:
+    doc_id: str
+    source: dict[str, Any]
+    bm25: float | None = None
+    cosine: float | None = None
+    matched: set[str] = field(default_factory=set)
+
+
+def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
+    """Candidates per sub-search: ``factor`` × the limit within [min, max], enough for tiers."""
+    k = min(
+        max(limit * settings.recall_candidates_factor, settings.recall_candidates_min), settings.recall_candidates_max
+    )
+    return max(k, TIERED_POOL) if tiered else k
+
+
+class Retriever:
+    def __init__(
+        self,
+        client: OpenSearch,
+        settings: Settings,
+        encoder: QueryEncoder,
+        graph: GraphStore | None = None,
+        detector: IntentDetector | None = None,
+        ranking: RankingParams | None = None,
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.encoder = encoder
+        self.graph = graph
+        self.detector = detector or RegexIntentDetector()
+        self.ranking = ranking or RankingParams()
+        self.search_type = "dfs_query_then_fetch" if settings.shards > 1 else "query_then_fetch"
+
+    # ------------------------------------------------------------------ public
+    def recall(self, tenant_id: str, req: RecallRequest, ranking: RankingParams | None = None) -> RecallResponse:
+        plan = self.plan(tenant_id, req)
+        t_search0 = time.perf_counter()
+        candidates = self._search(tenant_id, plan)
+        t_search = time.perf_counter()
+
+        self._check_scores(candidates)
+        t_fill = time.perf_counter()
+
+        keep = max(req.limit, TIERED_POOL) if req.tiered else req.limit
+        results = self._rank(plan.intent, plan.terms, candidates, ranking or self.ranking, keep)
+        tiers = self._tiers(results, req.limit) if req.tiered else None
+        t_rank = time.perf_counter()
+
+        intent = plan.intent
+        ms = 1000.0
+        return RecallResponse(
+            results=results[: req.limit],
+            tiers=tiers,
+            query_analysis=QueryAnalysis(
+                detected_intent=intent.detected_intent,
+                target_z=intent.target_z,
+                z_tolerance=intent.z_tolerance,
+                confidence=intent.confidence,
+                cues=list(intent.cues),
+                source=plan.source,
+                lexical_query=intent.lexical_query,
+                phrases=list(intent.phrases),
+            ),
+            timings=Timings(
+                intent_ms=plan.intent_ms,
+                embed_ms=plan.embed_ms,
+                search_ms=(t_search - t_search0) * ms,
+                fill_in_ms=(t_fill - t_search) * ms,
+                rank_ms=(t_rank - t_fill) * ms,
+                total_ms=plan.intent_ms + plan.embed_ms + (t_rank - t_search0) * ms,
+            ),
+            candidates=len(candidates),
+        )
+
+    def plan(self, tenant_id: str, req: RecallRequest) -> SearchPlan:
+        """Everything before the first engine round trip: intent, scope, query vector and the
+        ``_msearch`` sub-search bodies. The load benchmark sends exactly these to the bare engine."""
+        t0 = time.perf_counter()
+        detected = self.detector.analyze(req.query)
+        intent, source = apply_overrides(detected, req.focus, req.z_value)
+        t_intent = time.perf_counter()
+
+        node_paths = self._node_paths(tenant_id, req)
+        filters = queries.scope_filter(tenant_id, node_paths, req.since, req.until)
+        vector = self.encoder.encode_query(req.query)
+        t_embed = time.perf_counter()
+
+        k = fetch_size(req.limit, req.tiered, self.settings)
+        terms = query_terms(intent.lexical_query)
+        has_lexical = bool(intent.lexical_query.strip() or intent.phrases)
+        vec = vector.tolist()
+        bodies = []
+        if has_lexical:
+            bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k, vec))
+        # the search is not routed: every shard returns its own top k (cut to k by cosine later)
+        shards = max(1, self.settings.shards)
+        bodies.append(
+            queries.knn_search(
+                vec, k, terms, intent.phrases, filters, self.settings.hnsw_ef_search, intent.lexical_query, k * shards
+            )
+        )
+        return SearchPlan(
+            intent=intent,
+            source=source,
+            filters=filters,
+            vector=vector,
+            terms=terms,
+            k=k,
+            has_lexical=has_lexical,
+            bodies=bodies,
+            intent_ms=(t_intent - t0) * 1000.0,
+            embed_ms=(t_embed - t_intent) * 1000.0,
+        )
+
+    def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:
+        """The NDJSON body of one ``_msearch`` over the memories alias.
+
+        No routing: with routing the DFS phase only sees the tenant's shard(s), whose BM25
+        statistics mix in whichever tenants share them, so scores would depend on the shard
+        layout. Unrouted, every shard answers (the tenant filter keeps the hits the tenant's) and
+        the statistics are the index's: the same recall as on one shard (tests/integration/
+        test_cluster.py). Documents are still written with routing=tenant.
+
+        orjson, not json: the bodies carry the query vector three times and the standard
+        encoder's float repr made this the largest Python cost of a recall (about 20× slower
+        for 384 floats); the output parses back to the same floats."""
+        header = orjson.dumps({"index": self.settings.memories_alias, "search_type": self.search_type})
+        return b"".join(header + b"\n" + orjson.dumps(b) + b"\n" for b in bodies).decode()
+
+    # ------------------------------------------------------------------ stages
+    def _node_paths(self, tenant_id: str, req: RecallRequest) -> list[str]:
+        if not req.nodes:
+            return []
+        if self.graph is None:
+            raise StoreUnavailable("node filters need the knowledge graph store")
+        return self.graph.expand_scope(tenant_id, req.nodes, req.expand_related)
+
+    def _msearch(self, tenant_id: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        resp = self.client.msearch(body=self.msearch_payload(tenant_id, bodies))
+        out = []
+        for r in resp["responses"]:
+            if "error" in r:
+                # a failed sub-search is a failure of the recall, never "no results"
+                raise StoreUnavailable(f"sub-search failed: {json.dumps(r['error'])[:300]}")
+            out.append(r)
+        return out
+
+    def _search(self, tenant_id: str, plan: SearchPlan) -> dict[str, Candidate]:
+        has_lexical = plan.has_lexical
+        responses = self._msearch(tenant_id, plan.bodies)
+        candidates: dict[str, Candidate] = {}
+        if has_lexical:
+            for hit in responses[0]["hits"]["hits"]:
+                candidates[hit["_id"]] = Candidate(
+                    hit["_id"],
+                    hit["_source"],
+                    bm25=float(hit["_score"]),
+                    cosine=_hit_cosine(hit),
+                    matched=set(hit.get("matched_queries", [])),
+                )
+        knn_hits = responses[-1]["hits"]["hits"]
+        if len(knn_hits) > plan.k:  # several shards' top k: keep the k most similar overall
+            knn_hits = sorted(knn_hits, key=_hit_cosine, reverse=True)[: plan.k]
+        for hit in knn_hits:
+            if hit["_id"] in candidates:  # a BM25 hit too: same BM25, same cosine
+                continue
+            bm25 = float(hit["_score"] or 0.0) if has_lexical else 0.0
+            matched = set(hit.get("matched_queries", []))
+            candidates[hit["_id"]] = Candidate(hit["_id"], hit["_source"], bm25, _hit_cosine(hit), matched)
+        return candidates
+
+    @staticmethod
+    def _check_scores(candidates: dict[str, Candidate]) -> None:
+        """Every candidate must hold both scores; a gap is a store failure, never a silent 0."""
+        for c in candidates.values():
+            if c.bm25 is None or c.cosine is None:
+                raise StoreUnavailable(f"memory {c.doc_id} came back without its BM25 or cosine")
+
+    def _rank(
+        self,
+        intent: QueryIntent,
+        terms: list[str],
+        candidates: dict[str, Candidate],
+        ranking: RankingParams,
+        keep: int | None = None,
+    ) -> list[MemoryResult]:
+        """Every candidate scored and ordered; result models built for the first ``keep`` only
+        (building all of them was a measurable share of a recall's CPU)."""
+        cands = list(candidates.values())
+        if not cands:
+            return []
+        best_bm25 = max((c.bm25 or 0.0) for c in cands) or 1.0
+        full_query = intent.lexical_query
+        lex: list[float] = []
+        sem: list[float] = []
+        for c in cands:
+            content = c.source.get("content", "")
+            if intent.phrases:
+                phrase_hit = all(contains_phrase(content, p) for p in intent.phrases)
+            else:
+                phrase_hit = bool(full_query.strip()) and contains_phrase(content, full_query)
+            coverage = (
+                sum(1 for i in range(len(terms)) if queries.term_name(i) in c.matched) / len(terms) if terms else 0.0
+            )
+            lex.append(lexical_precision(phrase_hit, coverage, (c.bm25 or 0.0) / best_bm25))
+            sem.append(embedding_similarity(c.cosine or 0.0))
+        rel = z_relevance(
+            lex,
+            sem,
+            [c.bm25 or 0.0 for c in cands],
+            [c.cosine or 0.0 for c in cands],
+            intent.target_z,
+            intent.z_tolerance,
+            ranking,
+        )
+        order = sorted(range(len(cands)), key=lambda i: (-rel[i], cands[i].doc_id))
+        return [self._result(cands[i], lex[i], sem[i], rel[i]) for i in order[:keep]]
+
+    @staticmethod
+    def _result(c: Candidate, lex: float, sem: float, rel: float) -> MemoryResult:
+        src = c.source
+        meta = src.get("metadata")
+        return MemoryResult(
+            id=src.get("memory_id", c.doc_id),
+            content=src.get("content", ""),
+            node=NodeRef(id=src.get("node_id"), label=src.get("node_path")),
+            scores=Scores(
+                lexical=round(lex, 6), semantic=round(sem, 6), z_position=round(z_position(lex, sem), 6), relevance=rel
+            ),
+            metadata=ResultMetadata(
+                timestamp=src.get("timestamp"),
+                source=src.get("source"),
+                conversation_id=src.get("conversation_id"),
+                extra=meta if isinstance(meta, dict) else None,
+            ),
+        )
+
+    @staticmethod
+    def _tiers(results: list[MemoryResult], per_tier: int) -> Tiers:
+        """Group the best ``TIERED_POOL`` results by Z (spec 3.4), at most ``per_tier`` each."""
+        groups: dict[str, list[MemoryResult]] = {}
+        for r in results[:TIERED_POOL]:
+            bucket = groups.setdefault(tier_of(r.scores.z_position), [])
+            if len(bucket) < per_tier:
+                bucket.append(r)
+        return Tiers(**groups)

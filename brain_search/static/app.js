@@ -1,0 +1,237 @@
+// brain-search power-user page: plain JS over the public API (POST /v1/recall, GET /v1/nodes).
+// The API key is typed in by the user and kept in this browser's localStorage only.
+"use strict";
+
+const KEY_STORE = "brain-search.api-key";
+// Spec 5.3 presentation of the spec 3.4 tiers (response field → heading).
+const TIERS = [
+  ["exact_matches", "🎯 Exact Matches", "Z < 0.3", (z) => z < 0.3],
+  ["precise_matches", "📍 Precise Matches", "Z 0.3–0.5", (z) => z >= 0.3 && z < 0.5],
+  ["semantic_matches", "💭 Conceptual Matches", "Z 0.5–0.7", (z) => z >= 0.5 && z < 0.7],
+  ["conceptual_matches", "🌐 Broad Matches", "Z ≥ 0.7", (z) => z >= 0.7],
+];
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  key: $("api-key"), keyStatus: $("key-status"), query: $("query"), slider: $("z-slider"), auto: $("auto"),
+  readout: $("z-readout"), intent: $("intent"), nodeInput: $("node-input"), nodeOptions: $("node-options"),
+  chips: $("node-chips"), expand: $("expand"), limit: $("limit"), analysis: $("analysis"), error: $("error"),
+  results: $("results"), tpl: $("result-tpl"),
+};
+const state = { nodes: [], picked: [], seq: 0, last: null };
+
+function apiKey() { return localStorage.getItem(KEY_STORE) || ""; }
+
+async function api(method, path, body) {
+  const headers = { Accept: "application/json" };
+  if (apiKey()) headers.Authorization = `Bearer ${apiKey()}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const data = await r.json().catch(() => ({}));
+  if (!r.ok) {
+    const d = data.detail;
+    const msg = Array.isArray(d) ? d.map((e) => `${(e.loc || []).slice(1).join(".")}: ${e.msg}`).join("; ") : d;
+    const err = new Error(r.status === 401 ? `API key rejected (${msg || "401"})` : `${r.status}: ${msg || r.statusText}`);
+    err.status = r.status;
+    throw err;
+  }
+  return data;
+}
+
+function setPhase(phase) {
+  document.body.dataset.phase = phase;
+}
+
+function showError(msg) {
+  ui.error.hidden = !msg;
+  ui.error.textContent = msg || "";
+}
+
+// ---------------------------------------------------------------- key and nodes
+async function loadNodes() {
+  if (!apiKey()) { ui.keyStatus.textContent = "no key"; return; }
+  try {
+    const data = await api("GET", "/v1/nodes?limit=1000");
+    state.nodes = data.nodes.map((n) => n.label);
+    ui.nodeOptions.replaceChildren(...state.nodes.map((l) => Object.assign(document.createElement("option"), { value: l })));
+    ui.keyStatus.textContent = `key ok · ${state.nodes.length} node(s)`;
+  } catch (e) {
+    ui.keyStatus.textContent = e.status === 401 ? "key rejected" : "nodes unavailable";
+  }
+}
+
+function renderChips() {
+  ui.chips.replaceChildren(...state.picked.map((label) => {
+    const chip = document.createElement("span");
+    chip.className = "chip";
+    chip.dataset.testid = "node-chip";
+    chip.textContent = label;
+    const x = document.createElement("button");
+    x.type = "button";
+    x.textContent = "×";
+    x.title = `remove ${label}`;
+    x.onclick = () => { state.picked = state.picked.filter((l) => l !== label); renderChips(); rerun(); };
+    chip.append(x);
+    return chip;
+  }));
+}
+
+function addNode() {
+  const label = ui.nodeInput.value.trim().replace(/^\/+|\/+$/g, "");
+  if (!label) return;
+  if (state.nodes.length && !state.nodes.includes(label)) { showError(`unknown node ${label}`); return; }
+  if (!state.picked.includes(label)) state.picked.push(label);
+  ui.nodeInput.value = "";
+  showError("");
+  renderChips();
+  rerun();
+}
+
+// ---------------------------------------------------------------- precision slider
+function syncSlider() {
+  ui.slider.disabled = ui.auto.checked;
+  ui.readout.textContent = ui.auto.checked
+    ? `Z target: auto${state.last ? ` → ${state.last.query_analysis.target_z.toFixed(2)}` : ""}`
+    : `Z target: ${Number(ui.slider.value).toFixed(2)}`;
+}
+
+function recallBody() {
+  const body = {
+    query: ui.query.value,
+    focus: "auto",
+    limit: Math.max(1, Math.min(100, Number(ui.limit.value) || 10)),
+    tiered: currentView() === "tiered",
+  };
+  if (!ui.auto.checked) body.z_value = Number(ui.slider.value);
+  if (state.picked.length) {
+    body.nodes = [...state.picked];
+    const depth = Number(ui.expand.value) || 0;
+    if (depth > 0) body.expand_related = depth;
+  }
+  return body;
+}
+
+function currentView() { return document.querySelector("input[name=view]:checked").value; }
+
+// ---------------------------------------------------------------- recall
+async function search() {
+  if (!ui.query.value.trim()) return;
+  const seq = ++state.seq;
+  setPhase("loading");
+  try {
+    const data = await api("POST", "/v1/recall", recallBody());
+    if (seq !== state.seq) return; // a newer search superseded this one
+    state.last = data;
+    showError("");
+    render();
+    setPhase("done");
+  } catch (e) {
+    if (seq !== state.seq) return;
+    showError(e.message);
+    ui.results.replaceChildren();
+    setPhase("error");
+  }
+  document.body.dataset.seq = String(seq);
+}
+
+function rerun() { if (ui.query.value.trim()) search(); }
+
+function render() {
+  const data = state.last;
+  if (!data) return;
+  const qa = data.query_analysis;
+  ui.intent.textContent = `${qa.detected_intent} · conf ${qa.confidence.toFixed(2)}`;
+  ui.intent.dataset.intent = qa.detected_intent;
+  if (ui.auto.checked) ui.slider.value = String(qa.target_z);
+  syncSlider();
+  renderAnalysis(data);
+  if (!data.results.length) {
+    ui.results.replaceChildren(Object.assign(document.createElement("p"), { className: "muted", textContent: "No memories matched." }));
+    return;
+  }
+  ui.results.replaceChildren(...(currentView() === "tiered" ? renderTiers(data) : data.results.map(card)));
+}
+
+function renderAnalysis(data) {
+  const qa = data.query_analysis;
+  const items = [
+    ["intent", qa.detected_intent], ["target Z", qa.target_z.toFixed(2)], ["± tolerance", qa.z_tolerance.toFixed(2)],
+    ["confidence", qa.confidence.toFixed(2)], ["from", qa.source || "auto"],
+    ["cues", (qa.cues || []).join(", ") || "—"], ["results", String(data.results.length)],
+  ];
+  if (data.timings) items.push(["time", `${data.timings.total_ms.toFixed(1)} ms`]);
+  ui.analysis.replaceChildren(...items.map(([k, v]) => {
+    const s = document.createElement("span");
+    s.append(`${k}: `, Object.assign(document.createElement("b"), { textContent: v }));
+    return s;
+  }));
+  ui.analysis.hidden = false;
+}
+
+function renderTiers(data) {
+  return TIERS.map(([field, title, range, inTier]) => {
+    const items = data.tiers ? data.tiers[field] || [] : data.results.filter((r) => inTier(r.scores.z_position));
+    const sec = document.createElement("section");
+    sec.className = "tier";
+    sec.dataset.testid = `tier-${field}`;
+    const h = document.createElement("h2");
+    h.append(`${title} `, Object.assign(document.createElement("span"), { className: "count", textContent: `(${range}) · ${items.length}` }));
+    sec.append(h);
+    if (!items.length) sec.append(Object.assign(document.createElement("p"), { className: "empty", textContent: "none" }));
+    sec.append(...items.map(card));
+    return sec;
+  });
+}
+
+function fmtDate(ts) {
+  if (!ts) return "";
+  const d = new Date(ts);
+  if (Number.isNaN(d.getTime())) return "";
+  const opts = { month: "short", day: "numeric", timeZone: "UTC" };
+  if (d.getUTCFullYear() !== new Date().getUTCFullYear()) opts.year = "numeric";
+  return d.toLocaleDateString("en-US", opts);
+}
+
+function card(r) {
+  const el = ui.tpl.content.firstElementChild.cloneNode(true);
+  const s = r.scores;
+  el.dataset.id = r.id;
+  el.dataset.z = String(s.z_position);
+  el.querySelector(".node").textContent = (r.node && (r.node.label || r.node.id)) || "—";
+  const date = fmtDate(r.metadata && r.metadata.timestamp);
+  el.querySelector(".date").textContent = date ? `[${date}]` : "";
+  el.querySelector(".relevance").textContent = `relevance ${s.relevance.toFixed(3)}`;
+  el.querySelector(".content").textContent = r.content;
+  el.querySelector(".marker").style.left = `${(s.z_position * 100).toFixed(1)}%`;
+  el.querySelector(".zval").textContent = s.z_position.toFixed(2);
+  for (const [cls, v] of [["lexical", s.lexical], ["semantic", s.semantic]]) {
+    const box = el.querySelector(`.${cls}`);
+    box.querySelector(".bar div").style.width = `${(v * 100).toFixed(1)}%`;
+    box.querySelector("b").textContent = v.toFixed(2);
+  }
+  return el;
+}
+
+// ---------------------------------------------------------------- wiring
+$("key-form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const k = ui.key.value.trim();
+  if (k) localStorage.setItem(KEY_STORE, k); else localStorage.removeItem(KEY_STORE);
+  ui.key.value = "";
+  ui.key.placeholder = k ? "key saved (type to replace)" : "bsk_…";
+  loadNodes();
+  rerun();
+});
+$("search-form").addEventListener("submit", (ev) => { ev.preventDefault(); search(); });
+$("node-add").addEventListener("click", addNode);
+ui.nodeInput.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); addNode(); } });
+ui.auto.addEventListener("change", () => { syncSlider(); rerun(); });
+ui.slider.addEventListener("input", syncSlider);
+ui.slider.addEventListener("change", rerun);
+ui.expand.addEventListener("change", () => { if (state.picked.length) rerun(); });
+for (const r of document.querySelectorAll("input[name=view]")) r.addEventListener("change", rerun);
+
+if (apiKey()) ui.key.placeholder = "key saved (type to replace)";
+setPhase("idle");
+syncSlider();
+loadNodes();

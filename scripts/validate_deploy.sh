@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Validate the Helm chart offline (CI: `make validate-deploy`, run by `make test`):
+#   helm lint + helm template with the three value sets in helm/brain-search/ci/, the rendered
+#   manifests checked against the Kubernetes JSON schemas, and a render without secrets that
+#   must fail (there are no default secrets).
+# docker-compose.yml is checked by tests/unit/test_deploy_compose.py (Compose schema).
+#
+# Tools are installed once, outside the repository, under $BRAIN_TOOLS_DIR
+# (default: ~/.cache/brain-search-tools):
+#   helm                 go install helm.sh/helm/v3/cmd/helm@$HELM_VERSION (Go module proxy)
+#   kubernetes-validate  from PyPI, into its own virtualenv; the package ships the Kubernetes
+#                        schemas. kubeconform is not used: it downloads its schemas from GitHub
+#                        at run time, which CI cannot reach.
+#
+# The chart's optional dependency (the official OpenSearch chart) lives in a chart repository CI
+# cannot reach either, so unless `helm dependency build` has put it in charts/, the chart is
+# rendered from a copy whose Chart.yaml omits it: our templates for the bundled-OpenSearch mode
+# are still rendered and validated, the dependency's own manifests are not.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+HELM_VERSION=${HELM_VERSION:-v3.22.0}
+KUBERNETES_VALIDATE_VERSION=${KUBERNETES_VALIDATE_VERSION:-1.37.0}
+# the Kubernetes version the manifests must be valid for (the chart's kubeVersion floor is 1.27)
+KUBE_VERSION=${KUBE_VERSION:-1.33.0}
+TOOLS=${BRAIN_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/brain-search-tools}
+CHART=helm/brain-search
+# kinds of CRDs whose schemas no offline package ships (KEDA): rendered, not schema-checked
+NO_SCHEMA_KINDS="ScaledObject TriggerAuthentication"
+
+log() { printf '· %s\n' "$*"; }
+fail() { printf '✗ %s\n' "$*" >&2; exit 1; }
+
+# ---------------------------------------------------------------- tools (idempotent)
+mkdir -p "$TOOLS/bin"
+HELM="$TOOLS/bin/helm"
+# a go-installed helm reports only "v3.22" (no release ldflags), hence a stamp of what was asked for
+# (and, for the same reason, its default Kubernetes version is old: always pass --kube-version)
+if ! [ -x "$HELM" ] || [ "$(cat "$TOOLS/bin/.helm-version" 2>/dev/null)" != "$HELM_VERSION" ]; then
+  command -v go >/dev/null || fail "go is needed to install helm ($HELM_VERSION)"
+  log "installing helm $HELM_VERSION into $TOOLS/bin (go install; first time: several minutes)"
+  GOBIN="$TOOLS/bin" GOFLAGS=-buildvcs=false go install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  echo "$HELM_VERSION" >"$TOOLS/bin/.helm-version"
+fi
+KV_VENV="$TOOLS/kubernetes-validate-$KUBERNETES_VALIDATE_VERSION"
+KV="$KV_VENV/bin/kubernetes-validate"
+if ! [ -x "$KV" ]; then
+  log "installing kubernetes-validate $KUBERNETES_VALIDATE_VERSION into $KV_VENV"
+  rm -rf "$KV_VENV"
+  python3 -m venv "$KV_VENV"
+  "$KV_VENV/bin/pip" install -q "kubernetes-validate==$KUBERNETES_VALIDATE_VERSION"
+fi
+PY="$KV_VENV/bin/python"   # has PyYAML (a dependency of kubernetes-validate)
+
+# ---------------------------------------------------------------- the chart to render
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp -r "$CHART" "$work/chart"
+if ls "$CHART"/charts/opensearch-*.tgz >/dev/null 2>&1; then
+  log "rendering with the OpenSearch dependency from charts/"
+else
+  log "the OpenSearch chart dependency is not in charts/ (no route to its repository): rendering without it"
+  "$PY" - "$work/chart/Chart.yaml" <<'EOF'
+import sys, yaml
+path = sys.argv[1]
+chart = yaml.safe_load(open(path))
+chart["dependencies"] = [d for d in chart.get("dependencies", []) if d["name"] != "opensearch"]
+if not chart["dependencies"]:
+    del chart["dependencies"]
+yaml.safe_dump(chart, open(path, "w"), sort_keys=False)
+EOF
+fi
+
+# ---------------------------------------------------------------- lint, render, validate
+failed=0
+for values in "$CHART"/ci/*-values.yaml; do
+  name=$(basename "$values" -values.yaml)
+  log "helm lint ($name)"
+  "$HELM" lint --strict "$work/chart" -f "$values" --kube-version "$KUBE_VERSION" >"$work/lint-$name.txt" 2>&1 \
+    || { cat "$work/lint-$name.txt"; failed=1; continue; }
+  out="$work/$name.yaml"
+  "$HELM" template brain "$work/chart" -f "$values" --namespace brain --kube-version "$KUBE_VERSION" >"$out" \
+    || { failed=1; continue; }
+  kinds=$("$PY" -c 'import sys, yaml; print(" ".join(sorted(d["kind"] for d in yaml.safe_load_all(open(sys.argv[1])) if d)))' "$out")
+  log "  rendered: $kinds"
+  "$KV" --strict --quiet -k "$KUBE_VERSION" "$out" >"$work/kv-$name.txt" 2>&1 || failed=1
+  # a kind without a schema is only a warning to kubernetes-validate: allow the known CRDs only
+  grep -v -E "^WARN .*Couldn't find schema for kind ($(echo "$NO_SCHEMA_KINDS" | tr ' ' '|')) " "$work/kv-$name.txt" \
+    | grep -E '^(ERROR|WARN|FATAL)' && failed=1
+  log "  $(wc -w <<<"$kinds") manifests checked against the Kubernetes $KUBE_VERSION schemas (strict)"
+done
+
+# no default secrets: without them the render must fail, and say why
+log "render without secrets must fail"
+if err=$("$HELM" template brain "$work/chart" --set externalOpenSearch.url=https://os:9200 2>&1); then
+  echo "$err" | head -20
+  fail "the chart rendered without any secret"
+fi
+grep -q "adminKey" <<<"$err" || { echo "$err"; fail "the failure does not name the missing secret"; }
+log "  refused: $(grep -o 'secrets[^:]*adminKey[^,]*' <<<"$err" | head -1)"
+
+[ "$failed" = 0 ] || fail "deployment validation failed"
+log "helm chart: lint, 3 value sets rendered and valid"

@@ -1,0 +1,99 @@
+"""A fast slice of `brain-search eval` as a regression test: one LoCoMo dev conversation
+(conv-30: 369 turns, 81 questions of categories 1–4) indexed for real, every system run, plus 60
+exact-match phrases. Thresholds sit a little below values measured on this slice (see each
+assertion); a drop below them is a regression in the pipeline, the baselines or the harness."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from opensearchpy import OpenSearch
+
+from brain_search.config import Settings
+from brain_search.embedding import SentenceTransformerEmbedder
+from brain_search.errors import SetupError
+from brain_search.eval.baselines import EngineCandidates, baseline_systems
+from brain_search.eval.brain_systems import Z_AWARE, Z_NAIVE, brain_systems
+from brain_search.eval.datasets import load_locomo, resolve_data_dir, spoken_text
+from brain_search.eval.embed_cache import CachedEmbedder
+from brain_search.eval.exact_match import ExactMatchResult, evaluate_exact_match, phrase_queries, sample_phrases
+from brain_search.eval.indexing import index_dataset
+from brain_search.eval.intent_eval import evaluate_intents, load_labelled_queries, project_detector
+from brain_search.eval.retrieval_eval import LOCOMO_METRICS, RetrievalResult, evaluate_systems
+from brain_search.store.templates import delete_indices
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+CONVERSATION = 1  # conv-30, the smallest dev conversation
+SEED = 20260120
+
+
+@dataclass
+class QuickEval:
+    retrieval: RetrievalResult
+    exact: ExactMatchResult
+
+
+@pytest.fixture(scope="module")
+def quick_eval(
+    client: OpenSearch, stack_settings: Settings, embedder: SentenceTransformerEmbedder
+) -> Iterator[QuickEval]:
+    try:
+        data_dir = resolve_data_dir(stack_settings)
+    except SetupError as exc:
+        pytest.skip(f"evaluation data not available: {exc}")
+    ds = load_locomo(data_dir, conversations=[CONVERSATION])
+    cached = CachedEmbedder(
+        stack_settings.cache_dir / "embeddings", embedder.name, embedder.dimension, lambda: embedder
+    )
+    settings = stack_settings.model_copy(update={"index_prefix": f"{stack_settings.index_prefix}-evalq"})
+    indexed = index_dataset(client, settings, ds, cached)
+    assert indexed.documents == 369
+    systems = baseline_systems(EngineCandidates(client, indexed.settings, cached))
+    systems += brain_systems(client, indexed.settings, cached)
+    phrases = phrase_queries(sample_phrases(ds.memories, 60, SEED, "locomo", text_of=spoken_text), SEED)
+    cached.encode([q.text for q in ds.queries] + [q.query for q in phrases])  # one batch, one cache file
+    retrieval = evaluate_systems(ds, systems, LOCOMO_METRICS, 10)
+    exact = evaluate_exact_match(phrases, systems, ds.content_by_id(), "dev")
+    yield QuickEval(retrieval, exact)
+    delete_indices(client, indexed.settings)
+
+
+def test_slice_is_what_we_measured(quick_eval: QuickEval) -> None:
+    assert len(quick_eval.retrieval.select()) == 81
+    assert len(quick_eval.exact.queries) == 60
+
+
+def test_baselines_hold(quick_eval: QuickEval) -> None:
+    t = quick_eval.retrieval.table()
+    # measured on this slice: nDCG@10 BM25 (content) 0.436, BM25 (content.en) 0.492, kNN 0.295,
+    # min-max (content.en) 0.483, RRF (content.en) 0.445
+    assert t["BM25 (content)"]["nDCG@10"] >= 0.41
+    assert t["BM25 (content.en)"]["nDCG@10"] >= 0.46
+    assert t["kNN"]["nDCG@10"] >= 0.27
+    assert t["min-max 0.5/0.5 (content.en)"]["nDCG@10"] >= 0.45
+    assert t["RRF k=60 (content.en)"]["nDCG@10"] >= 0.42
+
+
+def test_brain_holds(quick_eval: QuickEval) -> None:
+    t = quick_eval.retrieval.table()
+    # measured on this slice: Z-aware nDCG@10 0.516, R@10 0.666, MRR@10 0.486; Z-naive nDCG@10 0.425
+    assert t[Z_AWARE]["nDCG@10"] >= 0.49
+    assert t[Z_AWARE]["R@10"] >= 0.63
+    assert t[Z_AWARE]["MRR@10"] >= 0.46
+    assert t[Z_NAIVE]["nDCG@10"] >= 0.40
+
+
+def test_exact_match_precision(quick_eval: QuickEval) -> None:
+    # measured: Z-aware 1.000 (60/60), BM25 (content) 0.950, kNN 0.417
+    assert quick_eval.exact.precision(Z_AWARE) >= 59 / 60
+    assert quick_eval.exact.precision("BM25 (content)") >= 0.90
+
+
+def test_intent_detection_on_dev() -> None:
+    res = evaluate_intents(load_labelled_queries(), project_detector(), "dev")
+    # measured: accuracy 1.000, within one tier 1.000 (144 dev queries; the patterns are tuned on dev)
+    assert res.accuracy >= 0.95
+    assert res.within_one >= 0.98

@@ -1,0 +1,112 @@
+"""The MCP server through the SDK's own client, over real transports (stdio and streamable HTTP)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+
+import anyio
+import pytest
+import uvicorn
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamablehttp_client
+
+from brain_search.api.app import create_app
+from brain_search.mcp_server import RECALL_INPUT_SCHEMA
+from tests.integration.recall_corpus import index_corpus
+
+pytestmark = pytest.mark.integration
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def alice(api, make_tenant, client):  # type: ignore[no-untyped-def]
+    headers = make_tenant("alice")
+    index_corpus(api.app.state.brain, client, "alice")
+    return headers
+
+
+@pytest.fixture
+def live_server(api):  # type: ignore[no-untyped-def]
+    port = _free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(state=api.app.state.brain), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
+
+
+async def _use(session: ClientSession) -> tuple[list, dict, str]:  # type: ignore[type-arg]
+    await session.initialize()
+    tools = (await session.list_tools()).tools
+    ok = await session.call_tool("brain_recall", {"query": 'Find where I said "53% for me"', "limit": 3})
+    bad = await session.call_tool("brain_recall", {"query": "x", "z_value": 7})
+    assert bad.isError
+    return tools, json.loads(ok.content[0].text), bad.content[0].text  # type: ignore[union-attr]
+
+
+def test_mcp_over_streamable_http(live_server, alice) -> None:
+    async def main() -> tuple[list, dict, str]:  # type: ignore[type-arg]
+        async with (
+            streamablehttp_client(f"{live_server}/mcp/", headers=alice) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            return await _use(session)
+
+    tools, result, error = anyio.run(main)
+    assert [t.name for t in tools] == ["brain_recall"]
+    assert tools[0].inputSchema == RECALL_INPUT_SCHEMA
+    assert result["results"][0]["id"] == "eq"
+    assert result["results"][0]["scores"]["lexical"] == 1.0
+    assert result["query_analysis"]["detected_intent"] == "exact"
+    assert "z_value" in error
+
+
+def test_mcp_over_http_needs_a_key(live_server, alice) -> None:
+    async def main() -> bool:
+        async with (
+            streamablehttp_client(f"{live_server}/mcp/", headers={"X-API-Key": "bsk_wrong"}) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            res = await session.call_tool("brain_recall", {"query": "equity"})
+            return bool(res.isError) and "unknown API key" in res.content[0].text  # type: ignore[union-attr]
+
+    assert anyio.run(main)
+
+
+def test_mcp_over_stdio(api, alice, stack_settings) -> None:
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "BRAIN_INDEX_PREFIX": stack_settings.index_prefix,
+        "BRAIN_OPENSEARCH_URL": stack_settings.opensearch_url,
+        "BRAIN_CACHE_DIR": str(stack_settings.cache_dir),
+        "BRAIN_MCP_TENANT": "alice",
+    }
+    params = StdioServerParameters(command=sys.executable, args=["-m", "brain_search.cli", "mcp"], env=env)
+
+    async def main() -> tuple[list, dict, str]:  # type: ignore[type-arg]
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            return await _use(session)
+
+    tools, result, _ = anyio.run(main)
+    assert tools[0].name == "brain_recall"
+    assert result["results"][0]["id"] == "eq"

@@ -1,0 +1,179 @@
+"""Recall against the real stack (spec sections 3–4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from brain_search.models import RecallRequest
+from brain_search.retrieval.pipeline import Retriever
+from tests.integration.recall_corpus import CORPUS, index_corpus
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def alice(api, make_tenant, client):  # type: ignore[no-untyped-def]
+    headers = make_tenant("alice")
+    index_corpus(api.app.state.brain, client, "alice")
+    return headers
+
+
+def recall(api, headers, **body):  # type: ignore[no-untyped-def]
+    r = api.post("/v1/recall", json=body, headers=headers)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_quoted_phrase_is_first_with_lexical_one(api, alice) -> None:
+    out = recall(api, alice, query='Find where I said "53% for me"')
+    top = out["results"][0]
+    assert top["id"] == "eq"
+    assert top["scores"]["lexical"] == 1.0
+    assert top["scores"]["z_position"] < 0.3
+    assert out["query_analysis"]["detected_intent"] == "exact"
+    assert top["node"]["label"] == "aiConnected/Brain/Architecture"
+    assert top["metadata"]["conversation_id"] == "conv-eq"
+
+
+def test_paraphrase_without_shared_words_is_found_broad(api, alice) -> None:
+    out = recall(api, alice, query="dividing company ownership between cofounders")
+    ids = [r["id"] for r in out["results"][:3]]
+    assert "eq" in ids or "fair" in ids
+    hit = next(r for r in out["results"] if r["id"] in ("eq", "fair"))
+    assert hit["scores"]["lexical"] == 0.0
+    assert hit["scores"]["z_position"] > 0.6
+
+
+def test_every_result_carries_both_scores(api, alice) -> None:
+    out = recall(api, alice, query="CTO compensation and equity", limit=20)
+    assert len(out["results"]) == len(CORPUS)
+    for r in out["results"]:
+        s = r["scores"]
+        assert 0.0 <= s["lexical"] <= 1.0 and 0.0 <= s["semantic"] <= 1.0
+        total = s["lexical"] + s["semantic"]
+        expected = 0.5 if total == 0 else s["semantic"] / total
+        assert s["z_position"] == pytest.approx(expected, abs=1e-5)
+    assert set(out["timings"]) >= {"intent_ms", "embed_ms", "search_ms", "fill_in_ms", "rank_ms", "total_ms"}
+
+
+def test_node_filter_includes_subtree_and_excludes_others(api, alice) -> None:
+    out = recall(api, alice, query="page design equity compensation", nodes=["aiConnected/Brain"], limit=20)
+    labels = {r["node"]["label"] for r in out["results"]}
+    assert labels == {"aiConnected/Brain", "aiConnected/Brain/Architecture"}
+    node_id = api.app.state.brain.graph.get("alice", "aiConnected/Web").id
+    out = recall(api, alice, query="page design", nodes=[node_id], limit=20)
+    assert [r["id"] for r in out["results"]] == ["web"]
+
+
+def test_tenants_never_see_each_other(api, alice, make_tenant, client) -> None:
+    bob = make_tenant("bob")
+    index_corpus(
+        api.app.state.brain, client, "bob", [("b1", "Bob/Notes", "Bob's own equity notes: 53% for me.", "2026-01-01")]
+    )
+    out = recall(api, bob, query='"53% for me"', limit=50)
+    assert [r["id"] for r in out["results"]] == ["b1"]
+    out = recall(api, alice, query="Bob's own equity notes", limit=50)
+    assert "b1" not in [r["id"] for r in out["results"]]
+    assert len(out["results"]) == len(CORPUS)
+
+
+def test_z_value_moves_the_order(api, alice) -> None:
+    q = "bank equity options"
+    exact = recall(api, alice, query=q, z_value=0.1, limit=5)
+    broad = recall(api, alice, query=q, z_value=0.9, limit=5)
+    assert [r["id"] for r in exact["results"]] != [r["id"] for r in broad["results"]]
+
+    def mean_z(out):  # type: ignore[no-untyped-def]
+        return sum(r["scores"]["z_position"] for r in out["results"][:3]) / 3
+
+    assert mean_z(exact) < mean_z(broad)
+    assert exact["query_analysis"]["target_z"] == 0.1 and exact["query_analysis"]["confidence"] == 1.0
+    assert exact["query_analysis"]["source"] == "z_value"
+
+
+def test_tiered_groups_by_spec_boundaries(api, alice) -> None:
+    out = recall(api, alice, query='Find where I said "53% for me"', tiered=True, limit=10)
+    tiers = out["tiers"]
+    bounds = {
+        "exact_matches": (0.0, 0.3),
+        "precise_matches": (0.3, 0.5),
+        "semantic_matches": (0.5, 0.7),
+        "conceptual_matches": (0.7, 1.01),
+    }
+    seen = 0
+    for name, (lo, hi) in bounds.items():
+        for r in tiers[name]:
+            assert lo <= r["scores"]["z_position"] < hi
+            seen += 1
+    assert seen == len(CORPUS)
+    assert tiers["exact_matches"][0]["id"] == "eq"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "   "}, "query"),
+        ({"query": "x" * 2001}, "query"),
+        ({"query": "a", "z_value": 1.5}, "z_value"),
+        ({"query": "a", "z_value": -0.1}, "z_value"),
+        ({"query": "a", "focus": "sideways"}, "focus"),
+        ({"query": "a", "limit": 0}, "limit"),
+        ({"query": "a", "limit": 101}, "limit"),
+        ({"query": "a", "nodes": ["No/Such/Node"]}, "nodes"),
+        ({"query": "a", "surprise": 1}, "surprise"),
+    ],
+)
+def test_bad_input_is_422_naming_the_field(api, alice, body, field) -> None:
+    r = api.post("/v1/recall", json=body, headers=alice)
+    assert r.status_code == 422, r.text
+    assert field in [str(x) for x in r.json()["detail"][0]["loc"]]
+
+
+def test_recall_needs_a_key(api, alice) -> None:
+    assert api.post("/v1/recall", json={"query": "equity"}).status_code == 401
+    assert api.post("/v1/recall", json={"query": "equity"}, headers={"X-API-Key": "bsk_nope"}).status_code == 401
+
+
+def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, monkeypatch) -> None:
+    """With one candidate per sub-search, the kNN hit is not a BM25 hit: its BM25 comes from the
+    kNN sub-search itself (the HNSW top-k as a filter, the BM25 clause scoring) and must equal the
+    engine's BM25 of that document under an ids-restricted BM25 search."""
+    state = api.app.state.brain
+    s = state.settings.model_copy(update={"recall_candidates_min": 1, "recall_candidates_factor": 1})
+    retriever = Retriever(state.client, s, state.query_cache, state.graph)
+    req = RecallRequest(query="salary compensation at the bank for the CTO", limit=1, focus="broad")
+    from brain_search.retrieval import queries
+
+    plan = retriever.plan("alice", req)
+    intent = plan.intent
+    cands = retriever._search("alice", plan)
+    assert 1 <= len(cands) <= 2
+    for c in cands.values():
+        ref = client.search(
+            index=s.memories_alias,
+            routing="alice",
+            body={
+                "query": {
+                    "bool": {
+                        "must": [queries.lexical_clause(intent.lexical_query, intent.phrases)],
+                        "filter": [{"ids": {"values": [c.doc_id]}}],
+                    }
+                }
+            },
+        )
+        hits = ref["hits"]["hits"]
+        assert c.bm25 == pytest.approx(hits[0]["_score"] if hits else 0.0, rel=1e-6)
+        assert c.cosine is not None
+    calls = []
+    real_msearch = state.client.msearch
+
+    def counting_msearch(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real_msearch(*args, **kwargs)
+
+    monkeypatch.setattr(state.client, "msearch", counting_msearch)
+    out = retriever.recall("alice", req)
+    assert out.results and len(calls) == 1  # one round trip: no fill-in search
+    resp = retriever.recall("alice", req)
+    assert resp.candidates == len(cands)

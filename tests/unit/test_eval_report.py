@@ -1,0 +1,57 @@
+"""The report states losses plainly and writes its files (synthetic results, no engine)."""
+
+from pathlib import Path
+
+from brain_search.eval.brain_systems import Z_AWARE, Z_NAIVE
+from brain_search.eval.datasets import Dataset, EvalQuery
+from brain_search.eval.report import EvalReport, losses, tier_ab, write_report
+from brain_search.eval.retrieval_eval import LOCOMO_METRICS, evaluate_systems
+
+
+class _Fixed:
+    def __init__(self, name: str, answers: dict[str, list[str]]) -> None:
+        self.name = name
+        self.answers = answers
+
+    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
+        return self.answers[query][:limit]
+
+
+def _dataset() -> Dataset:
+    qs = [
+        EvalQuery("q1", "t", "when did Ann adopt Miso?", {"a": 1}, "temporal"),
+        EvalQuery("q2", "t", "what do I think about cats?", {"b": 1}, "single-hop"),
+        EvalQuery("q3", "t", "Did Bob adopt a dog?", {"c": 1}, "adversarial"),
+    ]
+    return Dataset("locomo", "test", {"t": []}, qs)
+
+
+def test_losses_and_ab_table(tmp_path: Path) -> None:
+    ds = _dataset()
+    answers_good = {"when did Ann adopt Miso?": ["a"], "what do I think about cats?": ["b"], "Did Bob adopt a dog?": []}
+    answers_half = {
+        "when did Ann adopt Miso?": ["a"],
+        "what do I think about cats?": ["x", "b"],
+        "Did Bob adopt a dog?": [],
+    }
+    systems = [_Fixed("BM25 (content)", answers_good), _Fixed(Z_NAIVE, answers_half), _Fixed(Z_AWARE, answers_half)]
+    res = evaluate_systems(ds, systems, LOCOMO_METRICS, 10)
+    assert res.table()[Z_AWARE]["MRR@10"] == 0.75  # (1 + 1/2) / 2, adversarial left out
+    report = EvalReport(
+        command="brain-search eval",
+        meta={"date": "today"},
+        retrieval=[res],
+        detected={"when did Ann adopt Miso?": "precise", "what do I think about cats?": "conceptual"},
+    )
+    lost = losses(report)
+    assert any("categories 1–4, MRR@10: Z-aware 0.750 < BM25 (content) 1.000" in line for line in lost)
+    assert any("category single-hop" in line for line in lost)
+    rows = {r[0]: r for r in tier_ab(report, "test")}
+    assert rows["precise"] == ["precise", "locomo nDCG@10", "1", "1.000", "1.000", "+0.000"]
+    assert rows["conceptual"][2] == "1" and "exact" not in rows
+    path = write_report(report, tmp_path)
+    text = path.read_text()
+    assert "## Where Z-aware loses" in text and "BM25 (content)" in text
+    assert (tmp_path / "results.json").is_file()
+    assert (tmp_path / "retrieval_locomo_test.png").stat().st_size > 1000
+    assert (tmp_path / "z_ab_test.png").is_file()

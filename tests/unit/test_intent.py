@@ -1,0 +1,136 @@
+import pytest
+
+from brain_search.errors import InvalidInput
+from brain_search.intent import analyze, extract_phrases, intent_for_z
+from brain_search.models import Focus, Intent
+from brain_search.retrieval.presets import FOCUS_PRESETS, apply_overrides
+
+# Spec section 2: the Z-range table.
+SPEC_Z_TABLE = [
+    ("Find where I said '53% equity'", Intent.exact),
+    ("The conversation about Jacob's CTO offer", Intent.precise),
+    ("What did we discuss about compensation?", Intent.balanced),
+    ("My thinking on fairness in partnerships", Intent.conceptual),
+    ("Ideas related to building teams", Intent.broad),
+]
+
+# Spec 5.2: natural-language Z targeting.
+SPEC_NL_TABLE = [
+    ("Find exactly where I said the launch date was moved", 0.1),
+    ("What was that conversation about the office lease", 0.3),
+    ("What do I think about remote work", 0.6),
+    ("Ideas similar to the referral program", 0.8),
+    ("Explore everything related to hiring", 0.9),
+]
+
+
+@pytest.mark.parametrize(("query", "intent"), SPEC_Z_TABLE)
+def test_spec_z_range_table(query: str, intent: Intent) -> None:
+    assert analyze(query).detected_intent == intent
+
+
+@pytest.mark.parametrize(("query", "z"), SPEC_NL_TABLE)
+def test_spec_natural_language_table(query: str, z: float) -> None:
+    assert analyze(query).target_z == pytest.approx(z, abs=0.05)
+
+
+def test_no_cue_is_balanced_like_the_spec() -> None:
+    qi = analyze("compensation")
+    assert (qi.detected_intent, qi.target_z, qi.z_tolerance, qi.confidence) == (Intent.balanced, 0.5, 0.3, 0.5)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['find "53% equity"', "find “53% equity”", "find ‘53% equity’", "find '53% equity'"],
+)
+def test_quoted_phrases_in_any_quotes(query: str) -> None:
+    qi = analyze(query)
+    assert qi.phrases == ("53% equity",)
+    assert qi.detected_intent == Intent.exact
+    assert "quoted_phrase" in qi.cues
+
+
+def test_apostrophes_are_not_quotes() -> None:
+    assert extract_phrases("what's Jacob's take on it, don't you think") == []
+
+
+@pytest.mark.parametrize(
+    ("query", "cue"),
+    [
+        ("show me the message word for word", "word_for_word"),
+        ("specifically the budget numbers", "specifically"),
+        ("find the conversation where Maria mentioned Lisbon", "find_conversation_where"),
+        ("quote me the pricing line", "quote"),
+        ("how much did we pay, $4,500 or so", "money_or_percent"),
+        ("the call on March 3rd", "date"),
+        ("lunch with Jacob last week", "proper_noun_with_modifier"),
+        ("I keep thinking about burnout", "thinking_about"),
+        ("ideas on onboarding", "ideas_related"),
+        ("explore my notes", "explore"),
+        ("stuff related to fundraising", "related_to"),
+        ("something similar to our pricing page", "similar_to"),
+        ("recurring themes in my journal", "themes"),
+        ("patterns in how I plan weeks", "patterns"),
+        ("how do I work generally", "generally"),
+        ("overall, what matters to me", "generally"),
+        ("what I believe about fairness", "abstract_noun"),
+    ],
+)
+def test_appendix_a_cues_fire(query: str, cue: str) -> None:
+    assert cue in analyze(query).cues
+
+
+def test_specific_cue_consumes_its_span() -> None:
+    # "what do I think about" counts once, not also as the broader "think about"
+    assert analyze("What do I think about remote work").cues == ("what_do_i_think",)
+
+
+def test_lexical_query_strips_cue_words_keeps_phrases() -> None:
+    assert analyze("Find where I said '53% equity'").lexical_query == "53% equity"
+    assert analyze("Find exactly where I said the launch date moved").lexical_query == "launch date moved"
+    assert analyze("Ideas related to building teams").lexical_query == "building teams"
+    assert analyze("What did we discuss about compensation?").lexical_query == "compensation"
+
+
+def test_length_limit_is_a_clear_error() -> None:
+    with pytest.raises(InvalidInput, match="longer than"):
+        analyze("x" * 2001)
+    with pytest.raises(InvalidInput):
+        analyze("   ")
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(
+    "evil",
+    [
+        "where " * 330,
+        "'" + "a" * 1998 + "'",
+        '"' * 2000,
+        "find the " * 222,
+        ("a " * 999)[:2000],
+        "1," * 1000,
+    ],
+)
+def test_pathological_inputs_finish(evil: str) -> None:
+    analyze(evil[:2000])
+
+
+def test_intent_for_z_boundaries() -> None:
+    assert [intent_for_z(z) for z in (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)] == [
+        Intent.exact,
+        Intent.precise,
+        Intent.balanced,
+        Intent.conceptual,
+        Intent.broad,
+        Intent.broad,
+    ]
+
+
+def test_z_value_overrides_focus() -> None:
+    qi = analyze("Ideas related to building teams")
+    out, source = apply_overrides(qi, Focus.exact, 0.42)
+    assert (out.target_z, out.z_tolerance, out.confidence, source) == (0.42, 0.15, 1.0, "z_value")
+    out, source = apply_overrides(qi, Focus.exact, None)
+    assert (out.target_z, out.detected_intent, source) == (FOCUS_PRESETS[Focus.exact][0], Intent.exact, "focus")
+    out, source = apply_overrides(qi, Focus.auto, None)
+    assert out is qi and source == "auto"
