@@ -55,6 +55,8 @@ class PhaseResult:
     load_avg: tuple[float, float, float]
     by_name: dict[str, dict[str, float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    cpu_ms: dict[str, float] = field(default_factory=dict)
+    """process label → CPU ms per answered request (warm-up included, so approximate)."""
 
 
 def read_failures(prefix: Path, limit: int = 5) -> list[str]:
@@ -165,7 +167,10 @@ def measure(
     target_rps: float | None = None,
     extra_env: dict[str, str] | None = None,
     tag: str = "",
+    cpu_pids: dict[str, int] | None = None,
 ) -> PhaseResult:
+    """A warm-up and a measured run; ``cpu_pids`` (label → pid) get their CPU per request."""
+    cpu0 = {label: process_tree_cpu_s(pid) for label, pid in (cpu_pids or {}).items()}
     if warmup_s > 0:
         run_locust(user_class, host, workload_file, users, spawn_rate, warmup_s, None, target_rps, extra_env)
     prefix = out / f"{name}{tag}"
@@ -173,6 +178,8 @@ def measure(
     samples = read_samples(prefix)
     agg = summarize(samples)
     names = sorted({x[1] for x in samples})
+    answered = max(agg["requests"] * (1 + warmup_s / duration_s), 1)
+    cpu = {label: (process_tree_cpu_s(pid) - cpu0[label]) * 1000 / answered for label, pid in (cpu_pids or {}).items()}
     return PhaseResult(
         name=name,
         users=users,
@@ -188,6 +195,7 @@ def measure(
         load_avg=os.getloadavg(),
         by_name={n: summarize([x for x in samples if x[1] == n]) for n in names},
         errors=read_failures(prefix),
+        cpu_ms=cpu,
     )
 
 
@@ -370,17 +378,22 @@ def plot_knee(results: Sequence[PhaseResult], png: Path, title: str) -> None:
     plt.close(fig)
 
 
+def cpu_text(r: PhaseResult) -> str:
+    return ", ".join(f"{k} {v:.1f}" for k, v in r.cpu_ms.items()) or "-"
+
+
 def summary_markdown(results: Sequence[PhaseResult], extra: dict[str, Any]) -> str:
     lines = [
-        "| phase | users | target RPS | RPS | requests | errors | p50 ms | p95 ms | p99 ms | load avg (1/5/15) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| phase | users | target RPS | RPS | requests | errors | p50 ms | p95 ms | p99 ms | CPU ms/req"
+        " | load avg (1/5/15) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         target = f"{r.target_rps:g}" if r.target_rps else "open"
         la = "/".join(f"{x:.1f}" for x in r.load_avg)
         lines.append(
             f"| {r.name} | {r.users} | {target} | {r.rps:.1f} | {r.requests} | {r.failures} | {r.p50:.0f} |"
-            f" {r.p95:.0f} | {r.p99:.0f} | {la} |"
+            f" {r.p95:.0f} | {r.p99:.0f} | {cpu_text(r)} | {la} |"
         )
     for k, v in extra.items():
         lines.append(f"\n**{k}**: {v}")

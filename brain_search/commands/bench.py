@@ -78,6 +78,7 @@ def load(
     requests: int = typer.Option(3000, help="requests in the replayed workload"),
     mix: str = typer.Option(None, help="kind=weight,... (default BRAIN_LOAD_MIX or the built-in mix)"),
     server_pid: int = typer.Option(None, help="the API's process id: report its CPU ms per request"),
+    engine_pid: int = typer.Option(None, help="OpenSearch's process id (a node of your own): its CPU per request"),
     out: Path = typer.Option(None, help="output folder"),
 ) -> None:
     """Locust (headless) against a running stack, then the report: p50/p95/p99, RPS, errors,
@@ -99,13 +100,15 @@ def load(
     _log(f"workload: {wl.counts}; corpus {s.memories_alias}; load avg {_load_avg()}")
     results = []
     target = rate or None
+    pids = {"engine": engine_pid} if engine_pid else {}
     if engine:
         _log(f"engine phase: {users} users against {s.opensearch_url}")
+        engine_url = s.opensearch_url.split(",")[0]
         results.append(
             lb.measure(
                 lb.ENGINE,
                 "EngineUser",
-                s.opensearch_url.split(",")[0],
+                engine_url,
                 wl_file,
                 folder,
                 users,
@@ -113,25 +116,23 @@ def load(
                 duration,
                 warmup,
                 target,
+                cpu_pids=pids,
             )
         )
     _log(f"service phase: {users} users against {host}")
-    cpu0 = lb.process_tree_cpu_s(server_pid) if server_pid else 0.0
+    if server_pid:
+        pids = {"api": server_pid, **pids}
     results.append(
-        lb.measure(lb.SERVICE, "RecallUser", host, wl_file, folder, users, spawn_rate, duration, warmup, target)
+        lb.measure(
+            lb.SERVICE, "RecallUser", host, wl_file, folder, users, spawn_rate, duration, warmup, target, cpu_pids=pids
+        )
     )
     service = results[-1]
-    cpu_note = "n/a (give --server-pid)"
-    if server_pid:
-        # the warm-up ran inside the window too: divide by every request the service answered
-        answered = service.requests * (1 + warmup / duration)
-        cpu_note = f"{(lb.process_tree_cpu_s(server_pid) - cpu0) * 1000 / max(answered, 1):.1f} ms (approx.)"
     eng = results[0] if engine else None
     r = lb.ratio(service, eng)
     extra = {
         "corpus": s.memories_alias,
         "service p95 / engine p95": f"{r:.2f}" if r else "n/a",
-        "service CPU per request": cpu_note,
         "workload": wl.counts,
     }
     lb.plot_over_time(
@@ -142,16 +143,21 @@ def load(
     lb.save_summary(folder, results, extra)
     _print_phases(results)
     console.print(f"service p95 ÷ engine p95 = {extra['service p95 / engine p95']}")
-    console.print(f"service CPU per request = {cpu_note}")
     console.print(f"results in {folder}")
     if service.failures:
         console.print(f"[red]{service.failures} errors[/red]: {service.errors}")
         raise typer.Exit(1)
 
 
+def lb_cpu_text(r: PhaseResult) -> str:
+    from brain_search.bench.load import cpu_text
+
+    return cpu_text(r)
+
+
 def _print_phases(results: list[PhaseResult]) -> None:
     t = Table(title="load")
-    for col in ("phase", "users", "target", "RPS", "requests", "errors", "p50", "p95", "p99", "load avg"):
+    for col in ("phase", "users", "target", "RPS", "requests", "errors", "p50", "p95", "p99", "CPU ms/req", "load avg"):
         t.add_column(col)
     for r in results:
         t.add_row(
@@ -164,6 +170,7 @@ def _print_phases(results: list[PhaseResult]) -> None:
             f"{r.p50:.0f}",
             f"{r.p95:.0f}",
             f"{r.p99:.0f}",
+            lb_cpu_text(r),
             "/".join(f"{x:.1f}" for x in r.load_avg),
         )
     console.print(t)
@@ -179,6 +186,8 @@ def knee(
     engine: bool = typer.Option(False, help="also step the bare engine"),
     requests: int = typer.Option(3000, help="requests in the replayed workload"),
     mix: str = typer.Option(None, help="kind=weight,..."),
+    server_pid: int = typer.Option(None, help="the API's process id: its CPU ms per request"),
+    engine_pid: int = typer.Option(None, help="OpenSearch's process id (a node of your own): its CPU per request"),
     out: Path = typer.Option(None, help="output folder"),
 ) -> None:
     """Step the offered load; the knee is the highest achieved RPS with p95 < 200 ms and ≤ 50 ms."""
@@ -197,6 +206,8 @@ def knee(
         log=_log,
     )
     results, engine_results = [], []
+    engine_pids = {"engine": engine_pid} if engine_pid else {}
+    pids = {**({"api": server_pid} if server_pid else {}), **engine_pids}
     for step in [float(x) for x in rates.split(",") if x.strip()]:
         if engine:
             engine_results.append(
@@ -212,14 +223,26 @@ def knee(
                     warmup,
                     step,
                     tag=f"-{step:g}",
+                    cpu_pids=engine_pids,
                 )
             )
         res = lb.measure(
-            lb.SERVICE, "RecallUser", host, wl_file, folder, users, users, duration, warmup, step, tag=f"-{step:g}"
+            lb.SERVICE,
+            "RecallUser",
+            host,
+            wl_file,
+            folder,
+            users,
+            users,
+            duration,
+            warmup,
+            step,
+            tag=f"-{step:g}",
+            cpu_pids=pids,
         )
         _log(
             f"target {step:g}/s → {res.rps:.1f}/s, p50 {res.p50:.0f} p95 {res.p95:.0f} p99 {res.p99:.0f} ms,"
-            f" errors {res.failures}, load {_load_avg()}"
+            f" errors {res.failures}, CPU/req {lb.cpu_text(res)}, load {_load_avg()}"
         )
         results.append(res)
     k200, k50 = lb.knee(results, 199.999), lb.knee(results, 50.0)
@@ -248,7 +271,7 @@ def recall(
     in-process through Retriever (cold then warm query cache) and over HTTP."""
     from brain_search.bench import recall as rb
     from brain_search.bench.corpus import cached_embedder, load_pool
-    from brain_search.bench.load import admin_keys
+    from brain_search.bench.load import CachedVectors, admin_keys
     from brain_search.bench.workload import build_workload, parse_mix
     from brain_search.embedding import QueryCache, make_embedder
     from brain_search.graph import GraphStore
@@ -265,6 +288,10 @@ def recall(
         client, s, QueryCache(make_embedder(s, s.query_embedding_threads), s.query_cache_size), GraphStore(client, s)
     )
     retriever.recall(items[0].tenant, RecallRequest(query="warm up"))  # first call loads lazily
+    # an unmeasured pass with cached vectors first, so the engine's caches are warm for every pass
+    texts = sorted({it.body["query"] for it in items})
+    vectors = CachedVectors(dict(zip(texts, cached_embedder(s).encode(texts), strict=True)))
+    rb.in_process(Retriever(client, s, vectors, GraphStore(client, s)), items, "engine warm-up")
     rows = [rb.in_process(retriever, items, "in-process, cold query cache")]
     rows.append(rb.in_process(retriever, items, "in-process, warm query cache"))
     if host:

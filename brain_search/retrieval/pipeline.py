@@ -173,8 +173,8 @@ class Retriever:
         bodies = []
         if has_lexical:
             bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k, vec))
-        # a routed search reaches routing_partition_size shards, each returning its own top k
-        shards = max(1, min(self.settings.routing_partition_size, self.settings.shards))
+        # the search is not routed: every shard returns its own top k (cut to k by cosine later)
+        shards = max(1, self.settings.shards)
         bodies.append(
             queries.knn_search(
                 vec, k, terms, intent.phrases, filters, self.settings.hnsw_ef_search, intent.lexical_query, k * shards
