@@ -164,10 +164,15 @@ class LoadReport:
     docs_per_s: float
 
 
+LOADTEST_SOURCE = "loadtest"  # memories written by the load test's write items
+
+
 def corpus_count(client: OpenSearch, settings: Settings) -> int:
+    """Memories of the corpus itself (what a load test wrote does not count)."""
     if not client.indices.exists_alias(name=settings.memories_alias):
         return 0
-    return int(client.count(index=settings.memories_alias)["count"])
+    body = {"query": {"bool": {"must_not": [{"term": {"source": LOADTEST_SOURCE}}]}}}
+    return int(client.count(index=settings.memories_alias, body=body)["count"])
 
 
 def load_corpus(

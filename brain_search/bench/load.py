@@ -211,8 +211,10 @@ def process_tree_cpu_s(pid: int) -> float:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        # after the command: state ppid ... utime(12th) stime(13th) counted from state = index 0
-        if int(entry.name) == pid or int(fields[1]) == pid:
+        # after the command, from state = index 0: ppid 1, utime 11, stime 12, cutime 13, cstime 14
+        if int(entry.name) == pid:  # itself plus its children that have exited
+            total += sum(int(x) for x in fields[11:15]) / tick
+        elif int(fields[1]) == pid:
             total += (int(fields[11]) + int(fields[12])) / tick
     return total
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from brain_search.bench.corpus import Pool
+from brain_search.bench.corpus import LOADTEST_SOURCE, Pool
 from brain_search.models import Focus
 from brain_search.scoring import query_terms
 
@@ -116,7 +116,7 @@ def build_workload(
                 "memory_id": f"load-{seed}-{i}",
                 "content": f"{m.content} (noted again)",
                 "node_id": m.node_id,
-                "source": "loadtest",
+                "source": LOADTEST_SOURCE,
             }
         elif kind == "auto":
             tier = rng.choice(list(TIER_TEMPLATES))
