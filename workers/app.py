@@ -49,8 +49,17 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_time_limit": settings.celery_task_time_limit_s,
         "task_soft_time_limit": max(settings.celery_task_time_limit_s * 0.9, settings.celery_task_time_limit_s - 30),
         "worker_prefetch_multiplier": 1,
-        "worker_cancel_long_running_tasks_on_connection_loss": True,
+        # False: a task running when Redis goes away finishes (its writes are idempotent) and, not
+        # acknowledged, is redelivered after the visibility timeout and finishes again. True
+        # cancelled it, and the cancelled task's redelivery was dropped: after a Redis SIGKILL 2 of
+        # 109 accepted tasks ended "failed" and 5 accepted memories never arrived
+        # (tests/integration/test_cluster.py::test_whole_stack_survives_node_redis_and_api_kills)
+        "worker_cancel_long_running_tasks_on_connection_loss": False,
         "worker_hijack_root_logger": False,
+        # a prefork child loads the model in worker_process_init before it reports "up"; Celery's
+        # default 4 s kills slower children and forks new ones in a loop (seen after a Redis restart
+        # on a busy machine: tests/integration/test_cluster.py), so give the model load its time
+        "worker_proc_alive_timeout": 120.0,
         "broker_connection_retry_on_startup": True,
         "broker_transport_options": {
             "visibility_timeout": settings.celery_visibility_timeout_s,

@@ -1,7 +1,7 @@
 """The spec's exact-match precision: when the query quotes a phrase, does the top result contain it?
 
 Phrases are sampled with a fixed seed from the evaluation corpora (LoCoMo turns, SciFact abstracts):
-word windows of 4–8 words that occur in exactly one memory of their tenant, so "the top result
+windows of 4–8 words within one sentence that occur in exactly one memory of their tenant, so "the top result
 contains the phrase" has one right answer. Each phrase is asked in one of several phrasings (with
 straight and curly quotes, with and without surrounding words). Containment is checked on text
 normalised for Unicode width, case, quotes, punctuation and whitespace.
@@ -67,9 +67,17 @@ def doc_split(memory_id: str, dev_share: float = 0.6) -> str:
     return "dev" if h < dev_share else "test"
 
 
-def _windows(words: list[str], rng: random.Random, min_words: int, max_words: int) -> str | None:
-    if len(words) < min_words:
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _window(text: str, rng: random.Random, min_words: int, max_words: int) -> str | None:
+    """A run of ``min_words``–``max_words`` words inside one sentence of ``text`` (a person quotes
+    a stretch of one sentence, rarely the end of one and the start of the next)."""
+    sentences = [s.split() for s in _SENTENCE_END.split(text)]
+    sentences = [w for w in sentences if len(w) >= min_words]
+    if not sentences:
         return None
+    words = rng.choice(sentences)
     n = rng.randint(min_words, min(max_words, len(words)))
     start = rng.randint(0, len(words) - n)
     return " ".join(words[start : start + n]).strip(".,;:!?()[]{}-–— ")
@@ -102,7 +110,7 @@ def sample_phrases(
         attempts += 1
         tenant = tenants[len(out) % len(tenants)]
         mem = rng.choice(candidates[tenant])
-        candidate = _windows(text_of(mem).split(), rng, min_words, max_words)
+        candidate = _window(text_of(mem), rng, min_words, max_words)
         if not candidate or any(q in candidate for q in QUOTE_CHARS):
             continue
         norm = normalize(candidate)

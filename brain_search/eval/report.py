@@ -19,8 +19,8 @@ from brain_search.eval.intent_eval import TIERS, IntentResult
 from brain_search.eval.metrics import mean
 from brain_search.eval.retrieval_eval import RetrievalResult
 
-BRAIN = (Z_NAIVE, Z_AWARE)
 TOLERANCE = 0.0005  # differences below this are ties (metric noise from float sums)
+MAX_FAILURES_LISTED = 40  # per system in exact_match_failures_<split>.md
 
 
 @dataclass
@@ -91,8 +91,9 @@ def losses(report: EvalReport) -> list[str]:
 
 
 def tier_ab(report: EvalReport, split: str) -> list[list[str]]:
-    """Rows: detected tier, n, Z-naive, Z-aware, Δ — on nDCG@10 (retrieval) and P@1 (exact)."""
-    by_tier: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    """Rows: detected tier, queries, n, Z-naive, Z-aware, Δ — nDCG@10 per retrieval dataset,
+    P@1 on the exact-match phrases. Tiers with no query are left out."""
+    acc: dict[tuple[str, str], tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
     for res in report.retrieval:
         if res.split != split or Z_AWARE not in res.systems:
             continue
@@ -100,36 +101,25 @@ def tier_ab(report: EvalReport, split: str) -> list[list[str]]:
         for q in res.select():
             tier = report.detected.get(q.text)
             if tier:
-                by_tier[tier]["naive"].append(naive.per_query[q.query_id]["nDCG@10"])
-                by_tier[tier]["aware"].append(aware.per_query[q.query_id]["nDCG@10"])
+                pair = acc[(tier, f"{res.dataset} nDCG@10")]
+                pair[0].append(naive.per_query[q.query_id]["nDCG@10"])
+                pair[1].append(aware.per_query[q.query_id]["nDCG@10"])
     for ex in report.exact:
         if ex.split != split or Z_AWARE not in ex.hits:
             continue
         for pq in ex.queries:
             tier = report.detected.get(pq.query)
             if tier:
-                by_tier[tier]["exact_naive"].append(float(ex.hits[Z_NAIVE][pq.phrase.phrase_id]))
-                by_tier[tier]["exact_aware"].append(float(ex.hits[Z_AWARE][pq.phrase.phrase_id]))
+                pair = acc[(tier, "exact-match P@1")]
+                pair[0].append(float(ex.hits[Z_NAIVE][pq.phrase.phrase_id]))
+                pair[1].append(float(ex.hits[Z_AWARE][pq.phrase.phrase_id]))
     rows = []
     for tier in TIERS:
-        d = by_tier.get(tier)
-        if not d:
-            rows.append([tier, "0", "–", "–", "–", "0", "–", "–"])
-            continue
-        n, nv, av = len(d["naive"]), mean(d["naive"]), mean(d["aware"])
-        en, env, eav = len(d["exact_naive"]), mean(d["exact_naive"]), mean(d["exact_aware"])
-        rows.append(
-            [
-                tier,
-                str(n),
-                _f(nv) if n else "–",
-                _f(av) if n else "–",
-                f"{av - nv:+.3f}" if n else "–",
-                str(en),
-                _f(env) if en else "–",
-                _f(eav) if en else "–",
-            ]
-        )
+        for (t, source), (naive_vals, aware_vals) in sorted(acc.items()):
+            if t != tier:
+                continue
+            nv, av = mean(naive_vals), mean(aware_vals)
+            rows.append([tier, source, str(len(naive_vals)), _f(nv), _f(av), f"{av - nv:+.3f}"])
     return rows
 
 
@@ -203,15 +193,15 @@ def _plots(report: EvalReport, out: Path) -> dict[str, str]:
         ax.set_title(f"intent ({ir.split}): acc {ir.accuracy:.2f}, ±1 tier {ir.within_one:.2f}")
         save(fig, f"intent_confusion_{ir.split}.png")
     for split in sorted({r.split for r in report.retrieval}):
-        rows = [r for r in tier_ab(report, split) if r[1] != "0"]
+        rows = tier_ab(report, split)
         if not rows:
             continue
-        fig, ax = plt.subplots(figsize=(7, 3.8))
+        fig, ax = plt.subplots(figsize=(max(7, len(rows) * 0.9), 4.2))
         xs = list(range(len(rows)))
-        ax.bar([x - 0.2 for x in xs], [float(r[2]) for r in rows], 0.4, label=Z_NAIVE)
-        ax.bar([x + 0.2 for x in xs], [float(r[3]) for r in rows], 0.4, label=Z_AWARE)
-        ax.set_xticks(xs, [f"{r[0]}\n(n={r[1]})" for r in rows], fontsize=8)
-        ax.set_ylabel("nDCG@10")
+        ax.bar([x - 0.2 for x in xs], [float(r[3]) for r in rows], 0.4, label=Z_NAIVE)
+        ax.bar([x + 0.2 for x in xs], [float(r[4]) for r in rows], 0.4, label=Z_AWARE)
+        ax.set_xticks(xs, [f"{r[0]}\n{r[1]}\n(n={r[2]})" for r in rows], fontsize=6)
+        ax.set_ylim(0, 1.05)
         ax.set_title(f"Z-aware vs Z-naive by detected intent ({split})")
         ax.legend(fontsize=7)
         save(fig, f"z_ab_{split}.png")
@@ -240,6 +230,25 @@ def headline(report: EvalReport, split: str) -> tuple[list[str], list[list[str]]
     bold = [_bold_best(col) for _, col in cols]
     rows = [[s, *(b.get(s, "–") for b in bold)] for s in systems]
     return ["system", *(name for name, _ in cols)], rows
+
+
+def targets(report: EvalReport, split: str) -> list[str]:
+    """The issue's goals, checked on ``split``: met or missed, with the number."""
+    out = []
+    for ex in report.exact:
+        if ex.split == split and Z_AWARE in ex.hits:
+            p = ex.precision(Z_AWARE)
+            verdict = "met" if p >= 0.99 else "MISSED"
+            out.append(f"exact-match P@1 (Z-aware) ≥ 0.99 (spec > 0.90): {verdict}, {p:.3f}")
+    for ir in report.intent:
+        if ir.split == split:
+            verdict = "met" if ir.accuracy >= 0.90 else "MISSED"
+            out.append(f"intent accuracy ≥ 0.90 (spec > 0.80): {verdict}, {ir.accuracy:.3f}")
+    if any(r.split == split and Z_AWARE in r.systems for r in report.retrieval):
+        lost = [x for x in losses(report) if f" {split}," in x or f" {split}:" in x]
+        verdict = "met" if not lost else f"MISSED in {len(lost)} comparisons (listed below)"
+        out.append(f"Z-aware at least as good as every other system: {verdict}")
+    return out
 
 
 def bm25_fields(report: EvalReport) -> list[str]:
@@ -294,7 +303,10 @@ def _exact_md(ex: ExactMatchResult) -> list[str]:
     brain_fail = [f for f in ex.failures if f.system == Z_AWARE]
     if brain_fail:
         where = f"exact_match_failures_{ex.split}.md"
-        lines += [f"Z-aware failures ({len(brain_fail)}; every system's failures are in `{where}`):", ""]
+        lines += [
+            f"Z-aware failures ({len(brain_fail)}; every system's, up to {MAX_FAILURES_LISTED} each, in `{where}`):",
+            "",
+        ]
         lines += _table(
             ["query", "top result", "rank of the phrase's memory"],
             [[_cell(f.query), _cell(f.top_content[:90]), str(f.rank_of_expected or "–")] for f in brain_fail[:25]],
@@ -327,6 +339,7 @@ def render_markdown(report: EvalReport) -> str:
         held = " (held out)" if split == "test" else " (patterns and ranking may be tuned on it)"
         lines += [f"## Headline — {split} split{held}", ""]
         lines += _table(header, rows)
+        lines += [f"- {t}" for t in targets(report, split)] + [""]
         for ir in report.intent:
             if ir.split == split:
                 lines += [
@@ -350,9 +363,9 @@ def render_markdown(report: EvalReport) -> str:
     if any(Z_AWARE in r.systems for r in report.retrieval):
         lines += ["## Z-aware vs Z-naive per detected intent tier (the spec's A/B)", ""]
         for split in splits:
-            lines += [f"{split} split — retrieval queries (LoCoMo cats 1–4 + SciFact) and exact-match queries:", ""]
-            header = ["detected tier", "n", "Z-naive nDCG@10", "Z-aware nDCG@10", "Δ"]
-            lines += _table([*header, "n exact", "Z-naive P@1", "Z-aware P@1"], tier_ab(report, split))
+            lines += [f"{split} split (LoCoMo categories 1–4, SciFact claims, exact-match phrases):", ""]
+            header = ["detected tier", "queries (metric)", "n", "Z-naive", "Z-aware", "Δ"]
+            lines += _table(header, tier_ab(report, split))
             lines += [f"![A/B {split}](z_ab_{split}.png)", ""]
     if report.retrieval:
         lines += ["## Retrieval quality", ""]
@@ -410,11 +423,16 @@ def write_report(report: EvalReport, out: Path) -> Path:
     path.write_text(render_markdown(report))
     (out / "results.json").write_text(json.dumps(_results_json(report), indent=2, sort_keys=True) + "\n")
     for ex in report.exact:
-        rows = [
-            [f.system, _cell(f.query), _cell(f.top_content[:100]), str(f.rank_of_expected or "–")] for f in ex.failures
-        ]
         body = [f"# Exact-match failures ({ex.split})", ""]
-        body += _table(["system", "query", "top result", "rank of the phrase's memory"], rows)
+        for system in ex.hits:
+            fails = [f for f in ex.failures if f.system == system]
+            body += [f"## {system}: {len(fails)} of {len(ex.queries)} failed", ""]
+            if fails:
+                shown = fails[:MAX_FAILURES_LISTED]
+                rows = [[_cell(f.query), _cell(f.top_content[:100]), str(f.rank_of_expected or "–")] for f in shown]
+                body += _table(["query", "top result", "rank of the phrase's memory"], rows)
+                if len(fails) > len(shown):
+                    body += [f"… and {len(fails) - len(shown)} more.", ""]
         (out / f"exact_match_failures_{ex.split}.md").write_text("\n".join(body))
     for ir in report.intent:
         if ir.split == "dev":

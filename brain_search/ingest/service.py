@@ -3,10 +3,16 @@ set (Celery on Redis), embedded mode otherwise (a thread pool in the API process
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
+
+from brain_search.config import Settings
+from brain_search.embedding import Embedder, make_embedder
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.inprocess import InProcessQueue
 from brain_search.ingest.memories import MemoryStore
@@ -42,6 +48,30 @@ class IngestService:
         self.queue.close()
 
 
+_batch_embedders: dict[tuple[str, ...], Embedder] = {}
+_batch_lock = threading.Lock()
+
+
+class BatchEmbedder:
+    """The model for ingestion in embedded mode: onnxruntime's default threads (every core),
+    unlike the API's query embedder, which is pinned to few threads for latency. Loaded on the
+    first task, once per process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.name = settings.embedding_model
+        self.dimension = settings.embedding_dimension
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        s = self.settings
+        key = (str(s.models_dir), s.embedding_backend, str(s.embedding_batch_size), s.embedding_model)
+        with _batch_lock:
+            if key not in _batch_embedders:
+                _batch_embedders[key] = make_embedder(s)
+            embedder = _batch_embedders[key]
+        return embedder.encode(texts)
+
+
 def make_ingest_service(state: AppState) -> IngestService:
     s = state.settings
     dead_letters = DeadLetterStore(state.client, s)
@@ -52,5 +82,6 @@ def make_ingest_service(state: AppState) -> IngestService:
 
         queue, mode = CeleryQueue(s), "workers"
     else:
-        queue, mode = InProcessQueue(IngestPipeline(state.client, state.embedder, s), dead_letters, s), "embedded"
+        embedder = state.embedder if s.query_embedding_threads <= 0 else BatchEmbedder(s)
+        queue, mode = InProcessQueue(IngestPipeline(state.client, embedder, s), dead_letters, s), "embedded"
     return IngestService(queue, dead_letters, MemoryStore(state.client, s), mode)

@@ -87,9 +87,9 @@ def test_brain_holds(quick_eval: QuickEval) -> None:
 
 
 def test_exact_match_precision(quick_eval: QuickEval) -> None:
-    # measured: Z-aware 1.000 (60/60), BM25 (content) 0.950, kNN 0.417
+    # measured: Z-aware 1.000 (60/60), BM25 (content) 0.900, kNN 0.450
     assert quick_eval.exact.precision(Z_AWARE) >= 59 / 60
-    assert quick_eval.exact.precision("BM25 (content)") >= 0.90
+    assert quick_eval.exact.precision("BM25 (content)") >= 0.85
 
 
 def test_intent_detection_on_dev() -> None:

@@ -25,7 +25,7 @@ def test_normalize_and_contains() -> None:
 def _pool() -> dict[str, list[Memory]]:
     texts = [
         "the quick brown fox jumps over the lazy dog near the river bank today",
-        "a completely different sentence about equity splits and vesting cliffs for founders",
+        "a completely different sentence about equity splits. And vesting cliffs for founders!",
         "the quick brown fox jumps over the lazy dog near the river bank today",  # duplicate
         "kombucha is just expensive vinegar with good marketing says my friend Lena",
     ]
@@ -42,6 +42,7 @@ def test_sampled_phrases_are_unique_in_their_tenant_and_seeded() -> None:
         assert holders == [p.memory_id]
         assert p.memory_id in ("m1", "m3")  # the duplicated text can never give a unique phrase
         assert 4 <= len(p.text.split()) <= 8
+        assert not any(mark in p.text for mark in ".!?")  # within one sentence
 
 
 def test_eligible_restricts_the_source_not_the_uniqueness_check() -> None:

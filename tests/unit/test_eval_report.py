@@ -47,8 +47,8 @@ def test_losses_and_ab_table(tmp_path: Path) -> None:
     assert any("categories 1–4, MRR@10: Z-aware 0.750 < BM25 (content) 1.000" in line for line in lost)
     assert any("category single-hop" in line for line in lost)
     rows = {r[0]: r for r in tier_ab(report, "test")}
-    assert rows["precise"][1:5] == ["1", "1.000", "1.000", "+0.000"]
-    assert rows["conceptual"][1] == "1" and rows["exact"][1] == "0"
+    assert rows["precise"] == ["precise", "locomo nDCG@10", "1", "1.000", "1.000", "+0.000"]
+    assert rows["conceptual"][2] == "1" and "exact" not in rows
     path = write_report(report, tmp_path)
     text = path.read_text()
     assert "## Where Z-aware loses" in text and "BM25 (content)" in text

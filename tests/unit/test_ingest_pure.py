@@ -151,6 +151,7 @@ def test_celery_config() -> None:
 
     s = load_settings(redis_url="redis://127.0.0.1:6399/0", index_prefix="t1")
     conf = celery_config(s)
+    assert conf["worker_proc_alive_timeout"] >= 60  # a child that loads the model is not killed as hung
     assert conf["task_acks_late"] and conf["task_reject_on_worker_lost"]
     assert conf["worker_prefetch_multiplier"] == 1
     assert conf["task_default_queue"] == ingest_queue(s) == "t1-ingest"
