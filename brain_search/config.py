@@ -103,13 +103,13 @@ class Settings(BaseSettings):
     ingest_retry_deadline_s: float = 60.0  # then the task is retried later with what is still pending
     ingest_task_max_retries: int = 8
     ingest_task_retry_base_s: float = 10.0
-    ingest_task_retry_cap_s: float = 300.0
+    ingest_task_retry_cap_s: float = 120.0
     ingest_inprocess_threads: int = 1  # embedded mode (no Redis): background threads in the API
     # --- Celery (worker mode: BRAIN_REDIS_URL set) ------------------------------------------
     # Redis redelivers an unacknowledged task after the visibility timeout: it must exceed the longest
     # task (time limit) plus the longest retry countdown, or a healthy task would run twice.
-    celery_visibility_timeout_s: int = 1200
-    celery_task_time_limit_s: int = 600
+    celery_visibility_timeout_s: int = 600
+    celery_task_time_limit_s: int = 300
     celery_unacked_restore_interval_s: int = 10  # how often a worker looks for tasks of dead workers
     task_ttl_s: int = 7 * 24 * 3600  # task records and results
 

@@ -76,6 +76,7 @@ class LocalRedis:
             "--pidfile", str(self.pid_file),
             "--logfile", str(self.dir / "redis.log"),
             "--appendonly", "yes",
+            "--appendfsync", "always",  # a 202 for a queued task survives a crash of Redis
             "--save", "",
         ]  # fmt: skip
         self.log(f"starting redis on 127.0.0.1:{self.port}")

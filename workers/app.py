@@ -56,6 +56,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # (tests/integration/test_cluster.py::test_whole_stack_survives_node_redis_and_api_kills)
         "worker_cancel_long_running_tasks_on_connection_loss": False,
         "worker_hijack_root_logger": False,
+        # storing a task's state or result while Redis restarts is retried (up to ~3 min), not
+        # turned into the task's failure ("failed: ConnectionError" for memories that are indexed)
+        "result_backend_always_retry": True,
+        "result_backend_max_retries": 20,
+        "result_backend_max_sleep_between_retries_ms": 10_000,
         # a prefork child loads the model in worker_process_init before it reports "up"; Celery's
         # default 4 s kills slower children and forks new ones in a loop (seen after a Redis restart
         # on a busy machine: tests/integration/test_cluster.py), so give the model load its time

@@ -1,8 +1,10 @@
 """OpenSearch stopped for ~10 s in the middle of an ingestion: tasks retry and complete, nothing
-is lost or doubled. Runs its own single node (ports 9231/9331): the shared node is never stopped."""
+is lost or doubled. Runs its own single node (from port 9231): the shared node is never stopped."""
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -20,10 +22,29 @@ from tests.integration.ingest_support import WorkerProcess, memory_ids, wait_cel
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
+def _free_port_pair(first: int) -> int:
+    """The first HTTP port from ``first`` (step 1) whose port and port + 100 are both free: two
+    test runs on one machine (two checkouts) then get a node each."""
+    for port in range(first, first + 50):
+        if all(_is_free(p) for p in (port, port + 100)):
+            return port
+    raise RuntimeError(f"no free port pair in {first}..{first + 49}")
+
+
+def _is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
 @pytest.fixture(scope="module")
 def own_node(settings: Settings) -> Iterator[LocalCluster]:
+    """A single node of this run's own (``<prefix>-node``, from port 9231 or
+    ``BRAIN_TEST_OUTAGE_PORT``), stopped at the end; the shared node is never touched."""
     s = settings.model_copy(update={"opensearch_heap": "512m"})
-    cluster = LocalCluster(s, nodes=1, http_port=9231, transport_port=9331, cluster_name="bt-ingest-node", log=print)
+    port = int(os.environ.get("BRAIN_TEST_OUTAGE_PORT") or _free_port_pair(9231))
+    cluster = LocalCluster(
+        s, nodes=1, http_port=port, transport_port=port + 100, cluster_name=f"{settings.index_prefix}-node", log=print
+    )
     cluster.start()
     yield cluster
     cluster.stop()
