@@ -16,6 +16,7 @@ from brain_search.config import Settings
 from brain_search.embedding import make_embedder
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.pipeline import IngestPipeline
+from brain_search.ingest.task_records import TaskRecords
 from brain_search.store.client import make_client
 from brain_search.store.templates import install_memories_index
 
@@ -26,16 +27,20 @@ class WorkerRuntime:
     client: OpenSearch
     pipeline: IngestPipeline
     dead_letters: DeadLetterStore
+    records: TaskRecords
     _indices_ready: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def ensure_indices(self) -> None:
-        """Install the memories template/alias and the dead-letter index once (idempotent)."""
+        """Install the memories template/alias, the dead-letter and task-record indices once
+        (idempotent), and purge expired task records."""
         with self._lock:
             if self._indices_ready:
                 return
             install_memories_index(self.client, self.settings, self.settings.embedding_dimension)
             self.dead_letters.install()
+            self.records.install()
+            self.records.purge_expired()
             self._indices_ready = True
 
 
@@ -52,5 +57,7 @@ def get_runtime(settings: Settings) -> WorkerRuntime:
             if embedder.dimension != settings.embedding_dimension:
                 raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
             pipeline = IngestPipeline(client, embedder, settings)
-            _runtime = WorkerRuntime(settings, client, pipeline, DeadLetterStore(client, settings))
+            _runtime = WorkerRuntime(
+                settings, client, pipeline, DeadLetterStore(client, settings), TaskRecords(client, settings)
+            )
         return _runtime

@@ -80,7 +80,7 @@ def make_ingest_service(state: AppState) -> IngestService:
     if s.redis_url:
         from workers.queue import CeleryQueue  # imports Celery only in worker mode
 
-        queue, mode = CeleryQueue(s), "workers"
+        queue, mode = CeleryQueue(s, state.client), "workers"
     else:
         embedder = state.embedder if s.query_embedding_threads <= 0 else BatchEmbedder(s)
         queue, mode = InProcessQueue(IngestPipeline(state.client, embedder, s), dead_letters, s), "embedded"

@@ -117,9 +117,17 @@ def worker_env(settings: Settings, **overrides: object) -> dict[str, str]:
 
 def wait_celery_tasks(queue: Any, tenant_id: str, task_ids: list[str], timeout_s: float) -> dict[str, Any]:
     """Poll a CeleryQueue until every task is finished; returns task id → TaskStatus."""
+    from brain_search.errors import StoreUnavailable
+
     deadline = time.monotonic() + timeout_s
     while True:
-        statuses = {t: queue.status(tenant_id, t) for t in task_ids}
+        try:
+            statuses = {t: queue.status(tenant_id, t) for t in task_ids}
+        except StoreUnavailable:  # the task records' node is (re)starting
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+            continue
         if all(s.state in DONE for s in statuses.values()):
             return statuses
         if time.monotonic() > deadline:

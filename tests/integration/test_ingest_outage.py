@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from brain_search.config import Settings
+from brain_search.errors import StoreUnavailable
 from brain_search.ingest.models import IngestJob, MemoryItem
 from brain_search.store.client import make_client
 from brain_search.store.local_node import LocalCluster
@@ -70,7 +71,7 @@ def test_opensearch_down_10s_during_ingestion(settings, redis_url, own_node, tmp
     install_memories_index(client, s, s.embedding_dimension)
     from workers.queue import CeleryQueue
 
-    queue = CeleryQueue(s)
+    queue = CeleryQueue(s, client)
     worker = WorkerProcess(worker_env(s, bulk_max_docs=50), tmp_path / "worker.log", "outage")
     try:
         worker.start()
@@ -90,13 +91,16 @@ def test_opensearch_down_10s_during_ingestion(settings, redis_url, own_node, tmp
             assert time.monotonic() < deadline, worker.log()[-3000:]
             time.sleep(0.2)
 
+        before = [queue.status("acme", j.task_id).state.value for j in jobs]
         own_node.stop_node(own_node.nodes[0])  # SIGTERM; returns once the process is gone
         stopped = time.monotonic()
         time.sleep(10)
-        during = [queue.status("acme", j.task_id).state.value for j in jobs]
+        # task records live in OpenSearch: while it is down a status read is an honest error
+        with pytest.raises(StoreUnavailable):
+            queue.status("acme", jobs[-1].task_id)
         own_node.start()
-        print(f"OpenSearch was down {time.monotonic() - stopped:.0f}s; task states meanwhile: {during}")
-        assert any(state != "succeeded" for state in during), "the outage came after the work"
+        print(f"OpenSearch was down {time.monotonic() - stopped:.0f}s; task states before: {before}")
+        assert any(state != "succeeded" for state in before), "the outage came after the work"
 
         statuses = wait_celery_tasks(queue, "acme", [j.task_id for j in jobs], timeout_s=300)
         assert all(st.state.value == "succeeded" and st.failed == 0 for st in statuses.values()), statuses

@@ -76,10 +76,10 @@ def workers(wsettings: Settings, tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
-def queue(wsettings: Settings) -> Iterator[Any]:
+def queue(wsettings: Settings, client: OpenSearch) -> Iterator[Any]:
     from workers.queue import CeleryQueue
 
-    q = CeleryQueue(wsettings)
+    q = CeleryQueue(wsettings, client)
     yield q
     q.close()
 

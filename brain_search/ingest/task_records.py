@@ -1,0 +1,152 @@
+"""Durable task records for worker mode: an OpenSearch index (``<prefix>-ingest-tasks``), one
+document per task id, written by the API when it accepts a task and by the worker at each step.
+
+Why not Celery's result backend in Redis: a task's status must outlive a Redis crash. With the
+status in Redis, a Redis SIGKILL during ingestion left tasks whose memories were all indexed
+reading ``failed: ConnectionError`` (the worker could not store its result) or unknown (the
+record was lost), see tests/integration/test_cluster.py. Here the record lives with the data it
+describes, is replicated like it, and is read in real time by id. Redis is only the queue.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from opensearchpy import OpenSearch
+from opensearchpy.exceptions import NotFoundError, TransportError
+
+from brain_search.config import Settings
+from brain_search.errors import NotFound, StoreUnavailable
+from brain_search.ingest.models import IngestJob, JobResult, TaskState, TaskStatus
+
+MAPPING: dict[str, Any] = {
+    "dynamic": "strict",
+    "properties": {
+        "tenant_id": {"type": "keyword"},
+        "state": {"type": "keyword"},
+        "submitted": {"type": "integer"},
+        "indexed": {"type": "integer"},
+        "failed": {"type": "integer"},
+        "attempts": {"type": "integer"},
+        "failures": {"type": "object", "enabled": False},
+        "error": {"type": "text", "index": False},
+        "created_at": {"type": "date"},
+        "updated_at": {"type": "date"},
+        "expires_at": {"type": "date"},
+    },
+}
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class TaskRecords:
+    """Read and write task records. Every write raises ``StoreUnavailable`` when it did not land."""
+
+    def __init__(self, client: OpenSearch, settings: Settings) -> None:
+        self.client = client
+        self.index = f"{settings.index_prefix}-ingest-tasks"
+        self.ttl = timedelta(seconds=settings.task_ttl_s)
+
+    def install(self) -> None:
+        if self.client.indices.exists(index=self.index):
+            return
+        body = {"settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}}, "mappings": MAPPING}
+        self.client.indices.create(index=self.index, body=body, ignore=[400])
+
+    def _write(self, task_id: str, doc: dict[str, Any], *, partial: bool) -> None:
+        try:
+            if partial:
+                self.client.update(index=self.index, id=task_id, body={"doc": doc}, params={"retry_on_conflict": 5})
+            else:
+                self.client.index(index=self.index, id=task_id, body=doc)
+        except NotFoundError as exc:  # a record removed (expired) under a running task: write it whole
+            raise StoreUnavailable(f"task record {task_id} is missing: {exc}") from exc
+        except (TransportError, OSError) as exc:
+            raise StoreUnavailable(f"the task record of {task_id} was not stored: {exc}") from exc
+
+    def create(self, job: IngestJob) -> None:
+        """Queued, before the task is handed to the queue. A resubmitted id starts over."""
+        now = _now()
+        doc = {
+            "tenant_id": job.tenant_id,
+            "state": TaskState.queued.value,
+            "submitted": job.submitted,
+            "indexed": 0,
+            "failed": 0,
+            "attempts": 0,
+            "failures": [],
+            "error": None,
+            "created_at": now.isoformat(),
+            "updated_at": now.isoformat(),
+            "expires_at": (now + self.ttl).isoformat(),
+        }
+        self._write(job.task_id, doc, partial=False)
+
+    def discard(self, task_id: str) -> None:
+        """The queue refused the task: no record of a task that does not exist."""
+        with suppress(TransportError, OSError):  # else it reads "queued" until it expires; the caller got its 503
+            self.client.delete(index=self.index, id=task_id, ignore=[404])
+
+    def running(self, job: IngestJob) -> None:
+        doc = {"state": TaskState.running.value, "attempts": job.attempt + 1, "updated_at": _now().isoformat()}
+        self._write(job.task_id, {**doc, **self._progress(job)}, partial=True)
+
+    def retrying(self, job: IngestJob, reason: str) -> None:
+        """``job`` is the next attempt's job (its progress is what is done so far)."""
+        doc = {"state": TaskState.retrying.value, "error": reason, "updated_at": _now().isoformat()}
+        self._write(job.task_id, {**doc, **self._progress(job)}, partial=True)
+
+    def succeeded(self, task_id: str, result: JobResult) -> None:
+        doc = {
+            "state": TaskState.succeeded.value,
+            "indexed": result.indexed,
+            "failed": result.failed,
+            "failures": [f.model_dump(mode="json") for f in result.failures],
+            "attempts": result.attempts,
+            "error": None,
+            "updated_at": _now().isoformat(),
+        }
+        self._write(task_id, doc, partial=True)
+
+    def failed(self, task_id: str, error: str) -> None:
+        doc = {"state": TaskState.failed.value, "error": error, "updated_at": _now().isoformat()}
+        self._write(task_id, doc, partial=True)
+
+    @staticmethod
+    def _progress(job: IngestJob) -> dict[str, Any]:
+        p = job.progress
+        return {"indexed": p.indexed, "failed": p.failed, "failures": [f.model_dump(mode="json") for f in p.failures]}
+
+    def get(self, tenant_id: str, task_id: str) -> TaskStatus:
+        """The task's status; NotFound for an unknown, expired or other tenant's task."""
+        try:
+            r = self.client.get(index=self.index, id=task_id, ignore=[404])
+        except (TransportError, OSError) as exc:
+            raise StoreUnavailable(f"the task store (OpenSearch) did not answer: {exc}") from exc
+        src = r.get("_source") if r.get("found") else None
+        if not src or src.get("tenant_id") != tenant_id:
+            raise NotFound("task", task_id)
+        if datetime.fromisoformat(src["expires_at"]) < _now():
+            raise NotFound("task", task_id)
+        return TaskStatus(
+            task_id=task_id,
+            state=TaskState(src["state"]),
+            submitted=src["submitted"],
+            indexed=src.get("indexed") or 0,
+            failed=src.get("failed") or 0,
+            failures=src.get("failures") or [],
+            error=src.get("error"),
+            created_at=datetime.fromisoformat(src["created_at"]),
+        )
+
+    def purge_expired(self) -> None:
+        """Delete expired records in the background (a worker does it when it starts)."""
+        body = {"query": {"range": {"expires_at": {"lt": "now"}}}}
+        with suppress(TransportError, OSError):  # next start tries again; expired records read as unknown
+            self.client.delete_by_query(
+                index=self.index, body=body, params={"wait_for_completion": "false", "conflicts": "proceed"}
+            )
