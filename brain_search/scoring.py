@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 _NON_ALNUM = re.compile(r"[^\w]+", re.UNICODE)
@@ -108,6 +108,9 @@ class RankingParams:
       to [0, 1] (the spec's blend is mid 0.5, slope 1: ``Z``); lexical weight = 1 − semantic.
     - ``lexical_anchor_weight`` mixes the lexical precision (term coverage, spec 3.1) into the
       lexical part.
+    - ``term_scale`` > 0: for a query with more topic terms than that (a claim, a paragraph), the
+      lexical anchor and the Z penalty shrink by ``term_scale / terms``: term coverage, and the Z
+      position computed from it, say less when few memories could contain every term.
     - ``phrase_bonus``: added when the query quotes phrases and the memory contains all of them,
       so a memory holding the quote ranks above every memory that does not (spec: exact match).
 
@@ -116,19 +119,27 @@ class RankingParams:
     """
 
     # Learned on the dev split only (LoCoMo conversations 0–6, categories 1–4: 1033 questions;
-    # SciFact train qrels: 809 claims) by `brain-search eval --fit` on 2026-11-29 (fit.json under
-    # out/fit/). Dev before → after: LoCoMo nDCG@10 0.458 → 0.493, R@10 0.595 → 0.649; SciFact
-    # nDCG@10 0.689 → 0.731, R@100 0.933 → 0.953. The previous hand-set values were union
-    # normalisation, mid 0.5, slope 1.0, z_penalty 0.3, outside_factor 0.5, no lexical anchor.
+    # SciFact train qrels: 809 claims) by `brain-search eval --fit` on 2026-11-29 (record:
+    # docs/eval/fit.json). Dev before → after: LoCoMo nDCG@10 0.458 → 0.497, R@10 0.595 → 0.654;
+    # SciFact nDCG@10 0.689 → 0.732, R@100 0.933 → 0.956. The previous hand-set values: union
+    # normalisation, mid 0.5, slope 1.0, z_penalty 0.3, outside_factor 0.5, no lexical anchor,
+    # no length scaling.
     mode: str = "fusion"
     norm: str = "bm25-sublist"
     norm_depth: int = 0
-    sem_weight_mid: float = 0.55
+    sem_weight_mid: float = 0.525
     sem_weight_slope: float = 0.5
-    z_penalty: float = 0.1
-    outside_factor: float = 0.9
-    lexical_anchor_weight: float = 0.6
+    z_penalty: float = 0.15
+    outside_factor: float = 0.95
+    lexical_anchor_weight: float = 0.8
     phrase_bonus: float = 1.0
+    term_scale: int = 4
+
+    def length_factor(self, n_terms: int) -> float:
+        """1 for a query of at most ``term_scale`` topic terms, ``term_scale / n`` beyond (1 when 0)."""
+        if self.term_scale <= 0 or n_terms <= self.term_scale:
+            return 1.0
+        return self.term_scale / n_terms
 
     def spec(self) -> RankingParams:
         return RankingParams(mode="spec", z_penalty=0.3, outside_factor=0.5)
@@ -173,12 +184,13 @@ def z_relevance(
     in_lexical: Sequence[bool] | None = None,
     in_semantic: Sequence[bool] | None = None,
     quoted: bool = False,
+    n_terms: int = 0,
 ) -> list[float]:
     """Relevance for each candidate (higher is better). All sequences are aligned by candidate.
 
     ``in_lexical`` / ``in_semantic``: whether each candidate is a hit of the BM25 / kNN
     sub-search (for ``norm="sublist"``). ``quoted``: the query quotes phrases, and a lexical
-    precision of 1.0 means the memory contains them all."""
+    precision of 1.0 means the memory contains them all. ``n_terms``: the query's topic terms."""
     zs = [z_position(lx, sm) for lx, sm in zip(lexical, semantic, strict=True)]
     if params.mode == "spec":
         return [
@@ -188,13 +200,19 @@ def z_relevance(
     lex_n = minmax_over(bm25, in_lexical, depth) if params.norm in ("sublist", "bm25-sublist") else minmax(bm25)
     sem_n = minmax_over(cosine, in_semantic, depth) if params.norm in ("sublist", "cosine-sublist") else minmax(cosine)
     w_sem = params.semantic_weight(target_z)
-    anchor = params.lexical_anchor_weight
+    scale = params.length_factor(n_terms)
+    anchor = params.lexical_anchor_weight * scale
+    align = (
+        params
+        if scale == 1.0
+        else replace(params, z_penalty=params.z_penalty * scale, outside_factor=1 - (1 - params.outside_factor) * scale)
+    )
     bonus = params.phrase_bonus if quoted else 0.0
     out = []
     for i, z in enumerate(zs):
         lex_part = (1 - anchor) * lex_n[i] + anchor * lexical[i]
         base = (1 - w_sem) * lex_part + w_sem * sem_n[i]
-        rel = base * z_alignment(z, target_z, tolerance, params)
+        rel = base * z_alignment(z, target_z, tolerance, align)
         if bonus and lexical[i] >= 1.0:
             rel += bonus
         out.append(rel)

@@ -32,7 +32,7 @@ from brain_search.eval.metrics import mean, ndcg_at_k, recall_at_k
 from brain_search.intent import QueryIntent, RegexIntentDetector
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import CandidateFeatures, Retriever
-from brain_search.scoring import RankingParams
+from brain_search.scoring import RankingParams, query_terms
 
 LIMITS = {"locomo": 10, "scifact": 100}
 DEEP = {"locomo": "R@10", "scifact": "R@100"}
@@ -128,7 +128,8 @@ def score(
     per: dict[str, dict[str, list[float]]] = {}
     for q in queries:
         f = q.features
-        rel = Retriever.relevance(intents[q.text], f, params)
+        intent = intents[q.text]
+        rel = Retriever.relevance(intent, f, params, len(query_terms(intent.lexical_query)))
         order = sorted(range(len(rel)), key=lambda i: (-rel[i], q.order_keys[i]))
         ranked = [f.ids[i] for i in order[: LIMITS[q.dataset]]]
         d = per.setdefault(q.dataset, {"nDCG@10": [], DEEP[q.dataset]: []})
@@ -159,7 +160,8 @@ GRID: dict[str, list[Any]] = {
     # pairs that trade off against each other move together (names joined by a comma)
     "sem_weight_mid,sem_weight_slope": [(m, s) for m in SEM_MID for s in SEM_SLOPE],
     "z_penalty,outside_factor": [(z, o) for z in Z_PENALTY for o in OUTSIDE],
-    "lexical_anchor_weight": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8],
+    "lexical_anchor_weight": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
+    "term_scale": [0, 3, 4, 5, 6, 8, 10],
 }
 
 

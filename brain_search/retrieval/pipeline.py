@@ -307,7 +307,7 @@ class Retriever:
         )
 
     @staticmethod
-    def relevance(intent: QueryIntent, f: CandidateFeatures, ranking: RankingParams) -> list[float]:
+    def relevance(intent: QueryIntent, f: CandidateFeatures, ranking: RankingParams, n_terms: int) -> list[float]:
         return z_relevance(
             f.lexical,
             f.semantic,
@@ -319,6 +319,7 @@ class Retriever:
             in_lexical=f.in_lexical,
             in_semantic=f.in_semantic,
             quoted=bool(intent.phrases),
+            n_terms=n_terms,
         )
 
     def _rank(
@@ -335,7 +336,7 @@ class Retriever:
         if not cands:
             return []
         f = self.features(intent, terms, cands)
-        rel = self.relevance(intent, f, ranking)
+        rel = self.relevance(intent, f, ranking, len(terms))
         order = sorted(range(len(cands)), key=lambda i: (-rel[i], cands[i].doc_id))
         return [self._result(cands[i], f.lexical[i], f.semantic[i], rel[i]) for i in order[:keep]]
 

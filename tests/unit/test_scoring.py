@@ -110,3 +110,15 @@ def test_every_norm_mode_ranks() -> None:
         p = RankingParams(norm=norm)
         rel = z_relevance(lex, sem, bm25, cos, 0.5, 0.2, p, [True, False, True], [False, True, True])
         assert len(rel) == 3 and all(r >= 0 for r in rel)
+
+
+def test_long_queries_lean_less_on_term_coverage() -> None:
+    p = RankingParams(term_scale=4)
+    assert p.length_factor(3) == 1.0 and p.length_factor(4) == 1.0
+    assert p.length_factor(8) == pytest.approx(0.5)
+    assert RankingParams(term_scale=0).length_factor(50) == 1.0
+    # candidate 0: every term (high lexical precision), weak BM25; candidate 1: strong BM25
+    lex, sem, bm25, cos = [0.95, 0.5], [0.5, 0.5], [4.0, 10.0], [0.5, 0.5]
+    short = z_relevance(lex, sem, bm25, cos, 0.3, 0.2, p, n_terms=3)
+    long = z_relevance(lex, sem, bm25, cos, 0.3, 0.2, p, n_terms=16)
+    assert short[0] - short[1] > long[0] - long[1]
