@@ -112,6 +112,12 @@ CUES: tuple[Cue, ...] = (
     # past tense only: "when I said" is an episode of saying; "when I write about" is a habit
     _c("when_said", rf"\b(?:when|the time) (?:did {_SUBJ} {_SAY}|{_SUBJ} {_SAID})\b", 0.15, 2.0),
     _c("quote", r"(?<!'s )(?<!’s )(?<!the )(?<!a )\b(?:quote|quoted|quoting|quotation)\b", 0.1, 2.0),
+    _c(
+        "saved_quote",
+        r"\b(?:quote|quotation|passage|excerpt|line) (?:i|we) (?:copied|saved|wrote down|noted|kept|highlighted|clipped)\b",
+        0.08,
+        2.5,
+    ),
     _c("exactly", r"\bexact(?:ly)?\b", 0.1, 2.0, bound="ceil"),
     _c("specifically", r"\bspecific(?:ally)?\b", 0.15, 1.5),
     _c("the_message_that_said", rf"\b(?:the|that) {_CONV} (?:that|which) (?:said|says|mentioned)\b", 0.15, 2.0),
@@ -146,7 +152,7 @@ CUES: tuple[Cue, ...] = (
     ),
     _c(
         "did_we_question",
-        r"^\W*(?:did|have|has|was|were) (?:i|we|you|he|she|they)\b",
+        r"^\W*(?:(?:did|have|has|was|were) (?:i|we|you|he|she|they)|did (?:the|my|our) \w+)\b",
         0.35,
         1.0,
         strip=False,
@@ -173,6 +179,13 @@ CUES: tuple[Cue, ...] = (
         r"pros and cons|options (?:for|on)|what(?:'s| is) the (?:deal|story|situation) with)\b",
         0.5,
         1.5,
+    ),
+    _c(
+        "conversations_about",
+        r"\b(?:conversations|chats|discussions|talks|exchanges) (?:with (?:\w+ ){1,2})?(?:about|on|regarding)\b",
+        0.5,
+        2.0,
+        topic=True,
     ),
     _c(
         "what_they_told_me",
@@ -227,6 +240,13 @@ CUES: tuple[Cue, ...] = (
         2.5,
     ),
     _c(
+        "who_i_want_to_be",
+        r"\b(?:(?:am|are) (?:i|we) trying to be|(?:do|did) (?:i|we) want to be|"
+        r"(?:my|our) (?:criteria|standards|dealbreakers|deal-breakers|non-negotiables|red lines) (?:for|on|in|when))\b",
+        0.66,
+        2.5,
+    ),
+    _c(
         "how_do_i_handle",
         r"\bhow (?:do|did|should|would) (?:i|we) (?:usually |typically |normally |tend to |generally )?"
         r"(?:approach|handle|deal with|cope with|navigate|decide)\b",
@@ -254,11 +274,17 @@ CUES: tuple[Cue, ...] = (
     _c("ideas_related", r"\bideas? (?:on|about|related to|around|for|connected to|regarding)\b", 0.85, 2.5),
     _c("explore", r"\b(?:explore|exploring|brainstorm|brainstorming|free[- ]associat\w*|riff on)\b", 0.9, 2.0),
     _c("everything_about", r"\beverything (?:about|on|related|around|regarding|connected)\b", 0.9, 2.0, bound="floor"),
-    _c("related_to", r"\b(?:related|connected|relating|relates|linked|tied) (?:to|with)\b", 0.85, 1.5),
+    _c(
+        "related_to",
+        r"\b(?:related|connected|relating|relates|linked|links|link|tied|ties) (?:to|with)\b",
+        0.85,
+        1.5,
+    ),
     _c("similar_to", r"\b(?:similar to|reminiscent of|analogous to|along the lines of)\b", 0.8, 1.5),
     _c(
         "wander",
-        r"\b(?:surprise me|touch(?:es|ing)? on|(?:even |at all )?remotely|vaguely|"
+        r"\b(?:surprise me|touch(?:es|ing)? on|(?:even |at all )?remotely|vaguely|orbit(?:s|ing)?(?: around)?|"
+        r"in the (?:neighbou?rhood|vicinity|orbit) of|connections? (?:across|among)|"
         r"(?:wander|browse|roam|meander|dig|rummage|tour)(?:ing)? (?:through|around|across)|take me through|"
         r"what else|anything else|(?:comes?|came) to mind|landscape|all the (?:stuff|things)|"
         r"everything (?:i|we)(?:'ve| have)? (?:\w+ )?(?:collected|saved|written|noted|got|gathered|kept))\b",
@@ -270,14 +296,14 @@ CUES: tuple[Cue, ...] = (
     _c(
         "recurring",
         r"\b(?:recurring|common threads?|threads? (?:run|running|that run)|trends?|topics (?:that )?(?:come|keep coming) up|"
-        r"keeps? (?:coming back|coming up|returning|recurring|popping up|resurfacing)|"
+        r"keeps? (?:coming back|coming up|returning|recurring|popping up|resurfacing|showing up|turning up|cropping up)|"
         r"(?:i|we) keep (?:returning|coming back|going back) to)\b",
         0.85,
         2.0,
     ),
     _c(
         "generally",
-        r"\b(?:generally|in general|general|overall|broad(?:ly)?|big[- ]picture|at large|as a whole|random things|"
+        r"\b(?:generally|in general|general|overall|broad(?:ly)?|big[- ]picture|wide[- ]ranging|far[- ]reaching|sweeping|at large|as a whole|random things|"
         r"wide net|across (?:all|everything)|loosely)\b",
         0.85,
         1.5,
