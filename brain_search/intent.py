@@ -25,6 +25,10 @@ class Cue:
     weight: float
     strip: bool = True  # remove the matched words from the lexical query
     bound: str | None = None  # "ceil": an explicit request for exactness caps the target; "floor": for breadth
+    # only introduces the topic ("notes on", "anything about"): ignored when another cue fired
+    topic: bool = False
+    # the question's form ("how much", "did we"): ignored beside an exact, opinion or exploration cue
+    form: bool = False
 
 
 @dataclass(frozen=True)
@@ -43,9 +47,17 @@ class IntentDetector(Protocol):
 
 
 def _c(
-    name: str, regex: str, z: float, weight: float, strip: bool = True, case: bool = False, bound: str | None = None
+    name: str,
+    regex: str,
+    z: float,
+    weight: float,
+    strip: bool = True,
+    case: bool = False,
+    bound: str | None = None,
+    topic: bool = False,
+    form: bool = False,
 ) -> Cue:
-    return Cue(name, re.compile(regex, 0 if case else re.IGNORECASE), z, weight, strip, bound)
+    return Cue(name, re.compile(regex, 0 if case else re.IGNORECASE), z, weight, strip, bound, topic, form)
 
 
 EXACT_CEILING = 0.15
@@ -53,6 +65,7 @@ BROAD_FLOOR = 0.82
 
 
 _SUBJ = r"(?:i|we|you|he|she|they|[A-Z][a-z]+)"
+_SAID = r"(?:said|mentioned|wrote|typed|noted|told|asked|used|called)"
 _SAY = r"(?:say|said|mention|mentioned|write|wrote|type|typed|note|noted|tell|told|put|ask|asked|use|used|call|called)"
 _CONV = r"(?:conversation|chat|discussion|thread|message|email|text|call|meeting|talk|exchange)s?"
 _NAME = r"(?:[A-Z][^\W\d_]+)"
@@ -62,7 +75,13 @@ CUES: tuple[Cue, ...] = (
     # --- exact (Z → 0) ---------------------------------------------------------------------
     _c("word_for_word", r"\b(?:word[\s-]for[\s-]word|verbatim|letter for letter)\b", 0.05, 3.0, bound="ceil"),
     _c("exact_wording", r"\b(?:exact|precise) (?:words?|wording|phrase|phrasing|quote|sentence|line)\b", 0.05, 3.0),
-    _c("grep", r"\b(?:grep|ctrl[- ]?f|search (?:my \w+ )?for the (?:string|phrase|words?))\b", 0.05, 2.5),
+    _c(
+        "grep",
+        r"\b(?:grep|ctrl[- ]?f|(?:search|look|scan|check) (?:\w+ ){0,3}for the (?:string|phrase|words?|term|text)|"
+        r"the (?:string|literal text))\b",
+        0.05,
+        2.5,
+    ),
     _c("find_conversation_where", rf"\bfind (?:the|that|a|my) {_CONV} (?:where|in which|when)\b", 0.2, 2.5),
     _c(
         "find_where_said",
@@ -80,18 +99,25 @@ CUES: tuple[Cue, ...] = (
     ),
     _c(
         "containing_words",
-        r"\b(?:containing|contains|with the (?:words?|phrase|term)|mentions? of the (?:word|phrase|term)|the (?:word|phrase|term|wording))\b",
+        r"\b(?:containing|contains|contained|with the (?:words?|phrase|term)|mentions? of the (?:word|phrase|term)|the (?:word|phrase|term|wording))\b",
         0.1,
         2.0,
     ),
     _c(
         "literally",
-        r"\b(?:literally said|in (?:those|these) (?:exact )?words|the actual (?:words|text|message))\b",
+        r"\b(?:literally (?:say|says|said|wrote|writes|reads)|(?:that|which) (?:says|reads|goes)|in (?:those|these) (?:exact )?words|the actual (?:words|text|message))\b",
         0.05,
         2.5,
     ),
-    _c("when_said", rf"\b(?:when|the time) (?:did )?{_SUBJ} {_SAY}\b", 0.15, 2.0),
+    # past tense only: "when I said" is an episode of saying; "when I write about" is a habit
+    _c("when_said", rf"\b(?:when|the time) (?:did {_SUBJ} {_SAY}|{_SUBJ} {_SAID})\b", 0.15, 2.0),
     _c("quote", r"(?<!'s )(?<!’s )(?<!the )(?<!a )\b(?:quote|quoted|quoting|quotation)\b", 0.1, 2.0),
+    _c(
+        "saved_quote",
+        r"\b(?:quote|quotation|passage|excerpt|line) (?:i|we) (?:copied|saved|wrote down|noted|kept|highlighted|clipped)\b",
+        0.08,
+        2.5,
+    ),
     _c("exactly", r"\bexact(?:ly)?\b", 0.1, 2.0, bound="ceil"),
     _c("specifically", r"\bspecific(?:ally)?\b", 0.15, 1.5),
     _c("the_message_that_said", rf"\b(?:the|that) {_CONV} (?:that|which) (?:said|says|mentioned)\b", 0.15, 2.0),
@@ -108,14 +134,30 @@ CUES: tuple[Cue, ...] = (
     _c(
         "factual_question",
         r"^\W*(?:how (?:much|many|long|far|old|often|big)|which|who (?:was|is|were|did|sent|reached)|"
-        r"where (?:did|was|is|were|do)|when (?:did|was|is|were|will)|what (?:time|day|date|dose|number|price|amount|"
+        r"where (?:did|was|is|were|do(?! (?:i|we) stand))|when (?:did|was|is|were|will|does|do)|when's|what (?:time|day|date|dose|number|price|amount|"
         r"size|colou?r|kind|type|year|month|name|address|title|score)|what (?:was|is|were) the (?:name|number|date|"
         r"price|amount|address|title|\w+ (?:time|date|number|name)))\b",
         0.3,
         1.5,
         strip=False,
+        form=True,
     ),
-    _c("did_we_question", r"^\W*(?:did|have|has|was|were) (?:i|we|you|he|she|they)\b", 0.35, 1.0, strip=False),
+    _c(
+        "fact_noun",
+        r"\b(?:name|date|address|phone number|number|price|cost|total|deadline|amount|expiry|check-in time)\b",
+        0.3,
+        1.0,
+        strip=False,
+        form=True,
+    ),
+    _c(
+        "did_we_question",
+        r"^\W*(?:(?:did|have|has|was|were) (?:i|we|you|he|she|they)|did (?:the|my|our) \w+)\b",
+        0.35,
+        1.0,
+        strip=False,
+        form=True,
+    ),
     # --- balanced (Z ≈ 0.5) ----------------------------------------------------------------
     _c(
         "what_did_we_discuss",
@@ -126,6 +168,7 @@ CUES: tuple[Cue, ...] = (
     _c(
         "what_do_i_know",
         r"\b(?:what (?:do|did) (?:i|we) (?:know|have|keep)|what have (?:i|we) (?:got|saved|written|noted|stored|kept)|"
+        r"what (?:do|did) (?:i|we) (?:remember|recall)|what(?:ever)? (?:i|we)(?:'ve| have)? (?:got|saved|written|noted|stored|kept|jotted)|"
         r"info(?:rmation)?|tell me|catch me up|summar(?:y|ize|ise)|recap|the latest|overview) (?:on|about|of|regarding)\b",
         0.5,
         2.0,
@@ -133,15 +176,28 @@ CUES: tuple[Cue, ...] = (
     _c(
         "status_of",
         r"\b(?:where (?:are|were|did) (?:we|i) (?:land|end up|stand)|status of|progress on|what(?:'s| is) (?:going on|happening) with|"
-        r"pros and cons|options (?:for|on))\b",
+        r"pros and cons|options (?:for|on)|what(?:'s| is) the (?:deal|story|situation) with)\b",
         0.5,
         1.5,
     ),
-    _c("what_came_up", r"\b(?:what|anything that) (?:came|comes|has come) up\b", 0.5, 2.0),
-    _c("anything_about", r"\b(?:anything|something|stuff) (?:about|on|regarding)\b", 0.5, 1.5),
-    _c("notes_on", r"\b(?:notes?|updates?|status) (?:on|about|regarding|for)\b", 0.5, 1.5),
+    _c(
+        "conversations_about",
+        r"\b(?:conversations|chats|discussions|talks|exchanges) (?:with (?:\w+ ){1,2})?(?:about|on|regarding)\b",
+        0.5,
+        2.0,
+        topic=True,
+    ),
+    _c(
+        "what_they_told_me",
+        rf"\b(?:what|everything|all) {_SUBJ} (?:has |have )?(?:told|said to|shared with) (?:me|us) (?:about|on|regarding)\b",
+        0.5,
+        2.0,
+    ),
+    _c("what_came_up", r"\b(?:what|anything that) (?:came|comes|has come) (?:up|out of)\b", 0.5, 2.0),
+    _c("anything_about", r"\b(?:anything|something|stuff) (?:about|on|regarding)\b", 0.5, 1.5, topic=True),
+    _c("notes_on", r"\b(?:notes?|updates?|status) (?:on|about|regarding|for)\b", 0.5, 1.5, topic=True),
     _c("what_have_i_learned", r"\bwhat (?:have|did) (?:i|we) learn(?:ed|t)?\b", 0.55, 1.5),
-    _c("discussed_about", r"\b(?:discuss(?:ed|ion|ions)?|talk(?:ed)?) about\b", 0.5, 1.0),
+    _c("discussed_about", r"\b(?:discuss(?:ed|ion|ions)?|talk(?:ed)?) about\b", 0.5, 1.0, topic=True),
     # --- conceptual (Z ≈ 0.6–0.7) ----------------------------------------------------------
     _c("what_do_i_think", r"\bwhat (?:do|did) (?:i|we) (?:think|believe|feel|value|want)\b", 0.62, 2.5),
     _c(
@@ -153,19 +209,60 @@ CUES: tuple[Cue, ...] = (
     ),
     _c("how_do_i_feel", r"\bhow (?:do|did) (?:i|we) (?:really )?(?:feel|think) about\b", 0.68, 2.0),
     _c("why_do_i", r"\bwhy (?:do|did|am|was|have) (?:i|we)\b", 0.65, 2.0),
-    _c("do_i_like", r"\bdo (?:i|we) (?:\w+ )?(?:like|enjoy|want|love|hate|care|believe|value)\b", 0.65, 2.0),
+    _c(
+        "bothers_me",
+        r"\b(?:bother|annoy|upset|frustrate|worry|scare|excite|inspire|energi[sz]e|drain|appeal to|matter to)s? (?:me|us)\b",
+        0.65,
+        2.0,
+    ),
+    _c(
+        "do_i_like",
+        r"\bdo (?:i|we) (?:\w+ )?(?:like|enjoy|want|love|hate|care|believe|value|regret|miss|trust|resent|envy|admire)\b",
+        0.65,
+        2.0,
+    ),
     _c("is_it_fair", r"\bis it (?:really )?(?:fair|right|worth|wise|smart|ok|okay|good|bad)\b", 0.68, 2.0),
     _c(
         "values",
         r"\b(?:what (?:matters|motivates|drives|scares|worries) (?:to )?(?:me|us)|my (?:values|priorities|relationship with)|"
         r"how (?:have|has) (?:i|my \w+) (?:changed|evolved|grown)|should (?:i|we)|how should (?:i|we) (?:approach|think|handle)|"
-        r"am i (?:\w+ )?(?:good|bad|happy|right|wrong|ready))\b",
+        r"am i (?:being )?(?:\w+ )?(?:good|bad|happy|right|wrong|ready|fair|unfair|selfish|reasonable|honest|harsh))\b",
         0.66,
+        2.0,
+    ),
+    _c(
+        "my_stance",
+        r"\b(?:where (?:do|did) (?:i|we) stand|am i (?:for|against)|(?:for|in favou?r of) or against|"
+        r"what (?:have|had|did) (?:i|we) conclude[d]?|(?:my|our) (?:reasoning|rationale|reasons?|motivation) (?:behind|for)|"
+        r"(?:my|our) gut|what (?:do|did) (?:i|we) make of|(?:right|wrong|good|bad) (?:call|decision|move|choice)|"
+        r"(?:a )?good idea|make[s]? sense to me|worth it)\b",
+        0.65,
+        2.5,
+    ),
+    _c(
+        "who_i_want_to_be",
+        r"\b(?:(?:am|are) (?:i|we) trying to be|(?:do|did) (?:i|we) want to be|"
+        r"(?:my|our) (?:criteria|standards|dealbreakers|deal-breakers|non-negotiables|red lines) (?:for|on|in|when))\b",
+        0.66,
+        2.5,
+    ),
+    _c(
+        "how_do_i_handle",
+        r"\bhow (?:do|did|should|would) (?:i|we) (?:usually |typically |normally |tend to |generally )?"
+        r"(?:approach|handle|deal with|cope with|navigate|decide)\b",
+        0.65,
         2.0,
     ),
     _c("thinking_about", r"\b(?:think|thought|thinking) (?:about|of|on)\b", 0.7, 1.5),
     _c("thoughts_on", r"\bthoughts (?:on|about|regarding)\b", 0.65, 1.5),
-    _c("lessons", r"\b(?:lessons?|insights?|takeaways?|principles?)\b", 0.75, 1.0, strip=False),
+    # "lessons learned", not "swimming lessons"
+    _c(
+        "lessons",
+        r"\b(?:lessons? (?:learned|learnt|from|i|we|did|that)|insights?|takeaways?|principles?)\b",
+        0.75,
+        1.0,
+        strip=False,
+    ),
     # --- broad (Z → 1) ---------------------------------------------------------------------
     _c(
         "explore_everything_related",
@@ -177,19 +274,36 @@ CUES: tuple[Cue, ...] = (
     _c("ideas_related", r"\bideas? (?:on|about|related to|around|for|connected to|regarding)\b", 0.85, 2.5),
     _c("explore", r"\b(?:explore|exploring|brainstorm|brainstorming|free[- ]associat\w*|riff on)\b", 0.9, 2.0),
     _c("everything_about", r"\beverything (?:about|on|related|around|regarding|connected)\b", 0.9, 2.0, bound="floor"),
-    _c("related_to", r"\b(?:related|connected|relating|relates|linked|tied) (?:to|with)\b", 0.85, 1.5),
+    _c(
+        "related_to",
+        r"\b(?:related|connected|relating|relates|linked|links|link|tied|ties) (?:to|with)\b",
+        0.85,
+        1.5,
+    ),
     _c("similar_to", r"\b(?:similar to|reminiscent of|analogous to|along the lines of)\b", 0.8, 1.5),
+    _c(
+        "wander",
+        r"\b(?:surprise me|touch(?:es|ing)? on|(?:even |at all )?remotely|vaguely|orbit(?:s|ing)?(?: around)?|"
+        r"in the (?:neighbou?rhood|vicinity|orbit) of|connections? (?:across|among)|"
+        r"(?:wander|browse|roam|meander|dig|rummage|tour)(?:ing)? (?:through|around|across)|take me through|"
+        r"what else|anything else|(?:comes?|came) to mind|landscape|all the (?:stuff|things)|"
+        r"everything (?:i|we)(?:'ve| have)? (?:\w+ )?(?:collected|saved|written|noted|got|gathered|kept))\b",
+        0.88,
+        2.5,
+    ),
     _c("themes", r"\bthem(?:e|es|atic|atically)\b", 0.85, 1.5),
     _c("patterns", r"\bpatterns?\b", 0.85, 1.5),
     _c(
         "recurring",
-        r"\b(?:recurring|common threads?|threads? (?:run|running|that run)|trends?|topics (?:that )?(?:come|keep coming) up)\b",
+        r"\b(?:recurring|common threads?|threads? (?:run|running|that run)|trends?|topics (?:that )?(?:come|keep coming) up|"
+        r"keeps? (?:coming back|coming up|returning|recurring|popping up|resurfacing|showing up|turning up|cropping up)|"
+        r"(?:i|we) keep (?:returning|coming back|going back) to)\b",
         0.85,
         2.0,
     ),
     _c(
         "generally",
-        r"\b(?:generally|in general|general|overall|broad(?:ly)?|big picture|at large|as a whole|random things|"
+        r"\b(?:generally|in general|general|overall|broad(?:ly)?|big[- ]picture|wide[- ]ranging|far[- ]reaching|sweeping|at large|as a whole|random things|"
         r"wide net|across (?:all|everything)|loosely)\b",
         0.85,
         1.5,
@@ -197,12 +311,20 @@ CUES: tuple[Cue, ...] = (
     ),
     _c(
         "adjacent",
-        r"\b(?:tangential(?:ly)?|adjacent|cross[- ]cutting|bigger picture|all the ways|what connects|mind map|"
+        r"\b(?:tangential(?:ly)?|tangents?|adjacent|connect(?:ing)? the dots|links? between|cross[- ]cutting|bigger picture|all the ways|what connects|mind map|"
         r"anything (?:interesting|useful|relevant)|spark|whatever (?:i|we) (?:have|wrote))\b",
         0.88,
         2.0,
     ),
     _c("inspiration", r"\b(?:inspiration|analog(?:y|ies)|connections? between|might be useful)\b", 0.9, 1.0),
+    _c(
+        "tie_together",
+        r"\b(?:tie[sd]? (?:together|in)|threads? connecting|connecting (?:my|the) (?:notes|ideas|dots)|clusters?|"
+        r"open[- ]ended|what(?:'s| is) interesting)\b",
+        0.88,
+        2.0,
+    ),
+    _c("ideas", r"\bideas?\b", 0.85, 1.5, strip=False),
 )
 
 _QUOTED = re.compile(r'"([^"]{1,300})"|“([^”]{1,300})”|‘([^’]{1,300})’|(?<![A-Za-z])\'([^\n]{1,300}?)\'(?![A-Za-z])')
@@ -343,6 +465,8 @@ def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
     taken: list[tuple[int, int]] = []
     strip_spans: list[tuple[int, int]] = []
     bounds: set[str] = set()
+    topic_cues: set[str] = set()
+    form_cues: set[str] = set()
 
     phrases = extract_phrases(query)
     for m in _QUOTED.finditer(query):
@@ -358,10 +482,20 @@ def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
             if cue.strip:
                 strip_spans.append(m.span())
             fired.append((cue.name, cue.z, cue.weight))
+            if cue.topic:
+                topic_cues.add(cue.name)
+            if cue.form:
+                form_cues.add(cue.name)
             if cue.bound:
                 bounds.add(cue.bound)
             break  # one firing per cue
 
+    if any(n not in topic_cues for n, _, _ in fired):
+        fired = [f for f in fired if f[0] not in topic_cues]
+    # a question's form ("how much", "which", "did we") yields to an explicit request for the
+    # literal words or for an opinion / exploration
+    if any(z >= 0.6 or z <= 0.2 for n, z, _ in fired if n not in form_cues):
+        fired = [f for f in fired if f[0] not in form_cues]
     outside = "".join(ch if not _overlaps((i, i + 1), taken) else " " for i, ch in enumerate(query))
     # An opinion / theme cue makes specifics (names, numbers) the topic, not a request for exactness.
     soft = any(z >= 0.6 for _, z, _ in fired)

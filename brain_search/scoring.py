@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 _NON_ALNUM = re.compile(r"[^\w]+", re.UNICODE)
@@ -91,17 +91,63 @@ def spec_z_relevance(lexical: float, semantic: float, z: float, target_z: float,
 
 @dataclass(frozen=True)
 class RankingParams:
-    """How candidates are ranked. ``spec`` is the spec's formula; ``fusion`` blends the
-    per-query min-max normalised engine scores (BM25, cosine) with weights set by the target Z,
-    then applies the spec's Z-alignment penalty with strength ``z_penalty``."""
+    """How candidates are ranked.
 
+    ``spec`` is the spec's formula (3.3), literally. ``fusion`` blends the engine's two scores,
+    each min-max normalised (``norm``), with a semantic weight set by the target Z, then applies
+    the spec's Z-alignment penalty with strength ``z_penalty``:
+
+    - ``norm="sublist"``: like OpenSearch's hybrid normalisation, BM25 is scaled over the BM25
+      sub-search's hits and the cosine over the kNN sub-search's hits (min of that list → 0,
+      max → 1); a candidate below a list's minimum (it was found by the other sub-search only)
+      gets 0 there. ``norm="union"``: both over every candidate; ``bm25-sublist`` /
+      ``cosine-sublist``: only that score over its sub-search, the other over every candidate.
+      ``norm_depth`` > 0: a sub-search's range ends at its ``norm_depth``-th hit (as if it were that
+      deep), so the scale does not depend on how many candidates the limit asked for.
+    - semantic weight at target Z: ``sem_weight_mid + sem_weight_slope × (Z − 0.5)``, clipped
+      to [0, 1] (the spec's blend is mid 0.5, slope 1: ``Z``); lexical weight = 1 − semantic.
+    - ``lexical_anchor_weight`` mixes the lexical precision (term coverage, spec 3.1) into the
+      lexical part.
+    - ``term_scale`` > 0: for a query with more topic terms than that (a claim, a paragraph), the
+      lexical anchor and the Z penalty shrink by ``term_scale / terms``: term coverage, and the Z
+      position computed from it, say less when few memories could contain every term.
+    - ``phrase_bonus``: added when the query quotes phrases and the memory contains all of them,
+      so a memory holding the quote ranks above every memory that does not (spec: exact match).
+
+    The defaults are learned on the dev split only (LoCoMo conversations 0–6 + SciFact train
+    qrels) by ``brain-search eval --fit`` (``brain_search/eval/fit.py``).
+    """
+
+    # Learned on the dev split only (LoCoMo conversations 0–6, categories 1–4: 1033 questions;
+    # SciFact train qrels: 809 claims) by `brain-search eval --fit` on 2026-11-29 (record:
+    # docs/eval/fit.json). Dev before → after: LoCoMo nDCG@10 0.458 → 0.494, R@10 0.595 → 0.651;
+    # SciFact nDCG@10 0.689 → 0.732, R@100 0.933 → 0.953. The previous hand-set values: union
+    # normalisation, mid 0.5, slope 1.0, z_penalty 0.3, outside_factor 0.5, no lexical anchor,
+    # no length scaling. The fit sets the Z-distance penalty to 0 (on dev it only cost quality):
+    # the target Z acts through the lexical/semantic blend, with the spec's slope of 1.
     mode: str = "fusion"
-    z_penalty: float = 0.3
-    outside_factor: float = 0.5
-    lexical_anchor_weight: float = 0.0
+    norm: str = "bm25-sublist"
+    norm_depth: int = 0
+    sem_weight_mid: float = 0.525
+    sem_weight_slope: float = 1.0
+    z_penalty: float = 0.0
+    outside_factor: float = 1.0
+    lexical_anchor_weight: float = 0.9
+    phrase_bonus: float = 1.0
+    term_scale: int = 3
+
+    def length_factor(self, n_terms: int) -> float:
+        """1 for a query of at most ``term_scale`` topic terms, ``term_scale / n`` beyond (1 when 0)."""
+        if self.term_scale <= 0 or n_terms <= self.term_scale:
+            return 1.0
+        return self.term_scale / n_terms
 
     def spec(self) -> RankingParams:
         return RankingParams(mode="spec", z_penalty=0.3, outside_factor=0.5)
+
+    def semantic_weight(self, target_z: float) -> float:
+        w = self.sem_weight_mid + self.sem_weight_slope * (target_z - 0.5)
+        return min(max(w, 0.0), 1.0)
 
 
 def minmax(values: Sequence[float]) -> list[float]:
@@ -113,6 +159,21 @@ def minmax(values: Sequence[float]) -> list[float]:
     return [(v - lo) / (hi - lo) for v in values]
 
 
+def minmax_over(values: Sequence[float], members: Sequence[bool] | None, depth: int = 0) -> list[float]:
+    """Min-max scaled by the range of the ``members`` (a sub-search's own hits), clipped to
+    [0, 1]; every value when ``members`` is None or selects nothing. ``depth`` > 0: the range's
+    low end is the ``depth``-th best member (the range of a sub-search ``depth`` deep)."""
+    ref = [v for v, m in zip(values, members, strict=True) if m] if members is not None else []
+    if not ref:
+        return minmax(values)
+    lo = sorted(ref, reverse=True)[min(depth, len(ref)) - 1] if depth > 0 else min(ref)
+    hi = max(values)
+    if hi - lo <= 1e-12:
+        return [1.0 if v >= hi and hi > 0 else 0.0 for v in values]
+    span = hi - lo
+    return [min(max((v - lo) / span, 0.0), 1.0) for v in values]
+
+
 def z_relevance(
     lexical: Sequence[float],
     semantic: Sequence[float],
@@ -121,20 +182,41 @@ def z_relevance(
     target_z: float,
     tolerance: float,
     params: RankingParams,
+    in_lexical: Sequence[bool] | None = None,
+    in_semantic: Sequence[bool] | None = None,
+    quoted: bool = False,
+    n_terms: int = 0,
 ) -> list[float]:
-    """Relevance for each candidate (higher is better). All sequences are aligned by candidate."""
+    """Relevance for each candidate (higher is better). All sequences are aligned by candidate.
+
+    ``in_lexical`` / ``in_semantic``: whether each candidate is a hit of the BM25 / kNN
+    sub-search (for ``norm="sublist"``). ``quoted``: the query quotes phrases, and a lexical
+    precision of 1.0 means the memory contains them all. ``n_terms``: the query's topic terms."""
     zs = [z_position(lx, sm) for lx, sm in zip(lexical, semantic, strict=True)]
     if params.mode == "spec":
         return [
             spec_z_relevance(lx, sm, z, target_z, tolerance) for lx, sm, z in zip(lexical, semantic, zs, strict=True)
         ]
-    lex_n = minmax(bm25)
-    sem_n = minmax(cosine)
+    depth = params.norm_depth
+    lex_n = minmax_over(bm25, in_lexical, depth) if params.norm in ("sublist", "bm25-sublist") else minmax(bm25)
+    sem_n = minmax_over(cosine, in_semantic, depth) if params.norm in ("sublist", "cosine-sublist") else minmax(cosine)
+    w_sem = params.semantic_weight(target_z)
+    scale = params.length_factor(n_terms)
+    anchor = params.lexical_anchor_weight * scale
+    align = (
+        params
+        if scale == 1.0
+        else replace(params, z_penalty=params.z_penalty * scale, outside_factor=1 - (1 - params.outside_factor) * scale)
+    )
+    bonus = params.phrase_bonus if quoted else 0.0
     out = []
     for i, z in enumerate(zs):
-        lex_part = (1 - params.lexical_anchor_weight) * lex_n[i] + params.lexical_anchor_weight * lexical[i]
-        base = (1 - target_z) * lex_part + target_z * sem_n[i]
-        out.append(base * z_alignment(z, target_z, tolerance, params))
+        lex_part = (1 - anchor) * lex_n[i] + anchor * lexical[i]
+        base = (1 - w_sem) * lex_part + w_sem * sem_n[i]
+        rel = base * z_alignment(z, target_z, tolerance, align)
+        if bonus and lexical[i] >= 1.0:
+            rel += bonus
+        out.append(rel)
     return out
 
 

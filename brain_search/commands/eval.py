@@ -43,6 +43,9 @@ def eval_cmd(
     fusion_field: str = typer.Option(
         "content.en", "--fusion-field", help="BM25 field of the fusion baselines (content.en won on dev)"
     ),
+    fit: bool = typer.Option(
+        False, "--fit", help="learn the ranking parameters on the dev split (no report); writes out/fit/fit.json"
+    ),
 ) -> None:
     """Evaluate retrieval (LoCoMo, SciFact), exact-match precision and intent detection."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -66,6 +69,9 @@ def eval_cmd(
         fusion_field=fusion_field,
     )
     settings = load_settings(index_prefix=index_prefix + ("-quick" if quick else ""))
+    if fit:
+        _fit(settings, options, out or Path("out/fit"))
+        return
     out = out or (Path("out/eval-quick") if quick else Path("docs/eval"))
     command = "brain-search " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
@@ -103,3 +109,55 @@ def _summary(report: EvalReport) -> None:
         console.print(f"intent {ir.split}: accuracy {ir.accuracy:.3f}, within one tier {ir.within_one:.3f} (n={ir.n})")
     for line in losses(report):
         console.print(f"[yellow]Z-aware loses:[/yellow] {line}")
+
+
+def _fit(settings: object, options: object, out: Path) -> None:
+    """``--fit``: dev-split candidates once, then coordinate ascent over ``fit.GRID``."""
+    import json
+    from dataclasses import asdict
+    from datetime import UTC, datetime
+
+    from brain_search.eval import fit
+    from brain_search.eval.runner import EvalRunner, _git_commit
+    from brain_search.scoring import RankingParams
+    from brain_search.store.client import make_client
+
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as progress:
+
+        def bar(description: str, total: int) -> Callable[[int], None]:
+            task = progress.add_task(description, total=total)
+            return lambda n: progress.advance(task, n)
+
+        runner = EvalRunner(
+            make_client(settings),  # type: ignore[arg-type]
+            settings,  # type: ignore[arg-type]
+            options,  # type: ignore[arg-type]
+            bar,
+            log=lambda m: progress.console.print(f"· {m}"),
+        )
+        for name in runner.options.datasets:
+            runner.load(name)  # the eval indices, built if missing
+        queries = fit.collect(
+            runner.client, runner.settings, runner.embedder, runner.data_dir, runner.options.datasets, bar
+        )
+    fit.save(queries, out / "dev-candidates.jsonl")
+    start = RankingParams()
+    refs = fit.dev_references(fit.REPORT_RESULTS)
+    console.print(f"dev references (best baseline per metric, {fit.REPORT_RESULTS}): {refs or 'none'}")
+    best, scores = fit.fit(queries, start, log=console.print, references=refs)
+    result = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": _git_commit(),
+        "split": "dev (LoCoMo conversations 0-6, categories 1-4; SciFact train qrels)",
+        "queries": len(queries),
+        "start": asdict(start),
+        "references": refs,
+        "start_scores": fit.score(queries, start, fit.intents_of(queries), refs),
+        "best": asdict(best),
+        "best_scores": scores,
+    }
+    (out / "fit.json").write_text(json.dumps(result, indent=2) + "\n")
+    console.print(f"learned on dev: {best}")
+    console.print(f"written: {out / 'fit.json'}")

@@ -22,6 +22,8 @@ class LabelledQuery:
     label: str
     split: str
     note: str | None = None
+    source: str | None = None
+    """None: the original stratified 60/40 set; otherwise who added the row (dev-only additions)."""
 
 
 def load_labelled_queries(path: Path = DEFAULT_QUERIES) -> list[LabelledQuery]:
@@ -32,7 +34,7 @@ def load_labelled_queries(path: Path = DEFAULT_QUERIES) -> list[LabelledQuery]:
         row = json.loads(line)
         if row.get("label") not in TIERS or row.get("split") not in ("dev", "test"):
             raise ValueError(f"{path}:{n}: label must be one of {TIERS} and split dev|test")
-        rows.append(LabelledQuery(row["query"], row["label"], row["split"], row.get("note")))
+        rows.append(LabelledQuery(row["query"], row["label"], row["split"], row.get("note"), row.get("source")))
     return rows
 
 

@@ -278,4 +278,17 @@ class EvalRunner:
             "fusion field": o.fusion_field,
             "candidates": "baselines: top 100 of BM25 and of kNN per query; LoCoMo ranked to 10, SciFact to 100",
             "LoCoMo memory": "'<speaker>: <text>' plus '[shared a photo: <caption>]' where the turn has one",
+            "Brain ranking": _ranking_note(),
         }
+
+
+def _ranking_note() -> str:
+    from dataclasses import asdict
+
+    from brain_search.scoring import RankingParams
+
+    params = ", ".join(f"{k}={v}" for k, v in asdict(RankingParams()).items())
+    return (
+        f"{params}; learned on the dev split only (`brain-search eval --fit`, see brain_search/eval/fit.py); "
+        "Brain's candidates: one `_msearch`, BM25 and kNN each 3 × the limit deep (30 for LoCoMo, 300 for SciFact)"
+    )

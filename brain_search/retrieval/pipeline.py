@@ -84,6 +84,23 @@ class Candidate:
     bm25: float | None = None
     cosine: float | None = None
     matched: set[str] = field(default_factory=set)
+    lexical_hit: bool = False
+    """a hit of the BM25 sub-search (its score sets the BM25 normalisation range)"""
+    semantic_hit: bool = False
+    """one of the kNN sub-search's top k (its cosine sets the cosine normalisation range)"""
+
+
+@dataclass(frozen=True)
+class CandidateFeatures:
+    """Everything the ranking reads, aligned by candidate (the eval's fitter stores these)."""
+
+    ids: list[str]
+    lexical: list[float]
+    semantic: list[float]
+    bm25: list[float]
+    cosine: list[float]
+    in_lexical: list[bool]
+    in_semantic: list[bool]
 
 
 def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
@@ -238,16 +255,20 @@ class Retriever:
                     bm25=float(hit["_score"]),
                     cosine=_hit_cosine(hit),
                     matched=set(hit.get("matched_queries", [])),
+                    lexical_hit=True,
                 )
         knn_hits = responses[-1]["hits"]["hits"]
         if len(knn_hits) > plan.k:  # several shards' top k: keep the k most similar overall
             knn_hits = sorted(knn_hits, key=_hit_cosine, reverse=True)[: plan.k]
         for hit in knn_hits:
             if hit["_id"] in candidates:  # a BM25 hit too: same BM25, same cosine
+                candidates[hit["_id"]].semantic_hit = True
                 continue
             bm25 = float(hit["_score"] or 0.0) if has_lexical else 0.0
             matched = set(hit.get("matched_queries", []))
-            candidates[hit["_id"]] = Candidate(hit["_id"], hit["_source"], bm25, _hit_cosine(hit), matched)
+            candidates[hit["_id"]] = Candidate(
+                hit["_id"], hit["_source"], bm25, _hit_cosine(hit), matched, semantic_hit=True
+            )
         return candidates
 
     @staticmethod
@@ -257,20 +278,10 @@ class Retriever:
             if c.bm25 is None or c.cosine is None:
                 raise StoreUnavailable(f"memory {c.doc_id} came back without its BM25 or cosine")
 
-    def _rank(
-        self,
-        intent: QueryIntent,
-        terms: list[str],
-        candidates: dict[str, Candidate],
-        ranking: RankingParams,
-        keep: int | None = None,
-    ) -> list[MemoryResult]:
-        """Every candidate scored and ordered; result models built for the first ``keep`` only
-        (building all of them was a measurable share of a recall's CPU)."""
-        cands = list(candidates.values())
-        if not cands:
-            return []
-        best_bm25 = max((c.bm25 or 0.0) for c in cands) or 1.0
+    @staticmethod
+    def features(intent: QueryIntent, terms: list[str], cands: list[Candidate]) -> CandidateFeatures:
+        """Lexical precision (phrase, term coverage, BM25), similarity and both raw engine scores."""
+        best_bm25 = max(((c.bm25 or 0.0) for c in cands), default=0.0) or 1.0
         full_query = intent.lexical_query
         lex: list[float] = []
         sem: list[float] = []
@@ -285,17 +296,49 @@ class Retriever:
             )
             lex.append(lexical_precision(phrase_hit, coverage, (c.bm25 or 0.0) / best_bm25))
             sem.append(embedding_similarity(c.cosine or 0.0))
-        rel = z_relevance(
-            lex,
-            sem,
-            [c.bm25 or 0.0 for c in cands],
-            [c.cosine or 0.0 for c in cands],
+        return CandidateFeatures(
+            ids=[str(c.source.get("memory_id", c.doc_id)) for c in cands],
+            lexical=lex,
+            semantic=sem,
+            bm25=[c.bm25 or 0.0 for c in cands],
+            cosine=[c.cosine or 0.0 for c in cands],
+            in_lexical=[c.lexical_hit for c in cands],
+            in_semantic=[c.semantic_hit for c in cands],
+        )
+
+    @staticmethod
+    def relevance(intent: QueryIntent, f: CandidateFeatures, ranking: RankingParams, n_terms: int) -> list[float]:
+        return z_relevance(
+            f.lexical,
+            f.semantic,
+            f.bm25,
+            f.cosine,
             intent.target_z,
             intent.z_tolerance,
             ranking,
+            in_lexical=f.in_lexical,
+            in_semantic=f.in_semantic,
+            quoted=bool(intent.phrases),
+            n_terms=n_terms,
         )
+
+    def _rank(
+        self,
+        intent: QueryIntent,
+        terms: list[str],
+        candidates: dict[str, Candidate],
+        ranking: RankingParams,
+        keep: int | None = None,
+    ) -> list[MemoryResult]:
+        """Every candidate scored and ordered; result models built for the first ``keep`` only
+        (building all of them was a measurable share of a recall's CPU)."""
+        cands = list(candidates.values())
+        if not cands:
+            return []
+        f = self.features(intent, terms, cands)
+        rel = self.relevance(intent, f, ranking, len(terms))
         order = sorted(range(len(cands)), key=lambda i: (-rel[i], cands[i].doc_id))
-        return [self._result(cands[i], lex[i], sem[i], rel[i]) for i in order[:keep]]
+        return [self._result(cands[i], f.lexical[i], f.semantic[i], rel[i]) for i in order[:keep]]
 
     @staticmethod
     def _result(c: Candidate, lex: float, sem: float, rel: float) -> MemoryResult:

@@ -79,11 +79,19 @@ def test_baselines_hold(quick_eval: QuickEval) -> None:
 
 def test_brain_holds(quick_eval: QuickEval) -> None:
     t = quick_eval.retrieval.table()
-    # measured on this slice: Z-aware nDCG@10 0.516, R@10 0.666, MRR@10 0.486; Z-naive nDCG@10 0.425
-    assert t[Z_AWARE]["nDCG@10"] >= 0.49
-    assert t[Z_AWARE]["R@10"] >= 0.63
-    assert t[Z_AWARE]["MRR@10"] >= 0.46
-    assert t[Z_NAIVE]["nDCG@10"] >= 0.40
+    # measured on this slice with the ranking learned on dev (2026-11-29): Z-aware nDCG@10 0.557,
+    # R@10 0.697, MRR@10 0.524; Z-naive nDCG@10 0.525 (before the fit: 0.516, 0.666, 0.486; 0.425)
+    assert t[Z_AWARE]["nDCG@10"] >= 0.53
+    assert t[Z_AWARE]["R@10"] >= 0.67
+    assert t[Z_AWARE]["MRR@10"] >= 0.50
+    assert t[Z_NAIVE]["nDCG@10"] >= 0.50
+
+
+def test_z_aware_beats_every_baseline_on_the_slice(quick_eval: QuickEval) -> None:
+    t = quick_eval.retrieval.table()
+    # measured: Z-aware nDCG@10 0.557 vs the best baseline BM25 (content.en) 0.492
+    best_baseline = max(v["nDCG@10"] for s, v in t.items() if not s.startswith("Brain "))
+    assert t[Z_AWARE]["nDCG@10"] >= best_baseline + 0.03
 
 
 def test_exact_match_precision(quick_eval: QuickEval) -> None:
@@ -94,6 +102,6 @@ def test_exact_match_precision(quick_eval: QuickEval) -> None:
 
 def test_intent_detection_on_dev() -> None:
     res = evaluate_intents(load_labelled_queries(), project_detector(), "dev")
-    # measured: accuracy 1.000, within one tier 1.000 (144 dev queries; the patterns are tuned on dev)
+    # measured: accuracy 0.994, within one tier 1.000 (333 dev queries; the patterns are tuned on dev)
     assert res.accuracy >= 0.95
     assert res.within_one >= 0.98

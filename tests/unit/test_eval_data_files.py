@@ -14,8 +14,12 @@ def test_intent_queries_file() -> None:
     assert len({r.query for r in rows}) == len(rows)
     labels = Counter(r.label for r in rows)
     assert set(labels) == set(TIERS) and min(labels.values()) >= 40
-    dev = sum(r.split == "dev" for r in rows) / len(rows)
+    original = [r for r in rows if r.source is None]  # the stratified 60/40 split
+    assert len(original) == 239
+    dev = sum(r.split == "dev" for r in original) / len(original)
     assert 0.55 < dev < 0.65
+    # rows added later for tuning are dev only (the held-out test set never grows from tuning)
+    assert all(r.split == "dev" and r.source == "dev-extra" for r in rows if r.source is not None)
     for label in TIERS:  # every tier is in both splits
         assert {r.split for r in rows if r.label == label} == {"dev", "test"}
     queries = {r.query: r.label for r in rows}

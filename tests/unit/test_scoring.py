@@ -5,6 +5,7 @@ from brain_search.scoring import (
     contains_phrase,
     embedding_similarity,
     lexical_precision,
+    minmax_over,
     query_terms,
     spec_z_relevance,
     tier_of,
@@ -75,3 +76,49 @@ def test_target_z_moves_ranking_between_lexical_and_semantic() -> None:
     assert exact[0] > exact[1] and broad[1] > broad[0]
     spec = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, RankingParams(mode="spec"))
     assert spec[0] > spec[1]
+
+
+def test_minmax_over_uses_the_sub_search_range() -> None:
+    # members 0-2 are the sub-search's hits (range 4..10); member 3 came from the other search
+    assert minmax_over([10.0, 7.0, 4.0, 1.0], [True, True, True, False]) == pytest.approx([1.0, 0.5, 0.0, 0.0])
+    # depth 2: the range ends at the second best hit, lower ones clip to 0
+    assert minmax_over([10.0, 7.0, 4.0, 1.0], [True, True, True, False], depth=2) == pytest.approx([1, 0, 0, 0])
+    # no membership known: plain min-max over every value
+    assert minmax_over([10.0, 7.0, 4.0, 1.0], None) == pytest.approx([1.0, 2 / 3, 1 / 3, 0.0])
+
+
+def test_semantic_weight_rises_with_target_z() -> None:
+    p = RankingParams()
+    weights = [p.semantic_weight(z / 10) for z in range(11)]
+    assert weights == sorted(weights) and weights[0] < weights[-1]
+    assert all(0.0 <= w <= 1.0 for w in weights)
+    assert RankingParams(sem_weight_mid=0.5, sem_weight_slope=1.0).semantic_weight(0.3) == pytest.approx(0.3)
+
+
+def test_quoted_phrase_bonus_puts_the_containing_memory_first() -> None:
+    # candidate 1 contains the quoted phrase (lexical precision 1.0) but scores lower otherwise
+    lex, sem, bm25, cos = [0.9, 1.0], [0.9, 0.2], [9.0, 5.0], [0.9, 0.2]
+    plain = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, RankingParams(), quoted=False)
+    quoted = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, RankingParams(), quoted=True)
+    assert plain[0] > plain[1]
+    assert quoted[1] > quoted[0]
+
+
+def test_every_norm_mode_ranks() -> None:
+    lex, sem, bm25, cos = [0.95, 0.1, 0.5], [0.3, 0.8, 0.5], [9.0, 0.0, 4.0], [0.3, 0.8, 0.5]
+    for norm in ("sublist", "union", "bm25-sublist", "cosine-sublist"):
+        p = RankingParams(norm=norm)
+        rel = z_relevance(lex, sem, bm25, cos, 0.5, 0.2, p, [True, False, True], [False, True, True])
+        assert len(rel) == 3 and all(r >= 0 for r in rel)
+
+
+def test_long_queries_lean_less_on_term_coverage() -> None:
+    p = RankingParams(term_scale=4)
+    assert p.length_factor(3) == 1.0 and p.length_factor(4) == 1.0
+    assert p.length_factor(8) == pytest.approx(0.5)
+    assert RankingParams(term_scale=0).length_factor(50) == 1.0
+    # candidate 0: every term (high lexical precision), weak BM25; candidate 1: strong BM25
+    lex, sem, bm25, cos = [0.95, 0.5], [0.5, 0.5], [4.0, 10.0], [0.5, 0.5]
+    short = z_relevance(lex, sem, bm25, cos, 0.3, 0.2, p, n_terms=3)
+    long = z_relevance(lex, sem, bm25, cos, 0.3, 0.2, p, n_terms=16)
+    assert short[0] - short[1] > long[0] - long[1]
