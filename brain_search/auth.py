@@ -23,6 +23,7 @@ from opensearchpy import ConflictError, NotFoundError, OpenSearch
 
 from brain_search.config import Settings
 from brain_search.errors import Conflict, InvalidInput, NotFound, Unauthorized
+from brain_search.store.small_index import ensure_small_index
 
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 KEY_PREFIX = "bsk_"
@@ -45,13 +46,6 @@ def validate_tenant_id(tenant_id: str) -> str:
     if not TENANT_ID_RE.match(tenant_id):
         raise InvalidInput("tenant_id", "1–64 characters: letters, digits, '_', '.', '-' (not first)")
     return tenant_id
-
-
-def _index_body(properties: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}},
-        "mappings": {"dynamic": "strict", "properties": properties},
-    }
 
 
 class KeyStore:
@@ -83,8 +77,7 @@ class KeyStore:
                 },
             ),
         ):
-            if not self.client.indices.exists(index=index):
-                self.client.indices.create(index=index, body=_index_body(props), ignore=[400])
+            ensure_small_index(self.client, index, {"properties": props})
 
     # ---------------------------------------------------------------- tenants
     def create_tenant(self, tenant_id: str, name: str | None = None) -> dict[str, Any]:

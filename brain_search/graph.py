@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
+from brain_search.store.small_index import ensure_small_index
 
 NODE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 LABEL_SEGMENT_RE = re.compile(r"^[^/\x00-\x1f]{1,100}$")
@@ -114,10 +115,8 @@ class GraphStore:
         self.memories_alias = settings.memories_alias
 
     def install(self) -> None:
-        if not self.client.indices.exists(index=self.index):
-            self.client.indices.create(index=self.index, body=_nodes_index_body(), ignore=[400])
-        if not self.client.indices.exists(index=self.tasks_index):
-            self.client.indices.create(index=self.tasks_index, body=_tasks_index_body(), ignore=[400])
+        ensure_small_index(self.client, self.index, NODES_MAPPING, analysis=PATH_ANALYSIS)
+        ensure_small_index(self.client, self.tasks_index, TASKS_MAPPING)
 
     # ---------------------------------------------------------------- reads
     def get_by_id(self, tenant_id: str, node_id: str) -> Node:
@@ -376,51 +375,37 @@ def _edge_script(other_id: str, add: bool, now: str) -> dict[str, Any]:
     return {"script": {"lang": "painless", "source": source, "params": {"id": other_id, "now": now}}}
 
 
-def _nodes_index_body() -> dict[str, Any]:
-    return {
-        "settings": {
-            "index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"},
-            "analysis": {
-                "analyzer": {"path_index": {"type": "custom", "tokenizer": "path_tok"}},
-                "tokenizer": {"path_tok": {"type": "path_hierarchy", "delimiter": "/"}},
-            },
-        },
-        "mappings": {
-            "dynamic": "strict",
-            "properties": {
-                "tenant_id": {"type": "keyword"},
-                "id": {"type": "keyword"},
-                "label": {"type": "keyword"},
-                "label_tree": {"type": "text", "analyzer": "path_index", "search_analyzer": "keyword"},
-                "parent": {"type": "keyword"},
-                "description": {"type": "text"},
-                "related": {"type": "keyword"},
-                "created_at": {"type": "date"},
-                "updated_at": {"type": "date"},
-            },
-        },
-    }
-
-
-def _tasks_index_body() -> dict[str, Any]:
-    """Move / delete tasks, keyed by tenant + task id, so a tenant only ever sees its own."""
-    return {
-        "settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}},
-        "mappings": {
-            "dynamic": "strict",
-            "properties": {
-                "tenant_id": {"type": "keyword"},
-                "task_id": {"type": "keyword"},
-                "kind": {"type": "keyword"},
-                "opensearch_task": {"type": "keyword"},
-                "node_id": {"type": "keyword"},
-                "from_label": {"type": "keyword"},
-                "to_label": {"type": "keyword"},
-                "created_at": {"type": "date"},
-                "result": {"type": "object", "enabled": False},
-            },
-        },
-    }
+PATH_ANALYSIS: dict[str, Any] = {
+    "analyzer": {"path_index": {"type": "custom", "tokenizer": "path_tok"}},
+    "tokenizer": {"path_tok": {"type": "path_hierarchy", "delimiter": "/"}},
+}
+NODES_MAPPING: dict[str, Any] = {
+    "properties": {
+        "tenant_id": {"type": "keyword"},
+        "id": {"type": "keyword"},
+        "label": {"type": "keyword"},
+        "label_tree": {"type": "text", "analyzer": "path_index", "search_analyzer": "keyword"},
+        "parent": {"type": "keyword"},
+        "description": {"type": "text"},
+        "related": {"type": "keyword"},
+        "created_at": {"type": "date"},
+        "updated_at": {"type": "date"},
+    },
+}
+# Move / delete tasks, keyed by tenant + task id, so a tenant only ever sees its own.
+TASKS_MAPPING: dict[str, Any] = {
+    "properties": {
+        "tenant_id": {"type": "keyword"},
+        "task_id": {"type": "keyword"},
+        "kind": {"type": "keyword"},
+        "opensearch_task": {"type": "keyword"},
+        "node_id": {"type": "keyword"},
+        "from_label": {"type": "keyword"},
+        "to_label": {"type": "keyword"},
+        "created_at": {"type": "date"},
+        "result": {"type": "object", "enabled": False},
+    },
+}
 
 
 def _to_node(src: dict[str, Any]) -> Node:

@@ -20,6 +20,7 @@ from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.ingest.bulk import ItemOutcome, bulk_body, encode_entry
 from brain_search.ingest.models import DeadLetter, DeadLetterPage, MemoryItem
+from brain_search.store.small_index import ensure_small_index
 
 MAPPING: dict[str, Any] = {
     "dynamic": "strict",
@@ -48,10 +49,7 @@ class DeadLetterStore:
         self.index = f"{settings.index_prefix}-dead-letters"
 
     def install(self) -> None:
-        if self.client.indices.exists(index=self.index):
-            return
-        body = {"settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}}, "mappings": MAPPING}
-        self.client.indices.create(index=self.index, body=body, ignore=[400])
+        ensure_small_index(self.client, self.index, MAPPING)
 
     def add(
         self,

@@ -20,6 +20,7 @@ from opensearchpy.exceptions import NotFoundError, TransportError
 from brain_search.config import Settings
 from brain_search.errors import NotFound, StoreUnavailable
 from brain_search.ingest.models import IngestJob, JobResult, TaskState, TaskStatus
+from brain_search.store.small_index import ensure_small_index
 
 MAPPING: dict[str, Any] = {
     "dynamic": "strict",
@@ -52,10 +53,7 @@ class TaskRecords:
         self.ttl = timedelta(seconds=settings.task_ttl_s)
 
     def install(self) -> None:
-        if self.client.indices.exists(index=self.index):
-            return
-        body = {"settings": {"index": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}}, "mappings": MAPPING}
-        self.client.indices.create(index=self.index, body=body, ignore=[400])
+        ensure_small_index(self.client, self.index, MAPPING)
 
     def _write(self, task_id: str, doc: dict[str, Any], *, partial: bool) -> None:
         try:
