@@ -82,6 +82,8 @@ def make_ingest_service(state: AppState) -> IngestService:
 
         queue, mode = CeleryQueue(s), "workers"
     else:
-        embedder = state.embedder if s.query_embedding_threads <= 0 else BatchEmbedder(s)
+        # the API's query encoder is tuned for one short text (one thread, maybe int8): documents get their own
+        reuse = s.query_embedding_threads <= 0 and not s.query_embedding_int8
+        embedder = state.embedder if reuse else BatchEmbedder(s)
         queue, mode = InProcessQueue(IngestPipeline(state.client, embedder, s), dead_letters, s), "embedded"
     return IngestService(queue, dead_letters, MemoryStore(state.client, s), mode)
