@@ -163,7 +163,8 @@ class OnnxQueryEmbedder:
     overhead (torch tensors, the module pipeline): about 1.2 ms less per query.
 
     ``quantized`` runs the int8 model (about 2× faster on CPUs with VNNI; cosine to the fp32
-    vector ≈ 0.994). Only for queries: documents keep the fp32 model. Each call pads to its own
+    vector ≈ 0.994). Only for queries: documents keep the fp32 model (``make_document_embedder``:
+    this class in fp32 with onnxruntime's default threads, so the API never imports torch). Each call pads to its own
     longest text; ``session.run`` releases the GIL, so concurrent requests encode in parallel,
     each on one intra-op thread (no spinning).
     """
@@ -201,12 +202,18 @@ class OnnxQueryEmbedder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        texts = list(texts)
-        parts = [self._encode(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
-        return parts[0] if len(parts) == 1 else np.vstack(parts)
+        encs = self.tokenizer.encode_batch(list(texts))
+        if len(encs) <= self.batch_size:
+            return self._encode(encs)
+        # longest first, like sentence-transformers: each batch pads to similar lengths
+        order = sorted(range(len(encs)), key=lambda i: -len(encs[i].ids))
+        out = np.empty((len(encs), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            out[rows] = self._encode([encs[i] for i in rows])
+        return out
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        encs = self.tokenizer.encode_batch(texts)
+    def _encode(self, encs: list[Any]) -> np.ndarray:
         width = max(len(e.ids) for e in encs)
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -291,6 +298,22 @@ def make_query_embedder(settings: Settings) -> Embedder:
                 raise SetupError(f"the ONNX query encoder did not load: {exc}") from exc
             log.warning("direct ONNX query encoder unavailable (%s); using sentence-transformers", exc)
     return make_embedder(settings, settings.query_embedding_threads)
+
+
+def make_document_embedder(settings: Settings) -> Embedder:
+    """The fp32 model for documents inside the API (embedded-mode ingestion): ``OnnxQueryEmbedder``
+    with onnxruntime's default threads, sentence-transformers' vectors without loading torch and
+    sentence-transformers into the API process (seconds of CPU on the first write otherwise)."""
+    if settings.embedding_backend != "torch":
+        try:
+            return OnnxQueryEmbedder(
+                settings.models_dir, settings.embedding_model, 0, False, 256, settings.embedding_batch_size
+            )
+        except Exception as exc:
+            if settings.embedding_backend == "onnx":
+                raise SetupError(f"the ONNX encoder did not load: {exc}") from exc
+            log.warning("direct ONNX encoder unavailable (%s); using sentence-transformers", exc)
+    return make_embedder(settings)
 
 
 def make_embedder(settings: Settings, intra_op_threads: int = 0) -> SentenceTransformerEmbedder:

@@ -271,7 +271,8 @@ class EvalRunner:
             "splits": "dev = LoCoMo conversations 0–6 + SciFact train qrels; "
             "test (held out) = LoCoMo conversations 7–9 + SciFact test qrels",
             "reported splits": ", ".join(o.splits) + (" (quick subset)" if o.quick else ""),
-            "embedding model": f"{self.settings.embedding_model} ({self.settings.embedding_dimension} dims)",
+            "embedding model": f"{self.settings.embedding_model} ({self.settings.embedding_dimension} dims)"
+            + ("; Brain systems' queries: int8 model" if self.settings.query_embedding_int8 else ""),
             "index": f"prefix {self.settings.index_prefix}-<dataset>, {self.settings.knn_engine} HNSW "
             f"(m={self.settings.hnsw_m}, ef_search={self.settings.hnsw_ef_search}), one shard",
             "min-max fusion / RRF": FUSION_NOTE,

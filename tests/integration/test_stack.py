@@ -151,3 +151,5 @@ def test_query_encoder_matches_sentence_transformers(settings: Settings, embedde
     assert np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-4)
     assert ((q * ref).sum(axis=1) > 0.98).all()
     assert fp32.encode([]).shape == (0, 384)
+    chunked = OnnxQueryEmbedder(settings.models_dir, batch_size=2)  # sorted by length, batches of 2
+    assert np.abs(chunked.encode(s * 3) - np.vstack([ref] * 3)).max() < 1e-5
