@@ -43,6 +43,9 @@ def eval_cmd(
     fusion_field: str = typer.Option(
         "content.en", "--fusion-field", help="BM25 field of the fusion baselines (content.en won on dev)"
     ),
+    query_int8: bool = typer.Option(
+        False, "--query-int8", help="Brain systems encode queries with the API's int8 model (baselines: fp32)"
+    ),
 ) -> None:
     """Evaluate retrieval (LoCoMo, SciFact), exact-match precision and intent detection."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -64,6 +67,7 @@ def eval_cmd(
         brain=brain,
         reindex=reindex,
         fusion_field=fusion_field,
+        query_int8=query_int8,
     )
     settings = load_settings(index_prefix=index_prefix + ("-quick" if quick else ""))
     out = out or (Path("out/eval-quick") if quick else Path("docs/eval"))

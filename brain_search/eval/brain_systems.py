@@ -5,8 +5,8 @@
 - "Brain Z-aware (focus auto)": intent detection picks the target per query.
 
 Query vectors come from the evaluation's embedding cache, so both systems see the same vectors
-as the baselines; with ``BRAIN_QUERY_EMBEDDING_INT8=1`` they come from the API's int8 query
-encoder instead (the baselines keep fp32), which is how the int8 model's cost in quality is read.
+as the baselines; ``brain-search eval --query-int8`` gives them the API's int8 query encoder
+instead (the baselines keep fp32), which is how the int8 model's cost in quality is read.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.embedding import Embedder, QueryCache, make_query_embedder
+from brain_search.embedding import Embedder, QueryCache
 from brain_search.models import Focus, RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.scoring import RankingParams
@@ -42,9 +42,14 @@ class BrainSystem:
 
 
 def brain_systems(
-    client: OpenSearch, settings: Settings, embedder: Embedder, ranking: RankingParams | None = None
+    client: OpenSearch,
+    settings: Settings,
+    embedder: Embedder,
+    ranking: RankingParams | None = None,
+    query_embedder: Embedder | None = None,
 ) -> list[BrainSystem]:
-    """Z-naive and Z-aware over the index of ``settings`` (one shared retriever)."""
-    queries = make_query_embedder(settings) if settings.query_embedding_int8 else embedder
+    """Z-naive and Z-aware over the index of ``settings`` (one shared retriever); queries are
+    encoded by ``query_embedder`` where given, else by ``embedder``."""
+    queries = query_embedder or embedder
     retriever = Retriever(client, settings, QueryCache(queries, settings.query_cache_size), ranking=ranking)
     return [BrainSystem(retriever, Z_NAIVE, z_value=0.5), BrainSystem(retriever, Z_AWARE)]
