@@ -76,6 +76,8 @@ class Settings(BaseSettings):
     embedding_batch_size: int = 64
     query_cache_size: int = 4096
     query_embedding_threads: int = 1  # onnxruntime intra-op threads of the API's embedder (0: default)
+    query_embedding_int8: bool = True  # the API encodes queries with the int8 model (documents stay fp32)
+    query_max_tokens: int = 256  # word pieces a query is truncated to (the model reads at most 256)
 
     # --- evaluation -------------------------------------------------------------------------
     data_dir: Path | None = None  # LoCoMo / SciFact; None: ../shared/data beside the repo or the cwd

@@ -16,7 +16,7 @@ from brain_search.api.routes import admin, health, memories, nodes, page, recall
 from brain_search.api.state import AppState
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
-from brain_search.embedding import QueryCache, make_embedder
+from brain_search.embedding import QueryCache, make_query_embedder
 from brain_search.graph import GraphStore
 from brain_search.ingest.service import make_ingest_service
 from brain_search.mcp_server import build_server
@@ -33,7 +33,7 @@ SERVICE_FACTORIES: dict[str, Callable[[AppState], object]] = {"ingest": make_ing
 
 def build_state(settings: Settings) -> AppState:
     client = make_client(settings)
-    embedder = make_embedder(settings, settings.query_embedding_threads)
+    embedder = make_query_embedder(settings)
     if embedder.dimension != settings.embedding_dimension:
         raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
     install_memories_index(client, settings, embedder.dimension)

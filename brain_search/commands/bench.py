@@ -273,7 +273,7 @@ def recall(
     from brain_search.bench.corpus import cached_embedder, load_pool
     from brain_search.bench.load import CachedVectors, admin_keys
     from brain_search.bench.workload import build_workload, parse_mix
-    from brain_search.embedding import QueryCache, make_embedder
+    from brain_search.embedding import QueryCache, make_query_embedder
     from brain_search.graph import GraphStore
     from brain_search.models import RecallRequest
     from brain_search.retrieval.pipeline import Retriever
@@ -284,9 +284,7 @@ def recall(
     client = make_client(s)
     pool = load_pool(s, cached_embedder(s))
     items = build_workload(pool, n, parse_mix(mix), with_writes=False).recalls()
-    retriever = Retriever(
-        client, s, QueryCache(make_embedder(s, s.query_embedding_threads), s.query_cache_size), GraphStore(client, s)
-    )
+    retriever = Retriever(client, s, QueryCache(make_query_embedder(s), s.query_cache_size), GraphStore(client, s))
     retriever.recall(items[0].tenant, RecallRequest(query="warm up"))  # first call loads lazily
     # an unmeasured pass with cached vectors first, so the engine's caches are warm for every pass
     texts = sorted({it.body["query"] for it in items})

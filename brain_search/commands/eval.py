@@ -46,6 +46,9 @@ def eval_cmd(
     fit: bool = typer.Option(
         False, "--fit", help="learn the ranking parameters on the dev split (no report); writes out/fit/fit.json"
     ),
+    query_int8: bool = typer.Option(
+        False, "--query-int8", help="Brain systems encode queries with the API's int8 model (baselines: fp32)"
+    ),
 ) -> None:
     """Evaluate retrieval (LoCoMo, SciFact), exact-match precision and intent detection."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -67,6 +70,7 @@ def eval_cmd(
         brain=brain,
         reindex=reindex,
         fusion_field=fusion_field,
+        query_int8=query_int8,
     )
     settings = load_settings(index_prefix=index_prefix + ("-quick" if quick else ""))
     if fit:

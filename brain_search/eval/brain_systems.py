@@ -5,7 +5,8 @@
 - "Brain Z-aware (focus auto)": intent detection picks the target per query.
 
 Query vectors come from the evaluation's embedding cache, so both systems see the same vectors
-as the baselines.
+as the baselines; ``brain-search eval --query-int8`` gives them the API's int8 query encoder
+instead (the baselines keep fp32), which is how the int8 model's cost in quality is read.
 """
 
 from __future__ import annotations
@@ -41,8 +42,14 @@ class BrainSystem:
 
 
 def brain_systems(
-    client: OpenSearch, settings: Settings, embedder: Embedder, ranking: RankingParams | None = None
+    client: OpenSearch,
+    settings: Settings,
+    embedder: Embedder,
+    ranking: RankingParams | None = None,
+    query_embedder: Embedder | None = None,
 ) -> list[BrainSystem]:
-    """Z-naive and Z-aware over the index of ``settings`` (one shared retriever)."""
-    retriever = Retriever(client, settings, QueryCache(embedder, settings.query_cache_size), ranking=ranking)
+    """Z-naive and Z-aware over the index of ``settings`` (one shared retriever); queries are
+    encoded by ``query_embedder`` where given, else by ``embedder``."""
+    queries = query_embedder or embedder
+    retriever = Retriever(client, settings, QueryCache(queries, settings.query_cache_size), ranking=ranking)
     return [BrainSystem(retriever, Z_NAIVE, z_value=0.5), BrainSystem(retriever, Z_AWARE)]

@@ -16,7 +16,7 @@ from typing import Protocol
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.embedding import make_embedder
+from brain_search.embedding import Embedder, make_embedder, make_query_embedder
 from brain_search.eval.baselines import FUSION_FIELD, EngineCandidates, RetrievalSystem, baseline_systems
 from brain_search.eval.datasets import (
     LOCOMO_SPLITS,
@@ -83,6 +83,7 @@ class EvalOptions:
     brain: bool = True
     reindex: bool = False
     fusion_field: str = FUSION_FIELD
+    query_int8: bool = False  # Brain systems encode queries with the API's int8 model (baselines stay fp32)
     intent_queries: Path = DEFAULT_QUERIES
     seed: int = SEED
 
@@ -148,6 +149,7 @@ class EvalRunner:
         self.indexed: dict[str, IndexedDataset] = {}
         self.datasets: dict[str, Dataset] = {}
         self.systems: dict[str, list[RetrievalSystem]] = {}
+        self.query_int8: Embedder | None = None
         self.split_queries: dict[tuple[str, str], set[str]] = {}
         """(dataset, split) → ids of that split's queries."""
 
@@ -204,7 +206,13 @@ class EvalRunner:
         if self.options.brain:
             from brain_search.eval.brain_systems import brain_systems
 
-            systems += brain_systems(self.client, s, self.embedder)
+            queries = None
+            if self.options.query_int8:
+                if self.query_int8 is None:
+                    int8 = self.settings.model_copy(update={"query_embedding_int8": True})
+                    self.query_int8 = make_query_embedder(int8)
+                queries = self.query_int8
+            systems += brain_systems(self.client, s, self.embedder, query_embedder=queries)
         self.systems[name] = systems
         return systems
 
@@ -271,7 +279,8 @@ class EvalRunner:
             "splits": "dev = LoCoMo conversations 0–6 + SciFact train qrels; "
             "test (held out) = LoCoMo conversations 7–9 + SciFact test qrels",
             "reported splits": ", ".join(o.splits) + (" (quick subset)" if o.quick else ""),
-            "embedding model": f"{self.settings.embedding_model} ({self.settings.embedding_dimension} dims)",
+            "embedding model": f"{self.settings.embedding_model} ({self.settings.embedding_dimension} dims)"
+            + ("; Brain systems' queries: int8 model" if self.options.query_int8 else ""),
             "index": f"prefix {self.settings.index_prefix}-<dataset>, {self.settings.knn_engine} HNSW "
             f"(m={self.settings.hnsw_m}, ef_search={self.settings.hnsw_ef_search}), one shard",
             "min-max fusion / RRF": FUSION_NOTE,

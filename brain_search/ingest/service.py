@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from brain_search.config import Settings
-from brain_search.embedding import Embedder, make_embedder
+from brain_search.embedding import Embedder, make_document_embedder
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.inprocess import InProcessQueue
 from brain_search.ingest.memories import MemoryStore
@@ -53,9 +53,9 @@ _batch_lock = threading.Lock()
 
 
 class BatchEmbedder:
-    """The model for ingestion in embedded mode: onnxruntime's default threads (every core),
-    unlike the API's query embedder, which is pinned to few threads for latency. Loaded on the
-    first task, once per process."""
+    """The model for ingestion in embedded mode: fp32, onnxruntime's default threads (every core),
+    unlike the API's query embedder, which is pinned to few threads for latency (and may be int8).
+    Loaded on the first task, once per process, without torch (``make_document_embedder``)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -67,7 +67,7 @@ class BatchEmbedder:
         key = (str(s.models_dir), s.embedding_backend, str(s.embedding_batch_size), s.embedding_model)
         with _batch_lock:
             if key not in _batch_embedders:
-                _batch_embedders[key] = make_embedder(s)
+                _batch_embedders[key] = make_document_embedder(s)
             embedder = _batch_embedders[key]
         return embedder.encode(texts)
 
@@ -82,6 +82,8 @@ def make_ingest_service(state: AppState) -> IngestService:
 
         queue, mode = CeleryQueue(s, state.client), "workers"
     else:
-        embedder = state.embedder if s.query_embedding_threads <= 0 else BatchEmbedder(s)
+        # the API's query encoder is tuned for one short text (one thread, maybe int8): documents get their own
+        reuse = s.query_embedding_threads <= 0 and not s.query_embedding_int8
+        embedder = state.embedder if reuse else BatchEmbedder(s)
         queue, mode = InProcessQueue(IngestPipeline(state.client, embedder, s), dead_letters, s), "embedded"
     return IngestService(queue, dead_letters, MemoryStore(state.client, s), mode)

@@ -8,7 +8,7 @@ import redis
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.embedding import SentenceTransformerEmbedder
+from brain_search.embedding import OnnxQueryEmbedder, SentenceTransformerEmbedder
 from brain_search.retrieval.queries import bm25_match, bm25_phrase, knn_query, scope_filter
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 
@@ -134,3 +134,22 @@ def test_onnx_and_torch_give_the_same_vector(settings: Settings, embedder: Sente
     assert a.shape == (2, 384)
     assert np.abs(a - b).max() < 1e-4
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-4)
+
+
+def test_query_encoder_matches_sentence_transformers(settings: Settings, embedder: SentenceTransformerEmbedder) -> None:
+    """The API's direct ONNX encoder gives sentence-transformers' vectors (batches padded to
+    their longest text); its int8 model stays close (the quality figures: docs/performance.md)."""
+    s = ["Find where I said '53% equity'", "ideas", "What did Caroline research about adoption agencies last May?"]
+    fp32 = OnnxQueryEmbedder(settings.models_dir, quantized=False)
+    int8 = OnnxQueryEmbedder(settings.models_dir, quantized=True)
+    ref = embedder.encode(s)
+    assert fp32.backend == "onnx" and int8.backend == "onnx-int8"
+    assert np.abs(fp32.encode(s) - ref).max() < 1e-5
+    assert np.abs(np.vstack([fp32.encode([t]) for t in s]) - ref).max() < 1e-5
+    q = int8.encode(s)
+    assert q.shape == (3, 384) and q.dtype == np.float32
+    assert np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-4)
+    assert ((q * ref).sum(axis=1) > 0.98).all()
+    assert fp32.encode([]).shape == (0, 384)
+    chunked = OnnxQueryEmbedder(settings.models_dir, batch_size=2)  # sorted by length, batches of 2
+    assert np.abs(chunked.encode(s * 3) - np.vstack([ref] * 3)).max() < 1e-5
