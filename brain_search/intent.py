@@ -85,7 +85,9 @@ CUES: tuple[Cue, ...] = (
     _c("find_conversation_where", rf"\bfind (?:the|that|a|my) {_CONV} (?:where|in which|when)\b", 0.2, 2.5),
     _c(
         "find_where_said",
-        rf"\b(?:find |show me |look up |pull up )?(?:exactly )?where (?:did |have |had )?{_SUBJ} (?:\w+ )?{_SAY}\b",
+        # not reported speech: "where did Anna say she parked?" asks where she parked
+        rf"\b(?:find |show me |look up |pull up )?(?:exactly )?where (?:did |have |had )?{_SUBJ} (?:\w+ )?{_SAY}\b"
+        r"(?! (?:she|he|they|it|we|you|i)\b)",
         0.1,
         2.5,
     ),
@@ -133,7 +135,8 @@ CUES: tuple[Cue, ...] = (
     _c("who_said", rf"\bwho {_SAY}\b", 0.25, 1.5),
     _c(
         "factual_question",
-        r"^\W*(?:how (?:much|many|long|far|old|often|big)|which|who (?:was|is|were|did|sent|reached)|"
+        r"^\W*(?:how (?:much|many|long|far|old|often|big)|which|who(?:m)? (?:was|is|were|did|sent|reached|gave|told|made|took|brought|"
+        r"found|won|paid|bought|sold|left|came|got|led|built|chose|picked|booked|hosted|organi[sz]ed|\w+ed)|"
         r"where (?:did|was|is|were|do(?! (?:i|we) stand))|when (?:did|was|is|were|will|does|do)|when's|what (?:time|day|date|dose|number|price|amount|"
         r"size|colou?r|kind|type|year|month|name|address|title|score)|what (?:was|is|were) the (?:name|number|date|"
         r"price|amount|address|title|\w+ (?:time|date|number|name)))\b",
@@ -144,7 +147,8 @@ CUES: tuple[Cue, ...] = (
     ),
     _c(
         "fact_noun",
-        r"\b(?:name|date|address|phone number|number|price|cost|total|deadline|amount|expiry|check-in time)\b",
+        r"\b(?:name|date|address|phone number|number|price|cost|total|deadline|amount|expiry|check-in time|password|passcode|"
+        r"pin code|wi-?fi|username|login|url|fee|rent|salary|booking reference|confirmation code)\b",
         0.3,
         1.0,
         strip=False,
@@ -224,7 +228,7 @@ CUES: tuple[Cue, ...] = (
     _c("is_it_fair", r"\bis it (?:really )?(?:fair|right|worth|wise|smart|ok|okay|good|bad)\b", 0.68, 2.0),
     _c(
         "values",
-        r"\b(?:what (?:matters|motivates|drives|scares|worries) (?:to )?(?:me|us)|my (?:values|priorities|relationship with)|"
+        r"\b(?:what (?:matters|motivates|drives|scares|worries|draws|attracts|pulls) (?:to )?(?:me|us)|my (?:values|priorities|relationship with)|"
         r"how (?:have|has) (?:i|my \w+) (?:changed|evolved|grown)|should (?:i|we)|how should (?:i|we) (?:approach|think|handle)|"
         r"am i (?:being )?(?:\w+ )?(?:good|bad|happy|right|wrong|ready|fair|unfair|selfish|reasonable|honest|harsh))\b",
         0.66,
@@ -303,7 +307,10 @@ CUES: tuple[Cue, ...] = (
     ),
     _c(
         "generally",
-        r"\b(?:generally|in general|general|overall|broad(?:ly)?|big[- ]picture|wide[- ]ranging|far[- ]reaching|sweeping|at large|as a whole|random things|"
+        # bare "general" / "broad" only before a word for the scope itself ("general stuff", "a broad
+        # sweep"): before any other noun they classify it ("a general stress marker", "a broad range")
+        r"\b(?:generally|in general|(?:general|broad)(?= (?:stuff|things|notes|ideas|sense|view|overview|picture|look|sweep|"
+        r"survey|scan|strokes|gist|themes|direction))|overall|broadly(?= *(?:[,.;:?!]|$|speaking|what|about|on|across|related))|big[- ]picture|wide[- ]ranging|far[- ]reaching|sweeping|at large|as a whole|random things|"
         r"wide net|across (?:all|everything)|loosely)\b",
         0.85,
         1.5,
@@ -319,7 +326,7 @@ CUES: tuple[Cue, ...] = (
     _c("inspiration", r"\b(?:inspiration|analog(?:y|ies)|connections? between|might be useful)\b", 0.9, 1.0),
     _c(
         "tie_together",
-        r"\b(?:tie[sd]? (?:together|in)|threads? connecting|connecting (?:my|the) (?:notes|ideas|dots)|clusters?|"
+        r"\b(?:tie[sd]? (?:together|in)|ties?(?= (?:[\w'’]+ ){1,5}together)|threads? (?:connecting|that (?:tie|connect|link))|connecting (?:my|the) (?:notes|ideas|dots)|clusters?|"
         r"open[- ]ended|what(?:'s| is) interesting)\b",
         0.88,
         2.0,
@@ -327,7 +334,11 @@ CUES: tuple[Cue, ...] = (
     _c("ideas", r"\bideas?\b", 0.85, 1.5, strip=False),
 )
 
-_QUOTED = re.compile(r'"([^"]{1,300})"|“([^”]{1,300})”|‘([^’]{1,300})’|(?<![A-Za-z])\'([^\n]{1,300}?)\'(?![A-Za-z])')
+# a single quote opens only after a space or bracket and closes before a non-word: "3' ... 5'"
+# (primes: 3' and 5' ends of a strand) is no quotation
+_QUOTED = re.compile(
+    r'"([^"]{1,300})"|“([^”]{1,300})”|‘([^’]{1,300})’|(?<![\w\'’])\'(?=\S)([^\n]{1,300}?)(?<=\S)\'(?![\w\'’])'
+)
 _MONEY = re.compile(
     r"[$€£¥]\s?\d[\d,.]*\s?(?:k|m|bn|million|billion)?\b|\b\d[\d,.]*\s?(?:%|percent\b|dollars\b|euros\b|usd\b)", re.I
 )
@@ -341,7 +352,11 @@ _RELATIVE_DATE = re.compile(
     r"the \d{1,2}(?:st|nd|rd|th)|yesterday|last (?:week|night|month|year))\b",
     re.I,
 )
-_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
+# a value (12 weeks, 5-6 years, 100g), not a digit inside a name: IL-6, HIV-1, 4-PBA, F4/80, 5'-UTR
+_NUMBER = re.compile(
+    r"(?<![\w'’/])(?<![^\W\d_]-)\d+(?:[.,]\d+)?(?:st|nd|rd|th|am|pm|k|g|kg|mg|ml|km|cm|mm|h|hrs?|mins?|s|x)?"
+    r"(?![\w'’/]|-[^\W\d_])"
+)
 _POSSESSIVE_NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b([A-Z][^\W\d_]{1,30})['’]s\b")
 _NAME_AFTER_PREP = re.compile(r"\b(?:with|from|by|for) ([A-Z][^\W\d_]{1,30})\b")
 _ENTITY = re.compile(r"\b(?:[A-Z][^\W\d_]{1,30}|[A-Z]{2,6}\d{0,3}|[A-Z]\d{1,3})\b")
@@ -451,6 +466,29 @@ def extract_phrases(query: str) -> list[str]:
     return out
 
 
+_STATEMENT_OPENERS = frozenset(
+    """find show get give list look search pull tell remind recall what what's whats which who whom whose when
+    where why how did do does is are was were can could would will should shall have has had any anything
+    everything something explore help please let let's brainstorm summarize summarise recap compare""".split()
+)
+
+
+# cues that ask for something only in a request: "the note containing ...", "anything related to ...",
+# "specifically the email ..." ask for words or breadth; in a statement they are ordinary words of
+# its content ("cells containing the mutation divide", "X is linked to Y", "tissue-specific damage")
+_REQUEST_ONLY = frozenset({"containing_words", "related_to", "similar_to", "specifically"})
+
+
+def is_statement(query: str) -> bool:
+    """A declarative sentence: ends with one full stop (not "..." or "?") and does not open with a
+    question word, an auxiliary or a request verb ("Find ...", "Show me ...")."""
+    text = query.strip()
+    if not text.endswith(".") or text.endswith(".."):
+        return False
+    first = text.split(maxsplit=1)[0].lower().strip("\"'“‘(")
+    return first not in _STATEMENT_OPENERS
+
+
 def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
     return any(span[0] < e and s < span[1] for s, e in taken)
 
@@ -496,26 +534,32 @@ def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
     # literal words or for an opinion / exploration
     if any(z >= 0.6 or z <= 0.2 for n, z, _ in fired if n not in form_cues):
         fired = [f for f in fired if f[0] not in form_cues]
+    # A plain statement ("Sarah moved to Lisbon in 2019.") asks for nothing: its names, numbers and
+    # nouns are what it is about, not a request for the literal words or for a fact ("the number of
+    # cells rises"); only the explicit cues above (quotes, "exactly", "related to", ...) count.
+    statement = is_statement(query)
+    if statement:
+        fired = [f for f in fired if f[0] not in form_cues and f[0] not in _REQUEST_ONLY]
     outside = "".join(ch if not _overlaps((i, i + 1), taken) else " " for i, ch in enumerate(query))
     # An opinion / theme cue makes specifics (names, numbers) the topic, not a request for exactness.
     soft = any(z >= 0.6 for _, z, _ in fired)
     if phrases and any(z >= 0.75 for n, z, _ in fired if n != "quoted_phrase"):
         fired[0] = ("quoted_phrase", 0.05, 0.75)  # "ideas similar to '...'": the quote is an example
     spec_w = 0.3 if soft else 1.0
-    specific = False
-    if _MONEY.search(outside):
+    specific = statement
+    if not statement and _MONEY.search(outside):
         fired.append(("money_or_percent", 0.2, 1.0 * spec_w))
         specific = True
-    if _DATE.search(outside) or _RELATIVE_DATE.search(outside):
+    if not statement and (_DATE.search(outside) or _RELATIVE_DATE.search(outside)):
         fired.append(("date", 0.25, 1.0 * spec_w))
         specific = True
     elif _NUMBER.search(outside) and not specific:
         fired.append(("number", 0.25, 0.7 * spec_w))
         specific = True
-    if _POSSESSIVE_NAME.search(outside) or _NAME_AFTER_PREP.search(outside):
+    if not statement and (_POSSESSIVE_NAME.search(outside) or _NAME_AFTER_PREP.search(outside)):
         fired.append(("proper_noun_with_modifier", 0.3, 1.0 * spec_w))
         specific = True
-    elif named_entities(outside):
+    elif not statement and named_entities(outside):
         fired.append(("named_entity", 0.3, 1.0 * spec_w))
         specific = True
     words = [w.lower().strip("'’") for w in _WORD.findall(outside)]

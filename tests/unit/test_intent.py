@@ -134,3 +134,47 @@ def test_z_value_overrides_focus() -> None:
     assert (out.target_z, out.detected_intent, source) == (FOCUS_PRESETS[Focus.exact][0], Intent.exact, "focus")
     out, source = apply_overrides(qi, Focus.auto, None)
     assert out is qi and source == "auto"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "IL-6 signaling plays a major role in atherosclerotic cardiovascular disease.",
+        "Sarah moved to Lisbon in 2019.",
+        "Cells containing the mutation divide faster.",
+        "BiP is a general endoplasmic reticulum stress marker.",
+        "RANK-RANKL signalling is linked to development of thymic epithelial cells.",
+        "Ribosomopathies have a high degree of tissue specific pathology.",
+        "The number of cortical precursors rises after ablation.",
+    ],
+)
+def test_a_plain_statement_is_balanced(query: str) -> None:
+    """Names, numbers and content words of a statement are its topic, not a request."""
+    qi = analyze(query)
+    assert qi.detected_intent is Intent.balanced
+    assert qi.target_z == 0.5
+
+
+def test_a_statement_keeps_explicit_quotes() -> None:
+    assert analyze('Tom said "ship it" on Friday.').detected_intent is Intent.exact
+
+
+def test_digits_inside_a_name_are_not_a_number() -> None:
+    assert "number" not in analyze("IL-6 and HIV-1 in F4/80 cells with 4-PBA").cues
+    assert "number" in analyze("what happened after 12 weeks").cues
+
+
+def test_primes_are_not_quotes() -> None:
+    qi = analyze("joining 3' of strand breaks compared to 5' ends")
+    assert qi.phrases == ()
+    assert analyze("find the text 'call me after 5'").phrases == ("call me after 5",)
+
+
+def test_general_as_a_classifier_is_not_breadth() -> None:
+    assert "generally" not in analyze("the general stress marker in cells").cues
+    assert analyze("general stuff about startups").detected_intent is Intent.broad
+
+
+def test_reported_speech_asks_for_the_content() -> None:
+    assert analyze("Where did Anna say she parked?").detected_intent is Intent.precise
+    assert analyze("Find where I said the budget was tight").detected_intent is Intent.exact
