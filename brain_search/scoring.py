@@ -135,12 +135,22 @@ class RankingParams:
     lexical_anchor_weight: float = 0.9
     phrase_bonus: float = 1.0
     term_scale: int = 3
+    # An explicit target (focus other than auto, or z_value) is the user saying where on the axis
+    # they want results: there the spec's Z-distance penalty applies at its own strength (spec
+    # 3.3), so "broad" really lifts conceptual memories over the literal match. Auto-detected
+    # targets keep the learned strength above (0: on dev the penalty only cost relevance).
+    explicit_z_penalty: float = 0.3
+    explicit_outside_factor: float = 0.5
 
     def length_factor(self, n_terms: int) -> float:
         """1 for a query of at most ``term_scale`` topic terms, ``term_scale / n`` beyond (1 when 0)."""
         if self.term_scale <= 0 or n_terms <= self.term_scale:
             return 1.0
         return self.term_scale / n_terms
+
+    def for_explicit_z(self) -> RankingParams:
+        """The ranking for a target the caller chose (``focus``/``z_value``), not detected."""
+        return replace(self, z_penalty=self.explicit_z_penalty, outside_factor=self.explicit_outside_factor)
 
     def spec(self) -> RankingParams:
         return RankingParams(mode="spec", z_penalty=0.3, outside_factor=0.5)

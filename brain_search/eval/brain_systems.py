@@ -36,7 +36,8 @@ class BrainSystem:
 
     def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
         req = RecallRequest(query=query, limit=limit, z_value=self.z_value, focus=self.focus)
-        resp = self.retriever.recall(tenant_id, req)
+        # the learned ranking for both, so Z-naive differs from Z-aware only by its target
+        resp = self.retriever.recall(tenant_id, req, ranking=self.retriever.ranking)
         self.detected[query] = resp.query_analysis.detected_intent.value
         return [r.id for r in resp.results]
 

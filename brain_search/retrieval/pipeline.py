@@ -131,7 +131,11 @@ class Retriever:
 
     # ------------------------------------------------------------------ public
     def recall(self, tenant_id: str, req: RecallRequest, ranking: RankingParams | None = None) -> RecallResponse:
+        """``ranking``: used as given; by default the learned ranking, with the spec's Z-distance
+        penalty when the target was chosen by the caller (``focus``/``z_value``)."""
         plan = self.plan(tenant_id, req)
+        if ranking is None:
+            ranking = self.ranking if plan.source == "auto" else self.ranking.for_explicit_z()
         t_search0 = time.perf_counter()
         candidates = self._search(tenant_id, plan)
         t_search = time.perf_counter()
@@ -140,7 +144,7 @@ class Retriever:
         t_fill = time.perf_counter()
 
         keep = max(req.limit, TIERED_POOL) if req.tiered else req.limit
-        results = self._rank(plan.intent, plan.terms, candidates, ranking or self.ranking, keep)
+        results = self._rank(plan.intent, plan.terms, candidates, ranking, keep)
         tiers = self._tiers(results, req.limit) if req.tiered else None
         t_rank = time.perf_counter()
 
