@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from brain_search.config import Settings
     from brain_search.eval.report import EvalReport
+    from brain_search.eval.runner import EvalOptions, EvalRunner
 
 console = Console()
 
@@ -54,8 +57,7 @@ def eval_cmd(
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from brain_search.config import load_settings
     from brain_search.eval.report import write_report
-    from brain_search.eval.runner import DATASETS, PARTS, EvalOptions, EvalRunner
-    from brain_search.store.client import make_client
+    from brain_search.eval.runner import DATASETS, PARTS, EvalOptions
 
     if split not in ("dev", "test", "both"):
         raise typer.BadParameter("--split must be dev, test or both")
@@ -79,6 +81,19 @@ def eval_cmd(
     out = out or (Path("out/eval-quick") if quick else Path("docs/eval"))
     command = "brain-search " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
+    with _runner(settings, options) as runner:
+        report = runner.run(command)
+    path = write_report(report, out)
+    _summary(report)
+    console.print(f"report: {path}")
+
+
+@contextmanager
+def _runner(settings: Settings, options: EvalOptions) -> Iterator[EvalRunner]:
+    """An EvalRunner whose progress bars and log lines go to the console."""
+    from brain_search.eval.runner import EvalRunner
+    from brain_search.store.client import make_client
+
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
     ) as progress:
@@ -87,13 +102,7 @@ def eval_cmd(
             task = progress.add_task(description, total=total)
             return lambda n: progress.advance(task, n)
 
-        runner = EvalRunner(
-            make_client(settings), settings, options, bar, log=lambda m: progress.console.print(f"· {m}")
-        )
-        report = runner.run(command)
-    path = write_report(report, out)
-    _summary(report)
-    console.print(f"report: {path}")
+        yield EvalRunner(make_client(settings), settings, options, bar, log=lambda m: progress.console.print(f"· {m}"))
 
 
 def _summary(report: EvalReport) -> None:
@@ -115,36 +124,21 @@ def _summary(report: EvalReport) -> None:
         console.print(f"[yellow]Z-aware loses:[/yellow] {line}")
 
 
-def _fit(settings: object, options: object, out: Path) -> None:
+def _fit(settings: Settings, options: EvalOptions, out: Path) -> None:
     """``--fit``: dev-split candidates once, then coordinate ascent over ``fit.GRID``."""
     import json
     from dataclasses import asdict
     from datetime import UTC, datetime
 
     from brain_search.eval import fit
-    from brain_search.eval.runner import EvalRunner, _git_commit
+    from brain_search.eval.runner import _git_commit
     from brain_search.scoring import RankingParams
-    from brain_search.store.client import make_client
 
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    ) as progress:
-
-        def bar(description: str, total: int) -> Callable[[int], None]:
-            task = progress.add_task(description, total=total)
-            return lambda n: progress.advance(task, n)
-
-        runner = EvalRunner(
-            make_client(settings),  # type: ignore[arg-type]
-            settings,  # type: ignore[arg-type]
-            options,  # type: ignore[arg-type]
-            bar,
-            log=lambda m: progress.console.print(f"· {m}"),
-        )
+    with _runner(settings, options) as runner:
         for name in runner.options.datasets:
             runner.load(name)  # the eval indices, built if missing
         queries = fit.collect(
-            runner.client, runner.settings, runner.embedder, runner.data_dir, runner.options.datasets, bar
+            runner.client, runner.settings, runner.embedder, runner.data_dir, runner.options.datasets, runner.progress
         )
     fit.save(queries, out / "dev-candidates.jsonl")
     start = RankingParams()
