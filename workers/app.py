@@ -1,4 +1,5 @@
-"""The Celery app, built from the settings: Redis as broker and result backend.
+"""The Celery app, built from the settings: Redis as the broker only (task status lives in the
+durable task records in OpenSearch, ``brain_search/ingest/task_records.py``; no result backend).
 
 Delivery is at-least-once: a task is acknowledged after it ran (``acks_late``), requeued when its
 worker process dies (``task_reject_on_worker_lost``), and a task of a worker killed outright is
@@ -37,7 +38,6 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         )
     return {
         "broker_url": settings.redis_url,
-        "result_backend": settings.redis_url,
         "task_serializer": "json",
         "result_serializer": "json",
         "accept_content": ["json"],
@@ -45,7 +45,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "task_acks_on_failure_or_timeout": True,
-        "task_track_started": True,
+        # nothing reads Celery's results: status is written to the task records by the task itself
+        "task_ignore_result": True,
         "task_time_limit": settings.celery_task_time_limit_s,
         "task_soft_time_limit": max(settings.celery_task_time_limit_s * 0.9, settings.celery_task_time_limit_s - 30),
         "worker_prefetch_multiplier": 1,
@@ -56,11 +57,6 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # (tests/integration/test_cluster.py::test_whole_stack_survives_node_redis_and_api_kills)
         "worker_cancel_long_running_tasks_on_connection_loss": False,
         "worker_hijack_root_logger": False,
-        # storing a task's state or result while Redis restarts is retried (up to ~3 min), not
-        # turned into the task's failure ("failed: ConnectionError" for memories that are indexed)
-        "result_backend_always_retry": True,
-        "result_backend_max_retries": 20,
-        "result_backend_max_sleep_between_retries_ms": 10_000,
         # a prefork child loads the model in worker_process_init before it reports "up"; Celery's
         # default 4 s kills slower children and forks new ones in a loop (seen after a Redis restart
         # on a busy machine: tests/integration/test_cluster.py), so give the model load its time
@@ -72,7 +68,6 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             "unacked_restore_throttle": 1,
             "global_keyprefix": f"{settings.index_prefix}:",
         },
-        "result_expires": settings.task_ttl_s,
     }
 
 

@@ -61,7 +61,7 @@ class TaskRecords:
                 self.client.update(index=self.index, id=task_id, body={"doc": doc}, params={"retry_on_conflict": 5})
             else:
                 self.client.index(index=self.index, id=task_id, body=doc)
-        except NotFoundError as exc:  # a record removed (expired) under a running task: write it whole
+        except NotFoundError as exc:  # a partial write to a record that is gone (expired, or its index deleted)
             raise StoreUnavailable(f"task record {task_id} is missing: {exc}") from exc
         except (TransportError, OSError) as exc:
             raise StoreUnavailable(f"the task record of {task_id} was not stored: {exc}") from exc
