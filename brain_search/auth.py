@@ -138,6 +138,15 @@ class KeyStore:
         with self._lock:
             self._cache.pop(hits[0]["_id"], None)
 
+    def cached(self, key: str | None) -> str | None:
+        """The tenant of a key resolved within the cache TTL, without a round trip; None when the
+        key must be looked up (``resolve``). Lets the API answer most requests on the event loop."""
+        if not key:
+            return None
+        with self._lock:
+            hit = self._cache.get(hash_key(key))
+        return hit[0] if hit and hit[1] > time.monotonic() else None
+
     def resolve(self, key: str | None) -> str:
         """The tenant of a key; Unauthorized when missing, unknown or revoked."""
         if not key:

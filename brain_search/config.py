@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     # --- API --------------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8080
+    # worker threads that run blocking request work (recalls, key lookups) in one API process;
+    # more requests than this wait on the event loop instead of contending for the GIL
+    api_threads: int = Field(40, ge=1, le=1000)
     admin_key: SecretStr | None = None
     mcp_tenant: str | None = None  # the tenant of the stdio MCP server
 
@@ -107,6 +110,9 @@ class Settings(BaseSettings):
     ingest_task_retry_base_s: float = 10.0
     ingest_task_retry_cap_s: float = 120.0
     ingest_inprocess_threads: int = 1  # embedded mode (no Redis): background threads in the API
+    # embedded mode: onnxruntime threads per document batch inside the API (0 = one per core,
+    # spinning while idle: ~76 ms of CPU per single-memory write under recall load, against ~15)
+    ingest_inprocess_embed_threads: int = Field(1, ge=0, le=64)
     # --- Celery (worker mode: BRAIN_REDIS_URL set) ------------------------------------------
     # Redis redelivers an unacknowledged task after the visibility timeout: it must exceed the longest
     # task (time limit) plus the longest retry countdown, or a healthy task would run twice.

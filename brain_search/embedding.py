@@ -300,20 +300,26 @@ def make_query_embedder(settings: Settings) -> Embedder:
     return make_embedder(settings, settings.query_embedding_threads)
 
 
-def make_document_embedder(settings: Settings) -> Embedder:
+def make_document_embedder(settings: Settings, intra_op_threads: int = 0) -> Embedder:
     """The fp32 model for documents inside the API (embedded-mode ingestion): ``OnnxQueryEmbedder``
-    with onnxruntime's default threads, sentence-transformers' vectors without loading torch and
-    sentence-transformers into the API process (seconds of CPU on the first write otherwise)."""
+    (``intra_op_threads``: 0 = onnxruntime's default, one spinning thread per core), sentence-
+    transformers' vectors without loading torch and sentence-transformers into the API process
+    (seconds of CPU on the first write otherwise)."""
     if settings.embedding_backend != "torch":
         try:
             return OnnxQueryEmbedder(
-                settings.models_dir, settings.embedding_model, 0, False, 256, settings.embedding_batch_size
+                settings.models_dir,
+                settings.embedding_model,
+                intra_op_threads,
+                False,
+                256,
+                settings.embedding_batch_size,
             )
         except Exception as exc:
             if settings.embedding_backend == "onnx":
                 raise SetupError(f"the ONNX encoder did not load: {exc}") from exc
             log.warning("direct ONNX encoder unavailable (%s); using sentence-transformers", exc)
-    return make_embedder(settings)
+    return make_embedder(settings, intra_op_threads)
 
 
 def make_embedder(settings: Settings, intra_op_threads: int = 0) -> SentenceTransformerEmbedder:

@@ -80,6 +80,7 @@ def create_app(settings: Settings | None = None, state: AppState | None = None) 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.brain = state or build_state(settings or load_settings())
+        anyio.to_thread.current_default_thread_limiter().total_tokens = app.state.brain.settings.api_threads
         async with mcp_manager.run():
             yield
         if state is None:  # a state passed in (tests) belongs to the caller

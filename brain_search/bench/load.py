@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -118,8 +119,9 @@ def run_locust(
     prefix: Path | None,
     target_rps: float | None = None,
     extra_env: dict[str, str] | None = None,
-) -> None:
-    """One headless Locust run in a subprocess; CSV/HTML under ``prefix`` (None: a warm-up)."""
+) -> float:
+    """One headless Locust run in a subprocess; CSV/HTML under ``prefix`` (None: a warm-up).
+    Returns the CPU seconds Locust used."""
     env = {**os.environ, "BRAIN_LOAD_WORKLOAD": str(workload_file), **(extra_env or {})}
     env["BRAIN_LOAD_RATE"] = f"{target_rps / users:.6f}" if target_rps else "0"
     cmd = [
@@ -147,11 +149,15 @@ def run_locust(
     if prefix is not None:
         cmd += ["--csv", str(prefix), "--csv-full-history", "--html", f"{prefix}.html"]
         env["BRAIN_LOAD_SAMPLES"] = f"{prefix}_samples.csv"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     # exit 1 only says "some requests failed": the CSV tells how many; anything else is a crash
     if proc.returncode not in (0, 1) or (prefix is not None and not Path(f"{prefix}_stats.csv").is_file()):
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
         raise RuntimeError(f"locust {user_class} failed (exit {proc.returncode}):\n{tail}")
+    # the load generator's own CPU: it shares the cores with what it measures
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
 def measure(
@@ -174,12 +180,15 @@ def measure(
     if warmup_s > 0:
         run_locust(user_class, host, workload_file, users, spawn_rate, warmup_s, None, target_rps, extra_env)
     prefix = out / f"{name}{tag}"
-    run_locust(user_class, host, workload_file, users, spawn_rate, duration_s, prefix, target_rps, extra_env)
+    locust_cpu_s = run_locust(
+        user_class, host, workload_file, users, spawn_rate, duration_s, prefix, target_rps, extra_env
+    )
     samples = read_samples(prefix)
     agg = summarize(samples)
     names = sorted({x[1] for x in samples})
     answered = max(agg["requests"] * (1 + warmup_s / duration_s), 1)
     cpu = {label: (process_tree_cpu_s(pid) - cpu0[label]) * 1000 / answered for label, pid in (cpu_pids or {}).items()}
+    cpu["locust"] = locust_cpu_s * 1000 / max(agg["requests"], 1)  # the measured run only
     return PhaseResult(
         name=name,
         users=users,

@@ -53,9 +53,11 @@ _batch_lock = threading.Lock()
 
 
 class BatchEmbedder:
-    """The model for ingestion in embedded mode: fp32, onnxruntime's default threads (every core),
-    unlike the API's query embedder, which is pinned to few threads for latency (and may be int8).
-    Loaded on the first task, once per process, without torch (``make_document_embedder``)."""
+    """The model for ingestion in embedded mode: fp32 (the API's query embedder may be int8), on
+    ``ingest_inprocess_embed_threads`` onnxruntime threads. One by default: the API's recalls
+    already keep the cores busy, and a pool of one spinning thread per core beside them cost a
+    single-memory write ~76 ms of CPU instead of ~15 (docs/performance.md). Loaded on the first
+    task, once per process, without torch (``make_document_embedder``)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -64,10 +66,11 @@ class BatchEmbedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         s = self.settings
-        key = (str(s.models_dir), s.embedding_backend, str(s.embedding_batch_size), s.embedding_model)
+        threads = s.ingest_inprocess_embed_threads
+        key = (str(s.models_dir), s.embedding_backend, str(s.embedding_batch_size), s.embedding_model, str(threads))
         with _batch_lock:
             if key not in _batch_embedders:
-                _batch_embedders[key] = make_document_embedder(s)
+                _batch_embedders[key] = make_document_embedder(s, threads)
             embedder = _batch_embedders[key]
         return embedder.encode(texts)
 

@@ -2,9 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
 from opensearchpy import OpenSearch
+from opensearchpy.exceptions import SerializationError
+from opensearchpy.serializer import JSONSerializer
 
 from brain_search.config import Settings
+
+
+class OrjsonSerializer(JSONSerializer):
+    """opensearch-py's JSON serializer with orjson parsing the responses.
+
+    A recall's ``_msearch`` answer is ~30 KB of hits; the standard ``json`` parser was the largest
+    Python cost of reading it (~0.4 ms of the API's CPU per recall). Requests are still encoded
+    by the stock serializer (it knows dates, decimals and numpy); the recall's own NDJSON body is
+    built with orjson before it reaches the client."""
+
+    def loads(self, s: str | bytes) -> Any:
+        try:
+            return orjson.loads(s)
+        except orjson.JSONDecodeError as e:
+            raise SerializationError(s, e) from e
 
 
 def make_client(settings: Settings) -> OpenSearch:
@@ -23,4 +43,5 @@ def make_client(settings: Settings) -> OpenSearch:
         verify_certs=settings.opensearch_verify_certs,
         ca_certs=str(settings.opensearch_ca_certs) if settings.opensearch_ca_certs else None,
         ssl_show_warn=settings.opensearch_verify_certs,
+        serializer=OrjsonSerializer(),
     )

@@ -14,7 +14,7 @@ from brain_search.ingest.service import IngestService, new_job
 router = APIRouter(prefix="/v1", tags=["memories"])
 
 
-def get_ingest(state: StateDep) -> IngestService:
+async def get_ingest(state: StateDep) -> IngestService:
     service = state.services.get("ingest")
     if not isinstance(service, IngestService):
         raise RuntimeError("the ingest service is not set up (SERVICE_FACTORIES['ingest'])")

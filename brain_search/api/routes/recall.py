@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Response
 
 from brain_search.api.deps import StateDep, TenantDep
 from brain_search.models import RecallRequest, RecallResponse
@@ -13,7 +13,7 @@ from brain_search.retrieval.pipeline import Retriever
 router = APIRouter(prefix="/v1", tags=["recall"])
 
 
-def get_retriever(state: StateDep) -> Retriever:
+async def get_retriever(state: StateDep) -> Retriever:
     retriever: Retriever = state.services["retriever"]
     return retriever
 
@@ -21,11 +21,13 @@ def get_retriever(state: StateDep) -> Retriever:
 RetrieverDep = Annotated[Retriever, Depends(get_retriever)]
 
 
-@router.post("/recall")
-def recall(body: RecallRequest, tenant: TenantDep, retriever: RetrieverDep) -> RecallResponse:
+@router.post("/recall", response_model=RecallResponse)
+def recall(body: RecallRequest, tenant: TenantDep, retriever: RetrieverDep) -> Response:
     """Retrieve memories from Brain's 3-D memory space.
 
     Every result carries both a lexical precision and an embedding similarity (0–1), its Z
     position (0 exact … 1 broad) and its relevance; `query_analysis` says which Z was targeted.
     """
-    return retriever.recall(tenant, body)
+    # the model is already validated: serialize it once (FastAPI would validate it again, then
+    # encode with the standard json module); the schema still comes from response_model
+    return Response(retriever.recall(tenant, body).model_dump_json(), media_type="application/json")
