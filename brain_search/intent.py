@@ -117,7 +117,14 @@ CUES: tuple[Cue, ...] = (
     ),
     # past tense only: "when I said" is an episode of saying; "when I write about" is a habit
     _c("when_said", rf"\b(?:when|the time) (?:did {_SUBJ} {_SAY}|{_SUBJ} {_SAID})\b", 0.15, 2.0),
-    _c("quote", r"(?<!'s )(?<!’s )(?<!the )(?<!a )\b(?:quote|quoted|quoting|quotation)\b", 0.1, 2.0),
+    # not a price: "the roofer's quote", "a quote for the deck", "which contractor quoted us"
+    # ("quote me the line" is a request)
+    _c(
+        "quote",
+        r"(?<!'s )(?<!’s )(?<!the )(?<!a )\b(?:(?:quote|quoting|quotation)\b(?! for\b)|quoted\b(?! (?:us|me|him|her|them|for)\b))",
+        0.1,
+        2.0,
+    ),
     _c(
         "saved_quote",
         r"\b(?:quote|quotation|passage|excerpt|line) (?:i|we) (?:copied|saved|wrote down|noted|kept|highlighted|clipped)\b",
@@ -258,13 +265,21 @@ CUES: tuple[Cue, ...] = (
         0.65,
         2.0,
     ),
-    _c("is_it_fair", r"\bis it (?:really )?(?:fair|right|worth|wise|smart|ok|okay|good|bad)\b", 0.68, 2.0),
+    _c(
+        "is_it_fair",
+        r"\bis it (?:really |too )?(?:fair|unfair|right|wrong|worth|wise|smart|ok|okay|good|bad|selfish|rude|"
+        r"unreasonable|reasonable|crazy|silly|healthy|normal)\b",
+        0.68,
+        2.0,
+    ),
     _c(
         "values",
         r"\b(?:what (?:matters|motivates|drives|scares|worries|draws|attracts|pulls) (?:to )?(?:me|us)|my (?:values|priorities|relationship with)|"
         r"how (?:have|has) (?:i|my \w+) (?:changed|evolved|grown)|should (?:i|we)|how should (?:i|we) (?:approach|think|handle)|"
         r"am i (?:being )?(?:\w+ )?(?:good|bad|happy|right|wrong|ready|fair|unfair|selfish|reasonable|honest|harsh)|"
-        r"am i (?:being )?(?:too|overly|really|actually|\w+ enough)\b|"
+        r"am i (?:being )?(?:too|overly|really|actually|\w+ enough)\b|am i (?:any |much )?(?:more|less|better|worse|\w+ier)\b|"
+        # "what do I look for in a cofounder", "what I care about": criteria and values
+        r"what (?:do|did) (?:i|we) (?:look for|need|expect) (?:in|from)|what (?:i|we) (?:really |truly )?(?:care about|value)|"
         # "what does a good weekend look like for me", "what does success mean to me"
         r"what (?:does|do|would) (?:\w+ ){1,4}(?:look like|mean|feel like) (?:to|for) (?:me|us))\b",
         0.66,
@@ -273,9 +288,10 @@ CUES: tuple[Cue, ...] = (
     _c(
         "my_stance",
         r"\b(?:where (?:do|did) (?:i|we) stand|am i (?:for|against)|(?:for|in favou?r of) or against|"
-        r"what (?:have|had|did) (?:i|we) conclude[d]?|(?:my|our) (?:reasoning|rationale|reasons?|motivation) (?:behind|for)|"
+        r"what (?:have|had|did) (?:i|we) conclude[d]?|(?:my|our) (?:\w+ )?(?:reasoning|rationale|reasons?|motivation) (?:behind|for)|"
         r"(?:my|our) gut|what (?:do|did) (?:i|we) make of|(?:right|wrong|good|bad|smart) (?:call|decision|move|choice|thing)|"
-        r"(?:a )?(?:good|bad) idea|a mistake|make[s]? sense to me|worth it)\b",
+        r"(?:a )?(?:good|bad) idea|(?:was|is|were|be) (?:[\w'’]+ ){0,4}a (?:big |huge )?mistake|make[s]? sense to me|"
+        r"worth it)\b",
         0.65,
         2.5,
     ),
@@ -290,7 +306,7 @@ CUES: tuple[Cue, ...] = (
     _c(
         "how_do_i_handle",
         r"\bhow (?:do|did|should|would) (?:i|we) (?:usually |typically |normally |tend to |generally )?"
-        r"(?:approach|handle|deal with|cope with|navigate|decide)\b",
+        r"(?:approach|handle|deal with|cope with|navigate|decide|choose|prioriti[sz]e|make (?:\w+ )?(?:decisions|choices))\b",
         0.65,
         2.0,
     ),
@@ -327,7 +343,7 @@ CUES: tuple[Cue, ...] = (
     _c(
         "similar_to",
         r"\b(?:similar to|reminiscent of|analogous to|along the lines of|in the (?:same )?(?:spirit|vein) of|"
-        r"in the same (?:spirit|vein)|kindred)\b",
+        r"in the same (?:spirit|vein)|kindred|resonat(?:e|es|ing) with)\b",
         0.8,
         1.5,
     ),
@@ -358,7 +374,7 @@ CUES: tuple[Cue, ...] = (
         # sweep"): before any other noun they classify it ("a general stress marker", "a broad range")
         r"\b(?:generally|in general|(?:general|broad)(?= (?:stuff|things|notes|ideas|sense|view|overview|picture|look|sweep|"
         r"survey|scan|strokes|gist|themes|direction))|overall|broadly(?= *(?:[,.;:?!]|$|speaking|what|about|on|across|related))|big[- ]picture|wide[- ]ranging|far[- ]reaching|sweeping|at large|as a whole|random things|"
-        r"wide net|across (?:all|everything)|loosely|wide[- ](?:angle|lens|view)|bird'?s[- ]eye|helicopter view)\b",
+        r"wide net|across (?:all|everything)|loosely|wide[- ](?:angle|lens|view|sweep)|bird'?s[- ]eye|helicopter view)\b",
         0.85,
         1.5,
         bound="floor",
@@ -366,7 +382,7 @@ CUES: tuple[Cue, ...] = (
     _c(
         "adjacent",
         r"\b(?:tangential(?:ly)?|tangents?|adjacent|connect(?:ing)? the dots|links? between|cross[- ]cutting|bigger picture|all the ways|what connects|mind map|"
-        r"overlaps? (?:between|with)|in common|intersections? (?:of|between)|common ground|"
+        r"overlaps? (?:between|with)|in common|intersections? (?:of|between)|common ground|associations? (?:with|around|to)|"
         r"anything (?:interesting|useful|relevant)|spark|whatever (?:i|we) (?:have|wrote))\b",
         0.88,
         2.0,
@@ -629,9 +645,7 @@ def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
     soft = any(z >= 0.6 for _, z, _ in fired)
     if fired and fired[0][0] == "quoted_phrase" and any(z >= 0.75 for n, z, _ in fired if n != "quoted_phrase"):
         fired[0] = ("quoted_phrase", 0.05, EXAMPLE_QUOTE_WEIGHT)  # "ideas similar to '...'": the quote is an example
-    # beside an exploration cue specifics only scope it ("themes in my 2023 journal"); beside an
-    # opinion cue they still pull a little ("how do I feel about the 53/10/10 split")
-    spec_w = 0.0 if any(z >= 0.8 for _, z, _ in fired) else 0.3 if soft else 1.0
+    spec_w = 0.3 if soft else 1.0
     specific = statement
     if not statement and _MONEY.search(outside):
         fired.append(("money_or_percent", 0.2, 1.0 * spec_w))

@@ -247,6 +247,8 @@ def test_reported_speech_asks_for_the_content() -> None:
         ("my blood pressure reading from the checkup", Intent.precise),
         ("What did I write about reading goals?", Intent.balanced),
         ("when did we last change the water filter", Intent.precise),
+        ("Which contractor quoted us for the deck?", Intent.precise),
+        ('quote "we ship when it\'s boring"', Intent.exact),
     ],
 )
 def test_a_fact_or_a_topic(query: str, intent: Intent) -> None:
@@ -264,7 +266,11 @@ def test_a_fact_or_a_topic(query: str, intent: Intent) -> None:
         ("What time am I meeting Tom?", Intent.precise),
         ("inspire me with old notes about design", Intent.broad),
         ("what inspires me about design", Intent.conceptual),
-        ("show me the big themes in my 2023 journal", Intent.broad),
+        ("give me a wide sweep of my notes on cities", Intent.broad),
+        ("bring up anything that resonates with my essay on patience", Intent.broad),
+        ("is it selfish to skip the family reunion?", Intent.conceptual),
+        ("Was quitting the band a mistake?", Intent.conceptual),
+        ("How did John overcome a mistake he made in the game?", Intent.precise),
         ("what overlaps between my work notes and my journal?", Intent.broad),
     ],
 )
