@@ -581,10 +581,11 @@ def quotes_as_emphasis(query: str) -> bool:
     spans = [m.span() for m in _QUOTED.finditer(query)]
     if not spans:
         return False
-    outside = "".join(ch for i, ch in enumerate(query) if not _overlaps((i, i + 1), spans))
+    outside = _QUOTED.sub(" ", query)
     if len(_WORD.findall(outside)) < 2:
         return False
-    return not any(_REPORTED_SPEECH.search(query[:s]) for s, _ in spans)
+    # the verb sits within three words of the quote: a bounded look-back keeps this linear
+    return not any(_REPORTED_SPEECH.search(query[max(0, s - 80) : s]) for s, _ in spans)
 
 
 def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
