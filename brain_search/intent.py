@@ -62,6 +62,10 @@ def _c(
 
 EXACT_CEILING = 0.15
 BROAD_FLOOR = 0.82
+# the most a cue may pull toward breadth and still count in a statement (the literal-words cues)
+STATEMENT_CUE_MAX_Z = 0.1
+# the pull of a quote that is an example of what to explore ("ideas similar to '...'")
+EXAMPLE_QUOTE_WEIGHT = 0.75
 
 
 _SUBJ = r"(?:i|we|you|he|she|they|[A-Z][a-z]+)"
@@ -113,7 +117,14 @@ CUES: tuple[Cue, ...] = (
     ),
     # past tense only: "when I said" is an episode of saying; "when I write about" is a habit
     _c("when_said", rf"\b(?:when|the time) (?:did {_SUBJ} {_SAY}|{_SUBJ} {_SAID})\b", 0.15, 2.0),
-    _c("quote", r"(?<!'s )(?<!’s )(?<!the )(?<!a )\b(?:quote|quoted|quoting|quotation)\b", 0.1, 2.0),
+    # not a price: "the roofer's quote", "a quote for the deck", "which contractor quoted us"
+    # ("quote me the line" is a request)
+    _c(
+        "quote",
+        r"(?<!'s )(?<!’s )(?<!the )(?<!a )\b(?:(?:quote|quoting|quotation)\b(?! for\b)|quoted\b(?! (?:us|me|him|her|them|for)\b))",
+        0.1,
+        2.0,
+    ),
     _c(
         "saved_quote",
         r"\b(?:quote|quotation|passage|excerpt|line) (?:i|we) (?:copied|saved|wrote down|noted|kept|highlighted|clipped)\b",
@@ -132,6 +143,15 @@ CUES: tuple[Cue, ...] = (
         2.0,
     ),
     _c("what_did_name_think", rf"\b[Ww]hat did {_NAME} (?:think|say|feel|mean)\b", 0.3, 2.0, case=True),
+    _c(
+        "what_did_someone_say",
+        # "what did the mechanic say was wrong", "what did the doctor tell me": one answer someone
+        # gave; "what did the team say about X" asks for a topic (balanced)
+        r"\bwhat did (?!(?:i|we|you)\b)(?:the |my |our |his |her |their )?[\w'’]+ (?:say|tell (?:me|us)|mention)\b"
+        r"(?! (?:about|regarding|on|of|in|to)\b)",
+        0.3,
+        2.0,
+    ),
     _c("who_said", rf"\bwho {_SAY}\b", 0.25, 1.5),
     _c(
         "factual_question",
@@ -147,8 +167,11 @@ CUES: tuple[Cue, ...] = (
     ),
     _c(
         "fact_noun",
-        r"\b(?:name|date|address|phone number|number|price|cost|total|deadline|amount|expiry|check-in time|password|passcode|"
-        r"pin code|wi-?fi|username|login|url|fee|rent|salary|booking reference|confirmation code)\b",
+        r"\b(?:names?|date|address|phone number|number|price|cost|total|deadline|amount|expiry|check-in time|password|passcode|"
+        r"(?:pin|gate|door|access|entry|alarm|lock|zip|postal|promo|discount|confirmation) code|wi-?fi|username|login|url|fee|"
+        r"rent|salary|booking reference|tracking number|receipt|invoice|bill|measurement|test results|"
+        # a reading taken ("my blood pressure reading from the checkup"), not the hobby ("reading goals")
+        r"readings?(?= *(?:$|[?.!,]| (?:from|of|at|on|in|for|taken)\b)))\b",
         0.3,
         1.0,
         strip=False,
@@ -179,7 +202,8 @@ CUES: tuple[Cue, ...] = (
     ),
     _c(
         "status_of",
-        r"\b(?:where (?:are|were|did) (?:we|i) (?:land|end up|stand)|status of|progress on|what(?:'s| is) (?:going on|happening) with|"
+        r"\b(?:where (?:are|were|did) (?:we|i) (?:land|end up|stand)|status of|progress on|"
+        r"what(?:'s| is| has)(?: been)? (?:going on|happening) with|"
         r"pros and cons|options (?:for|on)|what(?:'s| is) the (?:deal|story|situation) with)\b",
         0.5,
         1.5,
@@ -199,7 +223,7 @@ CUES: tuple[Cue, ...] = (
     ),
     _c("what_came_up", r"\b(?:what|anything that) (?:came|comes|has come) (?:up|out of)\b", 0.5, 2.0),
     _c("anything_about", r"\b(?:anything|something|stuff) (?:about|on|regarding)\b", 0.5, 1.5, topic=True),
-    _c("notes_on", r"\b(?:notes?|updates?|status) (?:on|about|regarding|for)\b", 0.5, 1.5, topic=True),
+    _c("notes_on", r"\b(?:notes?|updates?|status) (?:on|about|regarding|for|from)\b", 0.5, 1.5, topic=True),
     _c("what_have_i_learned", r"\bwhat (?:have|did) (?:i|we) learn(?:ed|t)?\b", 0.55, 1.5),
     _c("discussed_about", r"\b(?:discuss(?:ed|ion|ions)?|talk(?:ed)?) about\b", 0.5, 1.0, topic=True),
     # --- conceptual (Z ≈ 0.6–0.7) ----------------------------------------------------------
@@ -211,8 +235,24 @@ CUES: tuple[Cue, ...] = (
         0.65,
         2.5,
     ),
-    _c("how_do_i_feel", r"\bhow (?:do|did) (?:i|we) (?:really )?(?:feel|think) about\b", 0.68, 2.0),
+    _c(
+        "how_do_i_feel",
+        r"\bhow (?:do|did) (?:i|we) (?:really |actually |honestly )?(?:feel|think)(?: about)?\b",
+        0.68,
+        2.0,
+    ),
+    _c(
+        "my_feelings",
+        # "what am I most afraid of", "why am I anxious": a feeling of mine, not a fact
+        r"\b(?:(?:am|are|was|were) (?:i|we)|(?:i|we)(?:'m| am|'re| are| was| were| feel| felt| get| got)) "
+        r"(?:\w+ )?(?:afraid|scared|worried|anxious|nervous|excited|proud|ashamed|grateful|guilty|insecure|hopeful|"
+        r"conflicted|torn|resentful|jealous|uneasy)\b",
+        0.65,
+        2.0,
+    ),
     _c("why_do_i", r"\bwhy (?:do|did|am|was|have) (?:i|we)\b", 0.65, 2.0),
+    # "inspire me with ...", "surprise me": a request for something to spark ideas; "what inspires me" is a value
+    _c("inspire_me", r"^\W*(?:please |now |just )?(?:inspire|surprise) me\b", 0.88, 2.5),
     _c(
         "bothers_me",
         r"\b(?:bother|annoy|upset|frustrate|worry|scare|excite|inspire|energi[sz]e|drain|appeal to|matter to)s? (?:me|us)\b",
@@ -225,27 +265,40 @@ CUES: tuple[Cue, ...] = (
         0.65,
         2.0,
     ),
-    _c("is_it_fair", r"\bis it (?:really )?(?:fair|right|worth|wise|smart|ok|okay|good|bad)\b", 0.68, 2.0),
+    _c(
+        "is_it_fair",
+        r"\bis it (?:really |too )?(?:fair|unfair|right|wrong|worth|wise|smart|ok|okay|good|bad|selfish|rude|"
+        r"unreasonable|reasonable|crazy|silly|healthy|normal)\b",
+        0.68,
+        2.0,
+    ),
     _c(
         "values",
         r"\b(?:what (?:matters|motivates|drives|scares|worries|draws|attracts|pulls) (?:to )?(?:me|us)|my (?:values|priorities|relationship with)|"
         r"how (?:have|has) (?:i|my \w+) (?:changed|evolved|grown)|should (?:i|we)|how should (?:i|we) (?:approach|think|handle)|"
-        r"am i (?:being )?(?:\w+ )?(?:good|bad|happy|right|wrong|ready|fair|unfair|selfish|reasonable|honest|harsh))\b",
+        r"am i (?:being )?(?:\w+ )?(?:good|bad|happy|right|wrong|ready|fair|unfair|selfish|reasonable|honest|harsh)|"
+        r"am i (?:being )?(?:too|overly|really|actually|\w+ enough)\b|am i (?:any |much )?(?:more|less|better|worse|\w+ier)\b|"
+        # "what do I look for in a cofounder", "what I care about": criteria and values
+        r"what (?:do|did) (?:i|we) (?:look for|need|expect) (?:in|from)|what (?:i|we) (?:really |truly )?(?:care about|value)|"
+        # "what does a good weekend look like for me", "what does success mean to me"
+        r"what (?:does|do|would) (?:\w+ ){1,4}(?:look like|mean|feel like) (?:to|for) (?:me|us))\b",
         0.66,
         2.0,
     ),
     _c(
         "my_stance",
         r"\b(?:where (?:do|did) (?:i|we) stand|am i (?:for|against)|(?:for|in favou?r of) or against|"
-        r"what (?:have|had|did) (?:i|we) conclude[d]?|(?:my|our) (?:reasoning|rationale|reasons?|motivation) (?:behind|for)|"
-        r"(?:my|our) gut|what (?:do|did) (?:i|we) make of|(?:right|wrong|good|bad) (?:call|decision|move|choice)|"
-        r"(?:a )?good idea|make[s]? sense to me|worth it)\b",
+        r"what (?:have|had|did) (?:i|we) conclude[d]?|(?:my|our) (?:\w+ )?(?:reasoning|rationale|reasons?|motivation) (?:behind|for)|"
+        r"(?:my|our) gut|what (?:do|did) (?:i|we) make of|(?:right|wrong|good|bad|smart) (?:call|decision|move|choice|thing)|"
+        r"(?:a )?(?:good|bad) idea|(?:was|is|were|be) (?:[\w'’]+ ){0,4}a (?:big |huge )?mistake|make[s]? sense to me|"
+        r"worth it)\b",
         0.65,
         2.5,
     ),
     _c(
         "who_i_want_to_be",
-        r"\b(?:(?:am|are) (?:i|we) trying to be|(?:do|did) (?:i|we) want to be|"
+        # "what kind of friend am I?": a question that ends on "am I" asks what I am like
+        r"\b(?:(?:am|are) (?:i|we) trying to be|(?:do|did) (?:i|we) want to be|(?<=\w )(?:am i|are we)(?= *[?.!]*$)|"
         r"(?:my|our) (?:criteria|standards|dealbreakers|deal-breakers|non-negotiables|red lines) (?:for|on|in|when))\b",
         0.66,
         2.5,
@@ -253,7 +306,7 @@ CUES: tuple[Cue, ...] = (
     _c(
         "how_do_i_handle",
         r"\bhow (?:do|did|should|would) (?:i|we) (?:usually |typically |normally |tend to |generally )?"
-        r"(?:approach|handle|deal with|cope with|navigate|decide)\b",
+        r"(?:approach|handle|deal with|cope with|navigate|decide|choose|prioriti[sz]e|make (?:\w+ )?(?:decisions|choices))\b",
         0.65,
         2.0,
     ),
@@ -262,7 +315,8 @@ CUES: tuple[Cue, ...] = (
     # "lessons learned", not "swimming lessons"
     _c(
         "lessons",
-        r"\b(?:lessons? (?:learned|learnt|from|i|we|did|that)|insights?|takeaways?|principles?)\b",
+        r"\b(?:lessons? (?:learned|learnt|from|i|we|did|that)|insights?|takeaways?|principles?|rules? of thumb|heuristics?|"
+        r"mental models?)\b",
         0.75,
         1.0,
         strip=False,
@@ -280,11 +334,19 @@ CUES: tuple[Cue, ...] = (
     _c("everything_about", r"\beverything (?:about|on|related|around|regarding|connected)\b", 0.9, 2.0, bound="floor"),
     _c(
         "related_to",
-        r"\b(?:related|connected|relating|relates|linked|links|link|tied|ties) (?:to|with)\b",
+        r"\b(?:(?:related|connected|relating|relates|linked|links|link|tied|ties) (?:to|with)|"
+        r"related (?:notes|ideas|stuff|things|memories|material|entries|thoughts|reading)|"
+        r"(?:anything|everything|stuff|things|notes|memories|ideas?) (?:\w+ )?associated (?:with|to))\b",
         0.85,
         1.5,
     ),
-    _c("similar_to", r"\b(?:similar to|reminiscent of|analogous to|along the lines of)\b", 0.8, 1.5),
+    _c(
+        "similar_to",
+        r"\b(?:similar to|reminiscent of|analogous to|along the lines of|in the (?:same )?(?:spirit|vein) of|"
+        r"in the same (?:spirit|vein)|kindred|resonat(?:e|es|ing) with)\b",
+        0.8,
+        1.5,
+    ),
     _c(
         "wander",
         r"\b(?:surprise me|touch(?:es|ing)? on|(?:even |at all )?remotely|vaguely|orbit(?:s|ing)?(?: around)?|"
@@ -301,7 +363,8 @@ CUES: tuple[Cue, ...] = (
         "recurring",
         r"\b(?:recurring|common threads?|threads? (?:run|running|that run)|trends?|topics (?:that )?(?:come|keep coming) up|"
         r"keeps? (?:coming back|coming up|returning|recurring|popping up|resurfacing|showing up|turning up|cropping up)|"
-        r"(?:i|we) keep (?:returning|coming back|going back) to)\b",
+        r"(?:i|we) keep (?:returning|coming back|going back) to|pull(?:ing)? (?:together )?threads?|through-?lines?|"
+        r"(?:topics|subjects) (?:do |did |have )?(?:i|we) (?:\w+ )?(?:write|talk|think|journal|read) about)\b",
         0.85,
         2.0,
     ),
@@ -311,7 +374,7 @@ CUES: tuple[Cue, ...] = (
         # sweep"): before any other noun they classify it ("a general stress marker", "a broad range")
         r"\b(?:generally|in general|(?:general|broad)(?= (?:stuff|things|notes|ideas|sense|view|overview|picture|look|sweep|"
         r"survey|scan|strokes|gist|themes|direction))|overall|broadly(?= *(?:[,.;:?!]|$|speaking|what|about|on|across|related))|big[- ]picture|wide[- ]ranging|far[- ]reaching|sweeping|at large|as a whole|random things|"
-        r"wide net|across (?:all|everything)|loosely)\b",
+        r"wide net|across (?:all|everything)|loosely|wide[- ](?:angle|lens|view|sweep)|bird'?s[- ]eye|helicopter view)\b",
         0.85,
         1.5,
         bound="floor",
@@ -319,6 +382,7 @@ CUES: tuple[Cue, ...] = (
     _c(
         "adjacent",
         r"\b(?:tangential(?:ly)?|tangents?|adjacent|connect(?:ing)? the dots|links? between|cross[- ]cutting|bigger picture|all the ways|what connects|mind map|"
+        r"overlaps? (?:between|with)|in common|intersections? (?:of|between)|common ground|associations? (?:with|around|to)|"
         r"anything (?:interesting|useful|relevant)|spark|whatever (?:i|we) (?:have|wrote))\b",
         0.88,
         2.0,
@@ -469,7 +533,25 @@ def extract_phrases(query: str) -> list[str]:
 _STATEMENT_OPENERS = frozenset(
     """find show get give list look search pull tell remind recall what what's whats which who whom whose when
     where why how did do does is are was were can could would will should shall have has had any anything
-    everything something explore help please let let's brainstorm summarize summarise recap compare""".split()
+    everything something explore help please let let's brainstorm summarize summarise recap compare
+    quote grep copy repeat verbatim exact exactly literally""".split()
+)
+# "I need the exact wording of ...", "Looking for ...": a request phrased as a sentence
+_REQUEST_LEAD = re.compile(
+    r"^\W*(?:i(?:'d| would)? (?:need|want|like)|i(?:'m| am) (?:looking|trying|searching)|(?:looking|searching) for|"
+    r"need|want)\b",
+    re.IGNORECASE,
+)
+_CLOSERS = "\"'”’)]»"
+# words that report speech or writing just before a quote: 'Tom said "ship it"', 'the line "..."',
+# 'Dad: "proud of you"'; a quote after anything else in a statement is emphasis or a coined term
+# ('cells generate "Van Gogh" bundles', 'we call it the "friday freeze"')
+_REPORTED_SPEECH = re.compile(
+    r"(?:\b(?:say|says|said|saying|write|writes|wrote|written|type|typed|text|texted|tell|tells|told|reply|replied|"
+    r"answer|answered|ask|asked|mention|mentioned|message|messaged|email|emailed|post|posted|tweet|tweeted|"
+    r"shout|shouted|yell|yelled|whisper|whispered|goes|went|read|reads|word|words|phrase|term|line|sentence|"
+    r"quote|quoted|like)\b(?:\s+[\w'’]+){0,2}|:)[\s,]*$",
+    re.IGNORECASE,
 )
 
 
@@ -480,13 +562,30 @@ _REQUEST_ONLY = frozenset({"containing_words", "related_to", "similar_to", "spec
 
 
 def is_statement(query: str) -> bool:
-    """A declarative sentence: ends with one full stop (not "..." or "?") and does not open with a
-    question word, an auxiliary or a request verb ("Find ...", "Show me ...")."""
-    text = query.strip()
-    if not text.endswith(".") or text.endswith(".."):
+    """A declarative sentence: ends with one full stop (not "..." or "?"; a closing quote or
+    bracket may follow it) and does not open with a question word, an auxiliary or a request
+    ("Find ...", "Show me ...", "I need ...")."""
+    text = query.strip().rstrip(_CLOSERS)
+    if not text.endswith(".") or text.endswith("..") or _REQUEST_LEAD.match(text):
         return False
     first = text.split(maxsplit=1)[0].lower().strip("\"'“‘(")
     return first not in _STATEMENT_OPENERS
+
+
+def quotes_as_emphasis(query: str) -> bool:
+    """In a statement, quotes mark emphasis or a coined term, not words to find: true when the
+    query is a statement with words outside its quotes and no quote reports speech or writing.
+    ``Tom said "ship it" on Friday.`` and a bare ``"ship it."`` stay requests for the words."""
+    if not is_statement(query):
+        return False
+    spans = [m.span() for m in _QUOTED.finditer(query)]
+    if not spans:
+        return False
+    outside = _QUOTED.sub(" ", query)
+    if len(_WORD.findall(outside)) < 2:
+        return False
+    # the verb sits within three words of the quote: a bounded look-back keeps this linear
+    return not any(_REPORTED_SPEECH.search(query[max(0, s - 80) : s]) for s, _ in spans)
 
 
 def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
@@ -509,7 +608,9 @@ def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
     phrases = extract_phrases(query)
     for m in _QUOTED.finditer(query):
         taken.append(m.span())
-    if phrases:
+    statement = is_statement(query)
+    # emphasis quotes still count as phrases (a memory holding them ranks higher) but pull no Z
+    if phrases and not quotes_as_emphasis(query):
         fired.append(("quoted_phrase", 0.05, 3.0))
 
     for cue in CUES:
@@ -535,16 +636,16 @@ def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
     if any(z >= 0.6 or z <= 0.2 for n, z, _ in fired if n not in form_cues):
         fired = [f for f in fired if f[0] not in form_cues]
     # A plain statement ("Sarah moved to Lisbon in 2019.") asks for nothing: its names, numbers and
-    # nouns are what it is about, not a request for the literal words or for a fact ("the number of
-    # cells rises"); only the explicit cues above (quotes, "exactly", "related to", ...) count.
-    statement = is_statement(query)
+    # nouns are what it is about, and so are words that would be cues in a request ("a pattern of
+    # late invoices", "thinks it was a good idea", "the number of cells rises"). Only an explicit
+    # request for the literal words counts: a quote of what was said, "word for word", "exactly".
     if statement:
-        fired = [f for f in fired if f[0] not in form_cues and f[0] not in _REQUEST_ONLY]
+        fired = [f for f in fired if f[1] <= STATEMENT_CUE_MAX_Z and f[0] not in _REQUEST_ONLY]
     outside = "".join(ch if not _overlaps((i, i + 1), taken) else " " for i, ch in enumerate(query))
     # An opinion / theme cue makes specifics (names, numbers) the topic, not a request for exactness.
     soft = any(z >= 0.6 for _, z, _ in fired)
-    if phrases and any(z >= 0.75 for n, z, _ in fired if n != "quoted_phrase"):
-        fired[0] = ("quoted_phrase", 0.05, 0.75)  # "ideas similar to '...'": the quote is an example
+    if fired and fired[0][0] == "quoted_phrase" and any(z >= 0.75 for n, z, _ in fired if n != "quoted_phrase"):
+        fired[0] = ("quoted_phrase", 0.05, EXAMPLE_QUOTE_WEIGHT)  # "ideas similar to '...'": the quote is an example
     spec_w = 0.3 if soft else 1.0
     specific = statement
     if not statement and _MONEY.search(outside):
@@ -563,7 +664,9 @@ def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
         fired.append(("named_entity", 0.3, 1.0 * spec_w))
         specific = True
     words = [w.lower().strip("'’") for w in _WORD.findall(outside)]
-    if not specific and not phrases and any(w in ABSTRACT_NOUNS for w in words):
+    # in a factual question ("when did we last change the filter") an abstract noun is just its topic
+    factual = any(n in form_cues for n, _, _ in fired)
+    if not specific and not phrases and not factual and any(w in ABSTRACT_NOUNS for w in words):
         fired.append(("abstract_noun", 0.75, 0.75))
 
     lexical_query = _strip_spans(query, strip_spans)

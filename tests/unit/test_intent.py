@@ -155,8 +155,66 @@ def test_a_plain_statement_is_balanced(query: str) -> None:
     assert qi.target_z == 0.5
 
 
-def test_a_statement_keeps_explicit_quotes() -> None:
-    assert analyze('Tom said "ship it" on Friday.').detected_intent is Intent.exact
+@pytest.mark.parametrize(
+    "query",
+    [
+        'Tom said "ship it" on Friday.',
+        'Dad texted me "proud of you kid" after the game.',
+        'The sign read "no parking after 6".',
+        'Kim: "let\'s push to Monday".',
+        '"we ship when it\'s boring."',
+        "I need the exact wording of my resignation email.",
+        "Anna copied the contract word for word.",
+    ],
+)
+def test_a_statement_keeps_explicit_requests_for_the_words(query: str) -> None:
+    assert analyze(query).detected_intent is Intent.exact
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'Mouse models can be generated using "artificial spermatids."',
+        'Surfactin producing cells cooperate to generate "Van Gogh" bundles on specialized media.',
+        "miRNAs enforce homeostasis by suppressing low-level ''leaky'' transcription.",
+        'The team calls it the "friday freeze" before releases.',
+    ],
+)
+def test_quotes_in_a_statement_are_emphasis(query: str) -> None:
+    """Scare quotes and coined terms in a claim ask for nothing; the words still count as phrases."""
+    qi = analyze(query)
+    assert qi.detected_intent is Intent.balanced
+    assert "quoted_phrase" not in qi.cues
+    assert qi.phrases
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"artificial spermatids"',
+        'quote "artificial spermatids"',
+        'Find where I said "artificial spermatids"',
+        "Find where I said “artificial spermatids”",
+        'what was going on when "artificial spermatids" came up?',
+        'Mouse models can be generated using "artificial spermatids"?',
+    ],
+)
+def test_a_quote_in_a_request_or_question_stays_exact(query: str) -> None:
+    assert analyze(query).detected_intent is Intent.exact
+
+
+@pytest.mark.parametrize(
+    ("query", "intent"),
+    [
+        ("We noticed a pattern of late invoices from the same client.", Intent.balanced),
+        ("My sister thinks the move was a good idea.", Intent.balanced),
+        ("Termination events are dictated by initiation patterns.", Intent.balanced),
+        ("patterns in late invoices", Intent.broad),
+        ("was the move a good idea?", Intent.conceptual),
+    ],
+)
+def test_cue_words_inside_a_statement_are_its_content(query: str, intent: Intent) -> None:
+    assert analyze(query).detected_intent is intent
 
 
 def test_digits_inside_a_name_are_not_a_number() -> None:
@@ -178,3 +236,43 @@ def test_general_as_a_classifier_is_not_breadth() -> None:
 def test_reported_speech_asks_for_the_content() -> None:
     assert analyze("Where did Anna say she parked?").detected_intent is Intent.precise
     assert analyze("Find where I said the budget was tight").detected_intent is Intent.exact
+
+
+@pytest.mark.parametrize(
+    ("query", "intent"),
+    [
+        ("what did the mechanic say was wrong with the brakes?", Intent.precise),
+        ("what did the team say about the on-call rotation?", Intent.balanced),
+        ("the receipt for the bike repair", Intent.precise),
+        ("my blood pressure reading from the checkup", Intent.precise),
+        ("What did I write about reading goals?", Intent.balanced),
+        ("when did we last change the water filter", Intent.precise),
+        ("Which contractor quoted us for the deck?", Intent.precise),
+        ('quote "we ship when it\'s boring"', Intent.exact),
+    ],
+)
+def test_a_fact_or_a_topic(query: str, intent: Intent) -> None:
+    assert analyze(query).detected_intent is intent
+
+
+@pytest.mark.parametrize(
+    ("query", "intent"),
+    [
+        ("What kind of friend am I?", Intent.conceptual),
+        ("what am I most afraid of about the move", Intent.conceptual),
+        ("how did I feel after the reunion", Intent.conceptual),
+        ("what are my rules of thumb for hiring?", Intent.conceptual),
+        ("what does a good weekend look like for me?", Intent.conceptual),
+        ("What time am I meeting Tom?", Intent.precise),
+        ("inspire me with old notes about design", Intent.broad),
+        ("what inspires me about design", Intent.conceptual),
+        ("give me a wide sweep of my notes on cities", Intent.broad),
+        ("bring up anything that resonates with my essay on patience", Intent.broad),
+        ("is it selfish to skip the family reunion?", Intent.conceptual),
+        ("Was quitting the band a mistake?", Intent.conceptual),
+        ("How did John overcome a mistake he made in the game?", Intent.precise),
+        ("what overlaps between my work notes and my journal?", Intent.broad),
+    ],
+)
+def test_opinion_and_exploration_phrasings(query: str, intent: Intent) -> None:
+    assert analyze(query).detected_intent is intent
