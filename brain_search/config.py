@@ -88,6 +88,7 @@ class Settings(BaseSettings):
     # worker threads that run blocking request work (recalls, key lookups) in one API process;
     # more requests than this wait on the event loop instead of contending for the GIL
     api_threads: int = Field(40, ge=1, le=1000)
+    api_access_log: bool = True  # uvicorn's line per request (BRAIN_API_ACCESS_LOG=0: off)
     admin_key: SecretStr | None = None
     mcp_tenant: str | None = None  # the tenant of the stdio MCP server
 

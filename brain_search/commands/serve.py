@@ -23,4 +23,5 @@ def serve(
         port=port or s.api_port,
         workers=workers,
         log_level="info",
+        access_log=s.api_access_log,
     )
