@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from brain_search.errors import InvalidInput
 from brain_search.models import MAX_QUERY_CHARS, Intent
 
@@ -43,7 +45,10 @@ class QueryIntent:
 
 
 class IntentDetector(Protocol):
-    def analyze(self, query: str) -> QueryIntent: ...
+    def analyze(self, query: str, vector: np.ndarray | None = None) -> QueryIntent:
+        """``vector``: the query's sentence embedding where the caller has it (a learned detector
+        reads it; the regex detector ignores it)."""
+        ...
 
 
 def _c(
@@ -502,6 +507,11 @@ TIER_TARGETS: dict[Intent, float] = {
 }
 
 
+def z_tolerance_for(confidence: float) -> float:
+    """The Z tolerance (0–1) that goes with a detection's confidence (0–1)."""
+    return 0.2 if confidence > 0.7 else 0.35 if confidence > 0.4 else 0.3
+
+
 def intent_for_z(z: float) -> Intent:
     for bound, intent in TIER_BOUNDS:
         if z < bound:
@@ -680,7 +690,7 @@ def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
         target = min(target, EXACT_CEILING)
     spread = (sum(w * (z - target) ** 2 for _, z, w in fired) / total) ** 0.5
     confidence = max(0.05, min(1.0, total / 3.0) * (1.0 - min(spread, 0.5)))
-    tolerance = 0.2 if confidence > 0.7 else 0.35 if confidence > 0.4 else 0.3
+    tolerance = z_tolerance_for(confidence)
     return QueryIntent(
         detected_intent=intent_for_z(target),
         target_z=round(target, 4),
@@ -719,5 +729,5 @@ class RegexIntentDetector:
     def __init__(self, max_chars: int = MAX_QUERY_CHARS) -> None:
         self.max_chars = max_chars
 
-    def analyze(self, query: str) -> QueryIntent:
+    def analyze(self, query: str, vector: np.ndarray | None = None) -> QueryIntent:
         return analyze(query, self.max_chars)

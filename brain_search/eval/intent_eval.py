@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 TIERS = ("exact", "precise", "balanced", "conceptual", "broad")
 DEFAULT_QUERIES = Path(__file__).resolve().parents[2] / "tests" / "data" / "intent_queries.jsonl"
 
@@ -24,6 +26,8 @@ class LabelledQuery:
     note: str | None = None
     source: str | None = None
     """None: the original stratified 60/40 set; otherwise who added the row (dev-only additions)."""
+    batch: str | None = None
+    """The dev-extra batch the row was written in ("1-3", "4", … "8"; tests/data/README.md)."""
 
 
 def load_labelled_queries(path: Path = DEFAULT_QUERIES) -> list[LabelledQuery]:
@@ -34,7 +38,11 @@ def load_labelled_queries(path: Path = DEFAULT_QUERIES) -> list[LabelledQuery]:
         row = json.loads(line)
         if row.get("label") not in TIERS or row.get("split") not in ("dev", "test"):
             raise ValueError(f"{path}:{n}: label must be one of {TIERS} and split dev|test")
-        rows.append(LabelledQuery(row["query"], row["label"], row["split"], row.get("note"), row.get("source")))
+        rows.append(
+            LabelledQuery(
+                row["query"], row["label"], row["split"], row.get("note"), row.get("source"), row.get("batch")
+            )
+        )
     return rows
 
 
@@ -72,13 +80,18 @@ def evaluate_intents(queries: Sequence[LabelledQuery], detect: Callable[[str], s
     return IntentResult(split, n, correct / n if n else 0.0, near / n if n else 0.0, confusion, recall, errors)
 
 
-def project_detector() -> Callable[[str], str]:
-    """The project's detector (``brain_search.intent.RegexIntentDetector``) as query → tier name."""
-    from brain_search.intent import RegexIntentDetector
+def project_detector(
+    encode: Callable[[Sequence[str]], np.ndarray] | None, learned: bool = True
+) -> Callable[[str], str]:
+    """The service's detector as query → tier name: ``make_intent_detector(learned)`` given the
+    query's vector from ``encode`` (texts → vectors), as ``Retriever.plan`` gives it. ``encode``
+    None: no vector, i.e. the regex alone."""
+    from brain_search.intent_model import make_intent_detector
 
-    detector = RegexIntentDetector()
+    detector = make_intent_detector(learned)
 
     def detect(query: str) -> str:
-        return str(detector.analyze(query).detected_intent.value)
+        vector = encode([query])[0] if encode is not None else None
+        return str(detector.analyze(query, vector).detected_intent.value)
 
     return detect

@@ -220,7 +220,7 @@ class EvalRunner:
     def run(self, command: str) -> EvalReport:
         o = self.options
         report = EvalReport(command=command, meta=self._meta())
-        detect = project_detector()
+        detect = project_detector(self.embedder.encode, self.settings.intent_model)
         if "retrieval" in o.parts:
             for name in o.datasets:
                 for split in o.splits:

@@ -22,7 +22,8 @@ from opensearchpy import OpenSearch
 from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.graph import GraphStore
-from brain_search.intent import IntentDetector, QueryIntent, RegexIntentDetector
+from brain_search.intent import IntentDetector, QueryIntent
+from brain_search.intent_model import make_intent_detector
 from brain_search.models import (
     MemoryResult,
     NodeRef,
@@ -125,7 +126,7 @@ class Retriever:
         self.settings = settings
         self.encoder = encoder
         self.graph = graph
-        self.detector = detector or RegexIntentDetector()
+        self.detector = detector or make_intent_detector(settings.intent_model)
         self.ranking = ranking or RankingParams()
         self.search_type = "dfs_query_then_fetch" if settings.shards > 1 else "query_then_fetch"
 
@@ -177,15 +178,16 @@ class Retriever:
     def plan(self, tenant_id: str, req: RecallRequest) -> SearchPlan:
         """Everything before the first engine round trip: intent, scope, query vector and the
         ``_msearch`` sub-search bodies. The load benchmark sends exactly these to the bare engine."""
+        # the vector first: the learned intent detector reads it
         t0 = time.perf_counter()
-        detected = self.detector.analyze(req.query)
+        vector = self.encoder.encode_query(req.query)
+        t_embed = time.perf_counter()
+        detected = self.detector.analyze(req.query, vector)
         intent, source = apply_overrides(detected, req.focus, req.z_value)
         t_intent = time.perf_counter()
 
         node_paths = self._node_paths(tenant_id, req)
         filters = queries.scope_filter(tenant_id, node_paths, req.since, req.until)
-        vector = self.encoder.encode_query(req.query)
-        t_embed = time.perf_counter()
 
         k = fetch_size(req.limit, req.tiered, self.settings)
         terms = query_terms(intent.lexical_query)
@@ -210,8 +212,8 @@ class Retriever:
             k=k,
             has_lexical=has_lexical,
             bodies=bodies,
-            intent_ms=(t_intent - t0) * 1000.0,
-            embed_ms=(t_embed - t_intent) * 1000.0,
+            intent_ms=(t_intent - t_embed) * 1000.0,
+            embed_ms=(t_embed - t0) * 1000.0,
         )
 
     def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:

@@ -1,0 +1,270 @@
+"""Learned intent: a multinomial logistic regression on top of the regex detector.
+
+The regex cues (``brain_search.intent``) are precise where they fire but do not generalise to new
+phrasings (each new batch of dev queries scored 0.67–0.80 when first seen). The model reads the
+query's sentence embedding (the vector recall computes anyway) and the regex detector's own output
+(its tier, target Z, confidence and which kinds of cue fired) and predicts the tier. A hybrid rule
+decides: the regex stands where the query quotes the words to find (exact-match precision), or
+where the model is not confident enough; otherwise the model's tier and that tier's centre Z.
+
+The weights ship as package data (``brain_search/data/intent_model.json``, with provenance) and are
+fitted by ``scripts/fit_intent.py`` (``brain_search.eval.intent_fit``) from the dev rows only.
+Nothing is loaded at import time: the detector reads the file on its first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from brain_search.intent import (
+    CUES,
+    TIER_TARGETS,
+    IntentDetector,
+    QueryIntent,
+    RegexIntentDetector,
+    analyze,
+    intent_for_z,
+    is_statement,
+    quotes_as_emphasis,
+    z_tolerance_for,
+)
+from brain_search.models import MAX_QUERY_CHARS, Intent
+
+TIERS: tuple[Intent, ...] = tuple(Intent)  # exact < precise < balanced < conceptual < broad
+DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "data" / "intent_model.json"
+# the cues ``analyze`` adds outside ``CUES`` (quotes and specifics) and the Z each pulls toward
+_OTHER_CUE_Z = {
+    "quoted_phrase": 0.05,
+    "money_or_percent": 0.2,
+    "date": 0.25,
+    "number": 0.25,
+    "proper_noun_with_modifier": 0.3,
+    "named_entity": 0.3,
+    "abstract_noun": 0.75,
+}
+
+
+@dataclass(frozen=True)
+class CueTable:
+    """What the features need to know of a detector's cues: the Z each pulls toward and which
+    bound the target (a historical detector, for validation, brings its own)."""
+
+    z: dict[str, float]
+    ceil: frozenset[str]
+    floor: frozenset[str]
+
+
+def cue_table(cues: Sequence[Any] = CUES) -> CueTable:
+    """From cue objects with ``name``, ``z`` and optionally ``bound``."""
+    return CueTable(
+        {**{c.name: c.z for c in cues}, **_OTHER_CUE_Z},
+        frozenset(c.name for c in cues if getattr(c, "bound", None) == "ceil"),
+        frozenset(c.name for c in cues if getattr(c, "bound", None) == "floor"),
+    )
+
+
+REGEX_FEATURES: tuple[str, ...] = (
+    *(f"regex_tier_{t.value}" for t in TIERS),
+    "regex_target_z",
+    "regex_confidence",
+    *(f"cues_toward_{t.value}" for t in TIERS),
+    "quoted_phrase",
+    "emphasis_quotes",
+    "statement",
+    "ceil_cue",
+    "floor_cue",
+    "log_words",
+)
+
+
+@functools.cache
+def _current_table() -> CueTable:
+    return cue_table()
+
+
+def regex_features(query: str, qi: QueryIntent, table: CueTable | None = None) -> np.ndarray:
+    """The regex detector's output as numbers (``REGEX_FEATURES`` order)."""
+    table = table or _current_table()
+    tier = [1.0 if qi.detected_intent is t else 0.0 for t in TIERS]
+    toward = [0.0] * len(TIERS)
+    for name in qi.cues:
+        toward[TIERS.index(intent_for_z(table.z.get(name, 0.5)))] += 1.0
+    cues = set(qi.cues)
+    return np.array(
+        [
+            *tier,
+            qi.target_z,
+            qi.confidence,
+            *toward,
+            float("quoted_phrase" in cues),
+            float(bool(qi.phrases) and quotes_as_emphasis(query)),
+            float(is_statement(query)),
+            float(bool(cues & table.ceil)),
+            float(bool(cues & table.floor)),
+            float(np.log1p(len(query.split()))),
+        ],
+        dtype=np.float64,
+    )
+
+
+def features(query: str, qi: QueryIntent, vector: np.ndarray, table: CueTable | None = None) -> np.ndarray:
+    """One row: the sentence embedding (384 floats, L2-normalised) then ``regex_features``."""
+    return np.concatenate([np.asarray(vector, dtype=np.float64).ravel(), regex_features(query, qi, table)])
+
+
+@dataclass(frozen=True)
+class IntentModel:
+    """Softmax over ``TIERS`` of ``((x - mean) / scale) @ weights + bias``."""
+
+    weights: np.ndarray  # (n_features, n_tiers)
+    bias: np.ndarray  # (n_tiers,)
+    mean: np.ndarray  # (n_features,)
+    scale: np.ndarray  # (n_features,)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        """Tier probabilities (rows sum to 1) for feature rows ``x`` of shape (n, n_features)."""
+        return _softmax(((np.atleast_2d(x) - self.mean) / self.scale) @ self.weights + self.bias)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tiers": [t.value for t in TIERS],
+            "regex_features": list(REGEX_FEATURES),
+            "provenance": self.provenance,
+            "mean": self.mean.tolist(),
+            "scale": self.scale.tolist(),
+            "bias": self.bias.tolist(),
+            "weights": self.weights.tolist(),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> IntentModel:
+        if d.get("tiers") != [t.value for t in TIERS] or d.get("regex_features") != list(REGEX_FEATURES):
+            raise ValueError("the intent model was fitted for other tiers or regex features: refit it")
+        return cls(
+            weights=np.array(d["weights"], dtype=np.float64),
+            bias=np.array(d["bias"], dtype=np.float64),
+            mean=np.array(d["mean"], dtype=np.float64),
+            scale=np.array(d["scale"], dtype=np.float64),
+            provenance=dict(d.get("provenance", {})),
+        )
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    out: np.ndarray = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
+def fit_softmax(x: np.ndarray, y: np.ndarray, l2: float, iterations: int = 3000) -> IntentModel:
+    """Multinomial logistic regression: mean cross-entropy + ``l2``/2 · ‖W‖² (bias free), on
+    standardised features, by Nesterov-accelerated gradient descent from zero (convex: one optimum;
+    no randomness: the same rows give the same weights). ``y``: tier indices 0–4."""
+    x = np.asarray(x, dtype=np.float64)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    xs = (x - mean) / scale
+    n, d = xs.shape
+    k = len(TIERS)
+    onehot = np.eye(k)[y]
+    # step 1/L: the cross-entropy's gradient is (‖X‖²/n)/2-Lipschitz (plus l2 for the penalty)
+    lip = float(np.linalg.norm(xs, 2) ** 2 + n) / (2 * n) + l2
+    w, b = np.zeros((d, k)), np.zeros(k)
+    w_prev, b_prev = w, b
+    for t in range(1, iterations + 1):
+        mom = (t - 1) / (t + 2)
+        vw, vb = w + mom * (w - w_prev), b + mom * (b - b_prev)
+        g = (_softmax(xs @ vw + vb) - onehot) / n
+        w_prev, b_prev = w, b
+        w = vw - (xs.T @ g + l2 * vw) / lip
+        b = vb - g.sum(axis=0) / lip
+    return IntentModel(weights=w, bias=b, mean=mean, scale=scale)
+
+
+def save_model(model: IntentModel, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(model.to_json(), indent=1) + "\n")
+
+
+def load_model(path: Path = DEFAULT_MODEL_PATH) -> IntentModel:
+    return IntentModel.from_json(json.loads(path.read_text()))
+
+
+@dataclass(frozen=True)
+class HybridRule:
+    """When the model's tier replaces the regex's: its probability is at least ``min_probability``
+    and the regex did not see quoted words to find (those stay exact)."""
+
+    min_probability: float = 0.5
+
+
+def combine(regex: QueryIntent, probs: np.ndarray, rule: HybridRule) -> QueryIntent:
+    """The regex result, or the model's tier (target Z: the tier's centre; confidence: its
+    probability) where ``rule`` lets the model decide. Lexical query, phrases and cues stay the
+    regex's (they drive BM25 and the phrase bonus); a change adds the cue ``learned_<tier>``."""
+    best = int(np.argmax(probs))
+    tier, p = TIERS[best], float(probs[best])
+    if tier is regex.detected_intent or p < rule.min_probability or "quoted_phrase" in regex.cues:
+        return regex
+    conf = round(p, 4)
+    return replace(
+        regex,
+        detected_intent=tier,
+        target_z=TIER_TARGETS[tier],
+        z_tolerance=z_tolerance_for(conf),
+        confidence=conf,
+        cues=(*regex.cues, f"learned_{tier.value}"),
+    )
+
+
+class LearnedIntentDetector:
+    """The regex detector corrected by the learned model (the ``IntentDetector`` protocol).
+
+    Without a vector it is the regex detector. The model file is read on first use."""
+
+    def __init__(
+        self,
+        model_path: Path = DEFAULT_MODEL_PATH,
+        rule: HybridRule | None = None,
+        max_chars: int = MAX_QUERY_CHARS,
+    ) -> None:
+        self.model_path = model_path
+        self.rule = rule
+        self.max_chars = max_chars
+        self._model: IntentModel | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self) -> IntentModel:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = load_model(self.model_path)
+        return self._model
+
+    def hybrid_rule(self) -> HybridRule:
+        """The rule given, else the one the model was fitted with (its provenance)."""
+        if self.rule is not None:
+            return self.rule
+        return HybridRule(float(self.model.provenance.get("min_probability", HybridRule.min_probability)))
+
+    def analyze(self, query: str, vector: np.ndarray | None = None) -> QueryIntent:
+        regex = analyze(query, self.max_chars)
+        if vector is None:
+            return regex
+        probs = self.model.proba(features(query, regex, vector))[0]
+        return combine(regex, probs, self.hybrid_rule())
+
+
+def make_intent_detector(learned: bool = True) -> IntentDetector:
+    """The service's detector: learned on top of the regex (``Settings.intent_model``), or the regex."""
+    return LearnedIntentDetector() if learned else RegexIntentDetector()

@@ -1,0 +1,141 @@
+"""The learned intent model: the shipped weights, the hybrid rule, the fit and the eval's use of it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from brain_search.eval.intent_eval import load_labelled_queries, project_detector
+from brain_search.eval.intent_fit import (
+    ORIGINAL,
+    choose,
+    current_detector,
+    dev_only,
+    forward_cv,
+    pooled,
+    rows_hash,
+)
+from brain_search.intent import TIER_TARGETS, analyze
+from brain_search.intent_model import (
+    REGEX_FEATURES,
+    TIERS,
+    HybridRule,
+    IntentModel,
+    LearnedIntentDetector,
+    combine,
+    features,
+    fit_softmax,
+    load_model,
+)
+from brain_search.models import Intent
+
+
+def _vector(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=384).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def _probs(tier: Intent, p: float) -> np.ndarray:
+    out = np.full(len(TIERS), (1.0 - p) / (len(TIERS) - 1))
+    out[TIERS.index(tier)] = p
+    return out
+
+
+def test_shipped_model_loads_with_provenance_of_the_current_dev_rows() -> None:
+    model = load_model()
+    assert model.weights.shape == (384 + len(REGEX_FEATURES), len(TIERS))
+    prov = model.provenance
+    assert prov["split"] == "dev"
+    # fails when the dev rows change without a refit (scripts/fit_intent.py)
+    rows = dev_only(load_labelled_queries())
+    assert prov["rows"] == len(rows)
+    assert prov["rows_sha256"] == rows_hash(rows)
+    assert 0.0 <= prov["min_probability"] < 1.0
+
+
+def test_prediction_is_deterministic_and_a_distribution() -> None:
+    detector = LearnedIntentDetector()
+    q = "how have my views on remote work shifted"
+    a, b = detector.analyze(q, _vector(1)), detector.analyze(q, _vector(1))
+    assert a == b
+    p = detector.model.proba(features(q, analyze(q), _vector(1)))
+    assert p.shape == (1, len(TIERS))
+    assert p.sum() == pytest.approx(1.0)
+
+
+def test_without_a_vector_the_learned_detector_is_the_regex() -> None:
+    q = "What did we discuss about compensation?"
+    assert LearnedIntentDetector().analyze(q) == analyze(q)
+
+
+def test_quoted_words_stay_exact_whatever_the_model_says() -> None:
+    regex = analyze('"10% each for"')
+    assert regex.detected_intent is Intent.exact
+    out = combine(regex, _probs(Intent.broad, 0.99), HybridRule(0.0))
+    assert out is regex
+
+
+def test_the_model_changes_the_tier_to_its_centre_only_when_confident() -> None:
+    regex = analyze("compensation")
+    assert regex.detected_intent is Intent.balanced
+    changed = combine(regex, _probs(Intent.conceptual, 0.8), HybridRule(0.5))
+    assert changed.detected_intent is Intent.conceptual
+    assert changed.target_z == TIER_TARGETS[Intent.conceptual]
+    assert changed.confidence == pytest.approx(0.8)
+    assert changed.cues[-1] == "learned_conceptual"
+    assert (changed.lexical_query, changed.phrases) == (regex.lexical_query, regex.phrases)
+    assert combine(regex, _probs(Intent.conceptual, 0.4), HybridRule(0.5)) is regex
+    assert combine(regex, _probs(Intent.balanced, 0.9), HybridRule(0.5)) is regex
+
+
+def test_fit_is_reproducible_and_learns_separable_data() -> None:
+    rng = np.random.default_rng(7)
+    centres = rng.normal(size=(len(TIERS), 6)) * 3
+    y = np.repeat(np.arange(len(TIERS)), 20)
+    x = centres[y] + rng.normal(size=(len(y), 6)) * 0.3
+    a, b = fit_softmax(x, y, 0.01, 500), fit_softmax(x, y, 0.01, 500)
+    assert np.array_equal(a.weights, b.weights) and np.array_equal(a.bias, b.bias)
+    assert np.mean(a.proba(x).argmax(axis=1) == y) == 1.0
+    # a stronger penalty gives smaller weights
+    assert np.abs(fit_softmax(x, y, 10.0, 500).weights).sum() < np.abs(a.weights).sum()
+
+
+def test_model_round_trips_through_json() -> None:
+    rng = np.random.default_rng(3)
+    y = np.arange(10) % len(TIERS)
+    m = fit_softmax(rng.normal(size=(10, 4)), y, 0.1, 50)
+    m = IntentModel(m.weights, m.bias, m.mean, m.scale, {"rows": 10})
+    back = IntentModel.from_json(m.to_json())
+    x = rng.normal(size=(3, 4))
+    assert np.array_equal(back.proba(x), m.proba(x))
+    bad = {**m.to_json(), "regex_features": ["other"]}
+    with pytest.raises(ValueError, match="refit"):
+        IntentModel.from_json(bad)
+
+
+def test_forward_validation_trains_only_on_earlier_groups() -> None:
+    rows = [q for q in dev_only(load_labelled_queries()) if q.source is None or q.batch in ("4", "5")]
+    vectors = np.stack([_vector(i) for i in range(len(rows))])
+    history = (("batch 4", "today"), ("batch 5", "today"))
+    cv = forward_cv(rows, vectors, (1.0,), (0.0, 0.5), history, load=lambda commit: current_detector())
+    scores = cv[1.0]
+    n_original = sum(q.source is None for q in rows)
+    assert [(s.group, s.trained_on) for s in scores] == [("batch 4", n_original), ("batch 5", n_original + 42)]
+    assert ORIGINAL not in {s.group for s in scores}
+    assert set(pooled(scores)) == {"regex", "learned", "hybrid@0.0", "hybrid@0.5"}
+    assert choose(cv)[0] == 1.0
+
+
+def test_the_eval_detector_reads_the_vector() -> None:
+    seen: list[str] = []
+
+    def encode(texts: list[str]) -> np.ndarray:
+        seen.extend(texts)
+        return np.stack([_vector(len(t)) for t in texts])
+
+    q = "themes in my journal this year"
+    detect = project_detector(encode)
+    expected = LearnedIntentDetector().analyze(q, _vector(len(q))).detected_intent.value
+    assert detect(q) == expected
+    assert seen == [q]
+    assert project_detector(None, learned=False)(q) == analyze(q).detected_intent.value
