@@ -48,6 +48,18 @@ def parse_size(label: str) -> int:
     return int(key)
 
 
+REPLICA_MARK = "~r"
+
+
+def replica_id(memory_id: str, replica: int) -> str:
+    return f"{memory_id}{REPLICA_MARK}{replica}"
+
+
+def original_id(memory_id: str) -> str:
+    """The memory a recycled replica copies (itself when it is an original)."""
+    return memory_id.split(REPLICA_MARK, 1)[0]
+
+
 def size_label(n: int) -> str:
     if n % 1_000_000 == 0:
         return f"{n // 1_000_000}m"
@@ -122,7 +134,7 @@ def corpus_rows(pool: Pool, size: int, noise: float = 0.01, seed: int = 7) -> It
             vec = vec + rng.normal(0.0, noise, vec.shape[0]).astype(np.float32)
             vec = vec / (np.linalg.norm(vec) or 1.0)
             mem = Memory(
-                memory_id=f"{mem.memory_id}~r{replica}",
+                memory_id=replica_id(mem.memory_id, replica),
                 content=mem.content,
                 node_id=mem.node_id,
                 timestamp=mem.timestamp,

@@ -352,8 +352,8 @@ def ef(
         k,
     )
     t = Table(title=f"ef_search on {s.memories_alias}, k={k}, {n} probes, load avg {_load_avg()}")
-    for col in ("ef_search", "recall@k vs exact", "kNN p50 ms", "kNN p95 ms"):
+    for col in ("ef_search", "recall@k vs exact", "distinct texts recall@k", "kNN p50 ms", "kNN p95 ms"):
         t.add_column(col)
     for r in res:
-        t.add_row(str(r.ef), f"{r.recall_at_k:.4f}", f"{r.p50_ms:.1f}", f"{r.p95_ms:.1f}")
+        t.add_row(str(r.ef), f"{r.recall_at_k:.4f}", f"{r.text_recall_at_k:.4f}", f"{r.p50_ms:.1f}", f"{r.p95_ms:.1f}")
     console.print(t)

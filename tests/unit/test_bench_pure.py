@@ -102,3 +102,13 @@ def test_client_pool_holds_the_configured_connections() -> None:
     client = make_client(load_settings(opensearch_pool_size=24))
     conn = client.transport.connection_pool.connections[0]
     assert conn.pool.pool.maxsize == 24  # urllib3 pool → its queue of connections
+
+
+def test_replicas_map_back_to_their_original_text() -> None:
+    from brain_search.bench.corpus import original_id, replica_id
+    from brain_search.bench.ef import texts_of
+
+    assert original_id(replica_id("conv-3:D1:4", 17)) == "conv-3:D1:4"
+    assert original_id("conv-3:D1:4") == "conv-3:D1:4"
+    hits = [{"_source": {"memory_id": m}} for m in ("a", "a~r1", "a~r9", "b~r2")]
+    assert texts_of(hits) == {"a", "b"}
