@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     cache_dir: Path = Field(default_factory=default_cache_dir)
     java_home: Path | None = None
     opensearch_heap: str = "1g"
+    # extra JVM options for a node this project starts (e.g. "-XX:MaxGCPauseMillis=20")
+    opensearch_java_opts: str = ""
     opensearch_http_port: int = 9200
     opensearch_transport_port: int = 9300
     opensearch_run_as: str = "brainsearch"

@@ -281,7 +281,7 @@ class LocalCluster:
             "JAVA_HOME": str(java),
             "OPENSEARCH_JAVA_HOME": str(java),
             "OPENSEARCH_PATH_CONF": str(node.config_dir),
-            "OPENSEARCH_JAVA_OPTS": f"-Xms{heap} -Xmx{heap}",
+            "OPENSEARCH_JAVA_OPTS": f"-Xms{heap} -Xmx{heap} {self.settings.opensearch_java_opts}".strip(),
             "HOME": str(node.dir),
         }
         cmd = [str(home / "bin" / "opensearch"), "-p", str(node.pid_file)]
