@@ -81,9 +81,9 @@ class Settings(BaseSettings):
     query_embedding_int8: bool = True  # the API encodes queries with the int8 model (documents stay fp32)
     query_max_tokens: int = 256  # word pieces a query is truncated to (the model reads at most 256)
     # intent: the learned model (query embedding + regex output, brain_search/intent_model.py) on top
-    # of the regex cues; false (default): the regex cues alone. Off until it stops costing dev
-    # retrieval (measured with it on: LoCoMo dev nDCG@10 0.494 -> 0.490, SciFact dev 0.735 -> 0.731)
-    intent_model: bool = False
+    # of the regex cues (default); false: the regex cues alone. Its hybrid rule keeps the regex for
+    # quoted words and plain statements and lets the model override a fired cue only when confident
+    intent_model: bool = True
 
     # --- evaluation -------------------------------------------------------------------------
     data_dir: Path | None = None  # LoCoMo / SciFact; None: ../shared/data beside the repo or the cwd

@@ -4,8 +4,9 @@ The regex cues (``brain_search.intent``) are precise where they fire but do not 
 phrasings (each new batch of dev queries scored 0.67–0.80 when first seen). The model reads the
 query's sentence embedding (the vector recall computes anyway) and the regex detector's own output
 (its tier, target Z, confidence and which kinds of cue fired) and predicts the tier. A hybrid rule
-decides: the regex stands where the query quotes the words to find (exact-match precision), or
-where the model is not confident enough; otherwise the model's tier and that tier's centre Z.
+decides (``HybridRule``): the regex stands where the query quotes the words to find or is a plain
+statement; the model decides where no cue fired, and overrides fired cues only when confident
+enough; a change gives the model's tier and that tier's centre Z.
 
 The weights ship as package data (``brain_search/data/intent_model.json``, with provenance) and are
 fitted by ``scripts/fit_intent.py`` (``brain_search.eval.intent_fit``) from the dev rows only.
@@ -201,19 +202,32 @@ def load_model(path: Path = DEFAULT_MODEL_PATH) -> IntentModel:
 
 @dataclass(frozen=True)
 class HybridRule:
-    """When the model's tier replaces the regex's: its probability is at least ``min_probability``
-    and the regex did not see quoted words to find (those stay exact)."""
+    """When the model's tier replaces the regex's.
 
-    min_probability: float = 0.5
+    The regex stands where the query quotes the words to find (exact-match precision) and, with
+    ``keep_statements``, where the query is a plain statement (``is_statement``: a claim asks for
+    nothing, and the regex sends it to balanced on purpose). Where no regex cue fired (its default,
+    balanced) the model decides; where cues fired, it overrides them only with a probability of at
+    least ``min_probability`` (a name, a date or an opinion word is evidence the model must beat)."""
+
+    min_probability: float = 0.0
+    keep_statements: bool = True
 
 
-def combine(regex: QueryIntent, probs: np.ndarray, rule: HybridRule) -> QueryIntent:
+def model_decides(query: str, regex: QueryIntent, p: float, rule: HybridRule) -> bool:
+    """Whether ``rule`` lets the model's tier (probability ``p``) replace ``regex`` for ``query``."""
+    if "quoted_phrase" in regex.cues or (rule.keep_statements and is_statement(query)):
+        return False
+    return not regex.cues or p >= rule.min_probability
+
+
+def combine(query: str, regex: QueryIntent, probs: np.ndarray, rule: HybridRule) -> QueryIntent:
     """The regex result, or the model's tier (target Z: the tier's centre; confidence: its
     probability) where ``rule`` lets the model decide. Lexical query, phrases and cues stay the
     regex's (they drive BM25 and the phrase bonus); a change adds the cue ``learned_<tier>``."""
     best = int(np.argmax(probs))
     tier, p = TIERS[best], float(probs[best])
-    if tier is regex.detected_intent or p < rule.min_probability or "quoted_phrase" in regex.cues:
+    if tier is regex.detected_intent or not model_decides(query, regex, p, rule):
         return regex
     conf = round(p, 4)
     return replace(
@@ -255,14 +269,18 @@ class LearnedIntentDetector:
         """The rule given, else the one the model was fitted with (its provenance)."""
         if self.rule is not None:
             return self.rule
-        return HybridRule(float(self.model.provenance.get("min_probability", HybridRule.min_probability)))
+        prov = self.model.provenance
+        return HybridRule(
+            float(prov.get("min_probability", HybridRule.min_probability)),
+            bool(prov.get("keep_statements", HybridRule.keep_statements)),
+        )
 
     def analyze(self, query: str, vector: np.ndarray | None = None) -> QueryIntent:
         regex = analyze(query, self.max_chars)
         if vector is None:
             return regex
         probs = self.model.proba(features(query, regex, vector))[0]
-        return combine(regex, probs, self.hybrid_rule())
+        return combine(query, regex, probs, self.hybrid_rule())
 
 
 def make_intent_detector(learned: bool = True) -> IntentDetector:

@@ -1,11 +1,13 @@
 #!/usr/bin/env python
 """Refit the learned intent model from the dev rows of tests/data/intent_queries.jsonl.
 
-    PYTHONPATH=. .venv/bin/python scripts/fit_intent.py [--check]
+    PYTHONPATH=. .venv/bin/python scripts/fit_intent.py [--check] [--candidates PATH]
 
 Encodes the dev queries with the fp32 query model, runs the forward-chaining validation of
 ``brain_search.eval.intent_fit`` (needs the git history), chooses the regularisation and the hybrid
-threshold on it, fits on every dev row and writes ``brain_search/data/intent_model.json``. Prints
+threshold on it (the threshold only among those that keep dev nDCG@10 at least the regex's on the
+dev candidates stored by ``brain-search eval --fit``, ``--candidates PATH``, default
+out/fit/dev-candidates.jsonl), fits on every dev row and writes ``brain_search/data/intent_model.json``. Prints
 the validation table and, for the chosen model, how often int8 query vectors (the API's default)
 give the same tier as fp32 ones. Deterministic: the same rows give the same file. ``--check``
 writes nothing and fails if the file on disk differs from the refit. Test rows are never read.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -24,44 +27,83 @@ sys.path.insert(0, str(ROOT))
 
 from brain_search.config import load_settings  # noqa: E402
 from brain_search.embedding import make_query_embedder  # noqa: E402
+from brain_search.eval.fit import load  # noqa: E402
 from brain_search.eval.intent_eval import load_labelled_queries  # noqa: E402
 from brain_search.eval.intent_fit import (  # noqa: E402
-    choose,
+    choose_l2,
+    choose_threshold,
     cv_summary,
     cv_table,
     dev_only,
     fit_final,
     forward_cv,
     pooled,
+    retrieval_admissible,
 )
 from brain_search.intent import analyze  # noqa: E402
 from brain_search.intent_model import DEFAULT_MODEL_PATH, HybridRule, combine, features  # noqa: E402
+from brain_search.scoring import RankingParams  # noqa: E402
+
+# the dev candidates `brain-search eval --fit` stores: the retrieval check of each hybrid threshold
+DEFAULT_CANDIDATES = ROOT / "out" / "fit" / "dev-candidates.jsonl"
 
 
 def main() -> int:
-    check = "--check" in sys.argv[1:]
+    args = sys.argv[1:]
+    check = "--check" in args
+    candidates = Path(args[args.index("--candidates") + 1]) if "--candidates" in args else DEFAULT_CANDIDATES
     settings = load_settings()
     rows = dev_only(load_labelled_queries())
     texts = [q.query for q in rows]
-    fp32 = make_query_embedder(settings.model_copy(update={"query_embedding_int8": False})).encode(texts)
+    encoder = make_query_embedder(settings.model_copy(update={"query_embedding_int8": False}))
+    fp32 = encoder.encode(texts)
     cv = forward_cv(rows, fp32)
-    l2, threshold = choose(cv)
+    l2 = choose_l2(cv)
     for g in sorted(cv):
         print(f"l2={g}:", {k: round(v, 3) for k, v in pooled(cv[g]).items()})
-    print(f"\nchosen l2={l2}, hybrid threshold={threshold}\n")
-    print(cv_table(cv[l2], threshold))
     model = fit_final(
         rows,
         fp32,
         l2,
-        threshold,
         {
             "fitted_by": "scripts/fit_intent.py",
             "embedding_model": f"{settings.embedding_model} (fp32 query encoder)",
             "features": "384-d query embedding + regex_features, standardised",
             "l2_grid": sorted(cv),
-            "threshold_grid": list(cv[l2][0].hybrid),
+        },
+    )
+    thresholds = list(cv[l2][0].hybrid)
+    admissible = None
+    retrieval: dict[str, object] = {"checked": False}
+    if candidates.is_file():
+        cands = load(candidates)
+        ctexts = sorted({q.text for q in cands})
+        vectors = dict(zip(ctexts, encoder.encode(ctexts), strict=True))
+        base, by, admissible = retrieval_admissible(cands, vectors, model, thresholds, RankingParams())
+        print(f"\ndev nDCG@10 (stored candidates, {len(cands)} queries): regex " + _fmt(base))
+        for t, r in by.items():
+            print(f"  hybrid p >= {t}: {_fmt(r)}" + ("" if t in admissible else "  (costs retrieval)"))
+        retrieval = {
+            "checked": True,
+            "queries": len(cands),
+            "regex": _round(base),
+            "by_threshold": {str(t): _round(r) for t, r in by.items()},
+            "admissible": admissible,
+        }
+    else:
+        print(f"\n{candidates} missing (run `brain-search eval --fit`): threshold chosen without the retrieval check")
+    threshold = choose_threshold(cv[l2], admissible)
+    print(f"\nchosen l2={l2}, hybrid threshold={threshold}\n")
+    print(cv_table(cv[l2], threshold))
+    model = replace(
+        model,
+        provenance={
+            **model.provenance,
+            "min_probability": threshold,
+            "keep_statements": HybridRule.keep_statements,
+            "threshold_grid": thresholds,
             "validation": cv_summary(cv[l2], threshold),
+            "dev_retrieval_nDCG@10": retrieval,
         },
     )
     int8 = make_query_embedder(settings.model_copy(update={"query_embedding_int8": True})).encode(texts)
@@ -69,7 +111,7 @@ def main() -> int:
     tiers = {}
     for name, vecs in (("fp32", fp32), ("int8", int8)):
         tiers[name] = [
-            combine(qi, model.proba(features(q, qi, v))[0], rule).detected_intent
+            combine(q, qi, model.proba(features(q, qi, v))[0], rule).detected_intent
             for q, qi, v in ((q, analyze(q), v) for q, v in zip(texts, vecs, strict=True))
         ]
     agree = float(np.mean([a is b for a, b in zip(tiers["fp32"], tiers["int8"], strict=True)]))
@@ -82,6 +124,14 @@ def main() -> int:
     DEFAULT_MODEL_PATH.write_text(text)
     print(f"wrote {DEFAULT_MODEL_PATH.relative_to(ROOT)}")
     return 0
+
+
+def _round(r: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 4) for k, v in r.items()}
+
+
+def _fmt(r: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.5f}" for k, v in r.items())
 
 
 if __name__ == "__main__":

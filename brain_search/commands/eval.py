@@ -132,6 +132,7 @@ def _fit(settings: Settings, options: EvalOptions, out: Path) -> None:
 
     from brain_search.eval import fit
     from brain_search.eval.runner import _git_commit
+    from brain_search.intent_model import make_intent_detector
     from brain_search.scoring import RankingParams
 
     with _runner(settings, options) as runner:
@@ -140,11 +141,13 @@ def _fit(settings: Settings, options: EvalOptions, out: Path) -> None:
         queries = fit.collect(
             runner.client, runner.settings, runner.embedder, runner.data_dir, runner.options.datasets, runner.progress
         )
+        # the service's detector, with the query vectors the recall computes
+        intents = fit.intents_of(queries, make_intent_detector(settings.intent_model), runner.embedder.encode)
     fit.save(queries, out / "dev-candidates.jsonl")
     start = RankingParams()
     refs = fit.dev_references(fit.REPORT_RESULTS)
     console.print(f"dev references (best baseline per metric, {fit.REPORT_RESULTS}): {refs or 'none'}")
-    best, scores = fit.fit(queries, start, log=console.print, references=refs)
+    best, scores = fit.fit(queries, start, log=console.print, references=refs, intents=intents)
     result = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": _git_commit(),
@@ -152,7 +155,8 @@ def _fit(settings: Settings, options: EvalOptions, out: Path) -> None:
         "queries": len(queries),
         "start": asdict(start),
         "references": refs,
-        "start_scores": fit.score(queries, start, fit.intents_of(queries), refs),
+        "intent_model": settings.intent_model,
+        "start_scores": fit.score(queries, start, intents, refs),
         "best": asdict(best),
         "best_scores": scores,
     }

@@ -6,7 +6,8 @@
    are kept (``CandidateFeatures``), once. Held-out test queries are never loaded.
 2. ``fit``: coordinate ascent over a grid of ``RankingParams`` in pure Python, each setting scored
    by ranking the stored candidates with the pipeline's own ``Retriever.relevance`` (so the fitted
-   numbers are the recall's numbers), the query's target Z from the intent detector.
+   numbers are the recall's numbers), the query's target Z from the service's intent detector
+   (``Settings.intent_model``: the learned model on the regex, or the regex).
 
 Objective: over the two datasets, nDCG@10 plus half the deep recall (LoCoMo R@10, SciFact R@100),
 each as its margin over the best baseline on the dev split (from the last report's
@@ -22,6 +23,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
@@ -29,7 +31,7 @@ from brain_search.embedding import Embedder, QueryCache
 from brain_search.eval.datasets import ADVERSARIAL, load_locomo, load_scifact
 from brain_search.eval.indexing import dataset_settings
 from brain_search.eval.metrics import mean, ndcg_at_k, recall_at_k
-from brain_search.intent import QueryIntent, RegexIntentDetector
+from brain_search.intent import IntentDetector, QueryIntent, RegexIntentDetector
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import CandidateFeatures, Retriever
 from brain_search.scoring import RankingParams, query_terms
@@ -113,9 +115,20 @@ def load(path: Path) -> list[FitQuery]:
     return out
 
 
-def intents_of(queries: Iterable[FitQuery]) -> dict[str, QueryIntent]:
-    detector = RegexIntentDetector()
-    return {q.text: detector.analyze(q.text) for q in queries}
+def intents_of(
+    queries: Iterable[FitQuery],
+    detector: IntentDetector | None = None,
+    encode: Callable[[list[str]], np.ndarray] | None = None,
+) -> dict[str, QueryIntent]:
+    """Query text → the intent the recall detects: ``detector`` (the service's, see
+    ``make_intent_detector``; the regex when None) given the query vectors of ``encode`` (without
+    them a learned detector answers as the regex)."""
+    detector = detector or RegexIntentDetector()
+    texts = sorted({q.text for q in queries})
+    if encode is None:
+        return {t: detector.analyze(t) for t in texts}
+    vectors = encode(texts)
+    return {t: detector.analyze(t, v) for t, v in zip(texts, vectors, strict=True)}
 
 
 def score(
@@ -174,10 +187,12 @@ def fit(
     rounds: int = 3,
     log: Callable[[str], None] = lambda s: None,
     references: dict[str, float] | None = None,
+    intents: dict[str, QueryIntent] | None = None,
 ) -> tuple[RankingParams, dict[str, float]]:
-    """Coordinate ascent: each parameter in turn set to its best grid value, until no change."""
+    """Coordinate ascent: each parameter in turn set to its best grid value, until no change.
+    ``intents``: each query's detected intent (``intents_of``; the regex's when None)."""
     grid = grid or GRID
-    intents = intents_of(queries)
+    intents = intents if intents is not None else intents_of(queries)
     best = start or RankingParams()
     best_score = score(queries, best, intents, references)
     log(f"start {best}: {_fmt(best_score)}")

@@ -80,7 +80,8 @@ def test_baselines_hold(quick_eval: QuickEval) -> None:
 def test_brain_holds(quick_eval: QuickEval) -> None:
     t = quick_eval.retrieval.table()
     # measured on this slice with the ranking learned on dev (2026-11-29): Z-aware nDCG@10 0.557,
-    # R@10 0.697, MRR@10 0.524; Z-naive nDCG@10 0.525 (before the fit: 0.516, 0.666, 0.486; 0.425)
+    # R@10 0.697, MRR@10 0.524; Z-naive nDCG@10 0.525 (before the fit: 0.516, 0.666, 0.486; 0.425);
+    # with the learned intent model on: Z-aware nDCG@10 0.556, R@10 0.697, MRR@10 0.524
     assert t[Z_AWARE]["nDCG@10"] >= 0.53
     assert t[Z_AWARE]["R@10"] >= 0.67
     assert t[Z_AWARE]["MRR@10"] >= 0.50
@@ -89,7 +90,8 @@ def test_brain_holds(quick_eval: QuickEval) -> None:
 
 def test_z_aware_beats_every_baseline_on_the_slice(quick_eval: QuickEval) -> None:
     t = quick_eval.retrieval.table()
-    # measured: Z-aware nDCG@10 0.557 vs the best baseline BM25 (content.en) 0.492
+    # measured: Z-aware nDCG@10 0.556 (0.557 with the regex intent alone) vs the best baseline BM25
+    # (content.en) 0.492
     best_baseline = max(v["nDCG@10"] for s, v in t.items() if not s.startswith("Brain "))
     assert t[Z_AWARE]["nDCG@10"] >= best_baseline + 0.03
 
@@ -102,7 +104,7 @@ def test_exact_match_precision(quick_eval: QuickEval) -> None:
 
 def test_intent_detection_on_dev(embedder: SentenceTransformerEmbedder) -> None:
     rows = load_labelled_queries()
-    # the learned model (Settings.intent_model, off by default) reads the query vector; fitted on these rows
+    # the learned model (Settings.intent_model, on by default) reads the query vector; fitted on these rows
     res = evaluate_intents(rows, project_detector(embedder.encode), "dev")
     # measured: accuracy 0.985, within one tier 0.993 (551 dev queries)
     assert res.accuracy >= 0.95

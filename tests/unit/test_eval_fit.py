@@ -37,3 +37,23 @@ def test_fit_never_worsens_the_objective(tmp_path: Path) -> None:
     best, scores = fit.fit(qs, start, grid={"sem_weight_mid": [0.3, 0.5, 0.7]}, rounds=2)
     assert scores["objective"] >= before
     assert best.sem_weight_mid in (0.3, 0.5, 0.7)
+
+
+def test_intents_come_from_the_given_detector_with_the_query_vectors() -> None:
+    import numpy as np
+
+    from brain_search.intent import QueryIntent, analyze
+    from brain_search.models import Intent
+
+    seen: dict[str, float] = {}
+
+    class Broad:
+        def analyze(self, query: str, vector: np.ndarray | None = None) -> QueryIntent:
+            seen[query] = float(vector[0]) if vector is not None else -1.0
+            return QueryIntent(Intent.broad, 0.9, 0.2, 0.9, (), query, ())
+
+    qs = [_query("locomo", "q1", "sleep habits", "b"), _query("scifact", "q2", "sleep", "b")]
+    intents = fit.intents_of(qs, Broad(), lambda texts: np.array([[float(len(t))] for t in texts]))
+    assert {t: i.detected_intent for t, i in intents.items()} == {"sleep habits": Intent.broad, "sleep": Intent.broad}
+    assert seen == {"sleep habits": 12.0, "sleep": 5.0}
+    assert fit.intents_of(qs) == {q.text: analyze(q.text) for q in qs}

@@ -5,14 +5,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from brain_search.eval.fit import FitQuery
 from brain_search.eval.intent_eval import load_labelled_queries, project_detector
 from brain_search.eval.intent_fit import (
     ORIGINAL,
+    GroupScore,
     choose,
+    choose_threshold,
     current_detector,
     dev_only,
     forward_cv,
     pooled,
+    retrieval_admissible,
     rows_hash,
 )
 from brain_search.intent import TIER_TARGETS, analyze
@@ -28,6 +32,8 @@ from brain_search.intent_model import (
     load_model,
 )
 from brain_search.models import Intent
+from brain_search.retrieval.pipeline import CandidateFeatures
+from brain_search.scoring import RankingParams
 
 
 def _vector(seed: int) -> np.ndarray:
@@ -51,6 +57,7 @@ def test_shipped_model_loads_with_provenance_of_the_current_dev_rows() -> None:
     assert prov["rows"] == len(rows)
     assert prov["rows_sha256"] == rows_hash(rows)
     assert 0.0 <= prov["min_probability"] < 1.0
+    assert LearnedIntentDetector().hybrid_rule() == HybridRule(prov["min_probability"], prov["keep_statements"])
 
 
 def test_prediction_is_deterministic_and_a_distribution() -> None:
@@ -69,23 +76,79 @@ def test_without_a_vector_the_learned_detector_is_the_regex() -> None:
 
 
 def test_quoted_words_stay_exact_whatever_the_model_says() -> None:
-    regex = analyze('"10% each for"')
+    q = '"10% each for"'
+    regex = analyze(q)
     assert regex.detected_intent is Intent.exact
-    out = combine(regex, _probs(Intent.broad, 0.99), HybridRule(0.0))
+    out = combine(q, regex, _probs(Intent.broad, 0.99), HybridRule(0.0))
     assert out is regex
 
 
-def test_the_model_changes_the_tier_to_its_centre_only_when_confident() -> None:
-    regex = analyze("compensation")
-    assert regex.detected_intent is Intent.balanced
-    changed = combine(regex, _probs(Intent.conceptual, 0.8), HybridRule(0.5))
+def test_where_no_cue_fired_the_model_decides_at_any_probability() -> None:
+    q = "compensation"
+    regex = analyze(q)
+    assert regex.detected_intent is Intent.balanced and regex.cues == ()
+    changed = combine(q, regex, _probs(Intent.conceptual, 0.3), HybridRule(0.9))
     assert changed.detected_intent is Intent.conceptual
     assert changed.target_z == TIER_TARGETS[Intent.conceptual]
-    assert changed.confidence == pytest.approx(0.8)
+    assert changed.confidence == pytest.approx(0.3)
     assert changed.cues[-1] == "learned_conceptual"
     assert (changed.lexical_query, changed.phrases) == (regex.lexical_query, regex.phrases)
-    assert combine(regex, _probs(Intent.conceptual, 0.4), HybridRule(0.5)) is regex
-    assert combine(regex, _probs(Intent.balanced, 0.9), HybridRule(0.5)) is regex
+    assert combine(q, regex, _probs(Intent.balanced, 0.9), HybridRule(0.0)) is regex
+
+
+def test_a_fired_cue_yields_to_the_model_only_above_the_threshold() -> None:
+    q = "What motivates Joanna to keep writing even on tough days?"
+    regex = analyze(q)
+    assert regex.cues and regex.detected_intent is Intent.precise
+    assert combine(q, regex, _probs(Intent.broad, 0.35), HybridRule(0.36)) is regex
+    changed = combine(q, regex, _probs(Intent.broad, 0.36), HybridRule(0.36))
+    assert changed.detected_intent is Intent.broad
+    assert combine(q, regex, _probs(Intent.broad, 0.35), HybridRule(0.0)).detected_intent is Intent.broad
+
+
+def test_a_plain_statement_keeps_the_regex_answer_unless_the_rule_says_otherwise() -> None:
+    q = "Cells lacking the receptor divide faster."
+    regex = analyze(q)
+    assert regex.detected_intent is Intent.balanced
+    assert combine(q, regex, _probs(Intent.exact, 0.99), HybridRule(0.0)) is regex
+    free = combine(q, regex, _probs(Intent.exact, 0.99), HybridRule(0.0, keep_statements=False))
+    assert free.detected_intent is Intent.exact
+
+
+def test_the_threshold_is_the_best_validated_among_the_admissible() -> None:
+    scores = [GroupScore("batch 4", 10, 20, 0.5, 0.9, {0.0: 0.9, 0.3: 0.8, 0.4: 0.8})]
+    assert choose_threshold(scores) == 0.0
+    assert choose_threshold(scores, [0.3, 0.4]) == 0.4  # a tie goes to the higher threshold
+    with pytest.raises(ValueError):
+        choose_threshold(scores, [])
+
+
+def test_a_threshold_that_costs_retrieval_is_not_admissible() -> None:
+    # one query, two candidates: "a" matches the words (near a precise target's Z), "b" only the
+    # meaning (near a broad one's); only "a" is relevant. The model's broad, where it may decide,
+    # ranks "b" first
+    q = "What motivates Joanna to keep writing even on tough days?"
+    regex = analyze(q)
+    assert regex.detected_intent is Intent.precise
+    feats = CandidateFeatures(
+        ids=["a", "b"],
+        lexical=[1.0, 0.1],
+        semantic=[0.3, 0.9],
+        bm25=[10.0, 1.0],
+        cosine=[0.3, 0.9],
+        in_lexical=[True, True],
+        in_semantic=[True, True],
+    )
+    cands = [FitQuery("locomo", "q1", q, {"a": 1}, ["a", "b"], feats)]
+
+    class Sure:
+        def proba(self, x: np.ndarray) -> np.ndarray:
+            return _probs(Intent.broad, 0.5)[None, :]
+
+    base, by, ok = retrieval_admissible(cands, {q: _vector(1)}, Sure(), [0.4, 0.6], RankingParams())  # type: ignore[arg-type]
+    assert base["locomo"] == pytest.approx(1.0)
+    assert by[0.6] == base and by[0.4]["locomo"] < base["locomo"]
+    assert ok == [0.6]
 
 
 def test_fit_is_reproducible_and_learns_separable_data() -> None:
@@ -124,6 +187,7 @@ def test_forward_validation_trains_only_on_earlier_groups() -> None:
     assert ORIGINAL not in {s.group for s in scores}
     assert set(pooled(scores)) == {"regex", "learned", "hybrid@0.0", "hybrid@0.5"}
     assert choose(cv)[0] == 1.0
+    assert choose(cv, [0.5]) == (1.0, 0.5)
 
 
 def test_the_eval_detector_reads_the_vector() -> None:
