@@ -214,9 +214,14 @@ class HybridRule:
     keep_statements: bool = True
 
 
+def regex_stands(query: str, regex: QueryIntent, rule: HybridRule) -> bool:
+    """Whether ``rule`` keeps ``regex`` whatever the model says (a quoted search; a statement)."""
+    return "quoted_phrase" in regex.cues or (rule.keep_statements and is_statement(query))
+
+
 def model_decides(query: str, regex: QueryIntent, p: float, rule: HybridRule) -> bool:
     """Whether ``rule`` lets the model's tier (probability ``p``) replace ``regex`` for ``query``."""
-    if "quoted_phrase" in regex.cues or (rule.keep_statements and is_statement(query)):
+    if regex_stands(query, regex, rule):
         return False
     return not regex.cues or p >= rule.min_probability
 
@@ -279,8 +284,11 @@ class LearnedIntentDetector:
         regex = analyze(query, self.max_chars)
         if vector is None:
             return regex
+        rule = self.hybrid_rule()
+        if regex_stands(query, regex, rule):  # no features or model run where the regex stands anyway
+            return regex
         probs = self.model.proba(features(query, regex, vector))[0]
-        return combine(query, regex, probs, self.hybrid_rule())
+        return combine(query, regex, probs, rule)
 
 
 def make_intent_detector(learned: bool = True) -> IntentDetector:
