@@ -2,10 +2,12 @@
 
 The regex cues (``brain_search.intent``) are precise where they fire but do not generalise to new
 phrasings (each new batch of dev queries scored 0.67–0.80 when first seen). The model reads the
-query's sentence embedding (the vector recall computes anyway) and the regex detector's own output
-(its tier, target Z, confidence and which kinds of cue fired) and predicts the tier. A hybrid rule
-decides (``HybridRule``): the regex stands where the query quotes the words to find or is a plain
-statement; the model decides where no cue fired, and overrides fired cues only when confident
+query's sentence embedding (the vector recall computes anyway), the regex detector's own output
+(its tier, target Z, confidence and which kinds of cue fired) and which of the word unigrams and
+bigrams seen in its training rows the query holds (``ngrams``: the embedding says what a query is
+about, the function words say what it asks for), and predicts the tier. A hybrid rule decides
+(``HybridRule``): the regex may be kept where the query quotes the words to find or is a plain
+statement; where no cue fired the model decides, and it overrides fired cues only when confident
 enough; a change gives the model's tier and that tier's centre Z.
 
 The weights ship as package data (``brain_search/data/intent_model.json``, with provenance) and are
@@ -17,8 +19,10 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import threading
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -116,9 +120,39 @@ def regex_features(query: str, qi: QueryIntent, table: CueTable | None = None) -
     )
 
 
-def features(query: str, qi: QueryIntent, vector: np.ndarray, table: CueTable | None = None) -> np.ndarray:
-    """One row: the sentence embedding (384 floats, L2-normalised) then ``regex_features``."""
-    return np.concatenate([np.asarray(vector, dtype=np.float64).ravel(), regex_features(query, qi, table)])
+_NGRAM_TOKEN = re.compile(r"[a-z0-9']+|[\"“”?]")
+
+
+def ngrams(query: str) -> frozenset[str]:
+    """The query's lower-cased word unigrams and bigrams (the first word also as ``<s> word``;
+    a run of digits is ``<num>``; quote marks and ``?`` are tokens)."""
+    toks = ["<num>" if t.isdigit() else t for t in _NGRAM_TOKEN.findall(query.lower())]
+    return frozenset(toks) | frozenset(f"{a} {b}" for a, b in zip(["<s>", *toks], toks, strict=False))
+
+
+def ngram_vocab(queries: Iterable[str], min_count: int) -> tuple[str, ...]:
+    """The n-grams held by at least ``min_count`` of ``queries``, sorted."""
+    counts = Counter(g for q in queries for g in ngrams(q))
+    return tuple(sorted(g for g, c in counts.items() if c >= min_count))
+
+
+def features(
+    query: str,
+    qi: QueryIntent,
+    vector: np.ndarray,
+    table: CueTable | None = None,
+    vocab: Mapping[str, int] | None = None,
+) -> np.ndarray:
+    """One row: the sentence embedding (384 floats, L2-normalised), ``regex_features``, then one
+    0/1 per n-gram of ``vocab`` (n-gram → column)."""
+    parts = [np.asarray(vector, dtype=np.float64).ravel(), regex_features(query, qi, table)]
+    if vocab:
+        grams = np.zeros(len(vocab), dtype=np.float64)
+        for g in ngrams(query):
+            if (i := vocab.get(g)) is not None:
+                grams[i] = 1.0
+        parts.append(grams)
+    return np.concatenate(parts)
 
 
 @dataclass(frozen=True)
@@ -130,6 +164,15 @@ class IntentModel:
     mean: np.ndarray  # (n_features,)
     scale: np.ndarray  # (n_features,)
     provenance: dict[str, Any] = field(default_factory=dict)
+    vocab: tuple[str, ...] = ()  # the n-gram columns, after the embedding and the regex features
+
+    @functools.cached_property
+    def vocab_index(self) -> dict[str, int]:
+        return {g: i for i, g in enumerate(self.vocab)}
+
+    def featurize(self, query: str, qi: QueryIntent, vector: np.ndarray, table: CueTable | None = None) -> np.ndarray:
+        """``features`` with this model's n-gram columns."""
+        return features(query, qi, vector, table, self.vocab_index)
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         """Tier probabilities (rows sum to 1) for feature rows ``x`` of shape (n, n_features)."""
@@ -139,6 +182,7 @@ class IntentModel:
         return {
             "tiers": [t.value for t in TIERS],
             "regex_features": list(REGEX_FEATURES),
+            "ngrams": list(self.vocab),
             "provenance": self.provenance,
             "mean": self.mean.tolist(),
             "scale": self.scale.tolist(),
@@ -150,13 +194,18 @@ class IntentModel:
     def from_json(cls, d: dict[str, Any]) -> IntentModel:
         if d.get("tiers") != [t.value for t in TIERS] or d.get("regex_features") != list(REGEX_FEATURES):
             raise ValueError("the intent model was fitted for other tiers or regex features: refit it")
-        return cls(
+        model = cls(
             weights=np.array(d["weights"], dtype=np.float64),
             bias=np.array(d["bias"], dtype=np.float64),
             mean=np.array(d["mean"], dtype=np.float64),
             scale=np.array(d["scale"], dtype=np.float64),
             provenance=dict(d.get("provenance", {})),
+            vocab=tuple(d.get("ngrams", ())),
         )
+        n = model.weights.shape[0]
+        if model.mean.shape != (n,) or model.scale.shape != (n,) or n < len(model.vocab):
+            raise ValueError("the intent model's arrays do not match its features: refit it")
+        return model
 
 
 def _softmax(z: np.ndarray) -> np.ndarray:
@@ -204,19 +253,28 @@ def load_model(path: Path = DEFAULT_MODEL_PATH) -> IntentModel:
 class HybridRule:
     """When the model's tier replaces the regex's.
 
-    The regex stands where the query quotes the words to find (exact-match precision) and, with
-    ``keep_statements``, where the query is a plain statement (``is_statement``: a claim asks for
-    nothing, and the regex sends it to balanced on purpose). Where no regex cue fired (its default,
-    balanced) the model decides; where cues fired, it overrides them only with a probability of at
-    least ``min_probability`` (a name, a date or an opinion word is evidence the model must beat)."""
+    With ``keep_quoted`` the regex stands where the query quotes words (its quoted-phrase cue);
+    with ``keep_statements``, where the query is a plain statement (``is_statement``: a claim asks
+    for nothing, and the regex sends it to balanced on purpose). Elsewhere, where no regex cue
+    fired (its default, balanced) the model decides; where cues fired, it overrides them only with
+    a probability of at least ``min_probability`` (a name, a date or an opinion word is evidence
+    the model must beat). Quoted words are searched as phrases whatever the tier (the phrase
+    clauses and the phrase bonus come from the regex's ``phrases``), so letting the model read a
+    quoted query changes its target Z, not whether the quote is found."""
 
     min_probability: float = 0.0
     keep_statements: bool = True
+    keep_quoted: bool = True
+
+    @property
+    def label(self) -> str:
+        kept = [n for n, k in (("quoted", self.keep_quoted), ("statements", self.keep_statements)) if k]
+        return f"p>={self.min_probability}" + (f" keep {'+'.join(kept)}" if kept else "")
 
 
 def regex_stands(query: str, regex: QueryIntent, rule: HybridRule) -> bool:
     """Whether ``rule`` keeps ``regex`` whatever the model says (a quoted search; a statement)."""
-    return "quoted_phrase" in regex.cues or (rule.keep_statements and is_statement(query))
+    return (rule.keep_quoted and "quoted_phrase" in regex.cues) or (rule.keep_statements and is_statement(query))
 
 
 def model_decides(query: str, regex: QueryIntent, p: float, rule: HybridRule) -> bool:
@@ -278,6 +336,7 @@ class LearnedIntentDetector:
         return HybridRule(
             float(prov.get("min_probability", HybridRule.min_probability)),
             bool(prov.get("keep_statements", HybridRule.keep_statements)),
+            bool(prov.get("keep_quoted", HybridRule.keep_quoted)),
         )
 
     def analyze(self, query: str, vector: np.ndarray | None = None) -> QueryIntent:
@@ -287,7 +346,7 @@ class LearnedIntentDetector:
         rule = self.hybrid_rule()
         if regex_stands(query, regex, rule):  # no features or model run where the regex stands anyway
             return regex
-        probs = self.model.proba(features(query, regex, vector))[0]
+        probs = self.model.proba(self.model.featurize(query, regex, vector))[0]
         return combine(query, regex, probs, rule)
 
 

@@ -5,7 +5,7 @@
 
 Encodes the dev queries with the fp32 query model, runs the forward-chaining validation of
 ``brain_search.eval.intent_fit`` (needs the git history), chooses the regularisation and the hybrid
-threshold on it (the threshold only among those that keep dev nDCG@10 at least the regex's on the
+rule on it (the rule only among those that keep dev nDCG@10 at least the regex's on the
 dev candidates stored by ``brain-search eval --fit``, ``--candidates PATH``, default
 out/fit/dev-candidates.jsonl), fits on every dev row and writes ``brain_search/data/intent_model.json``. Prints
 the validation table and, for the chosen model, how often int8 query vectors (the API's default)
@@ -30,8 +30,9 @@ from brain_search.embedding import make_query_embedder  # noqa: E402
 from brain_search.eval.fit import load  # noqa: E402
 from brain_search.eval.intent_eval import load_labelled_queries  # noqa: E402
 from brain_search.eval.intent_fit import (  # noqa: E402
+    NGRAM_MIN_COUNT,
     choose_l2,
-    choose_threshold,
+    choose_rule,
     cv_summary,
     cv_table,
     dev_only,
@@ -41,7 +42,7 @@ from brain_search.eval.intent_fit import (  # noqa: E402
     retrieval_admissible,
 )
 from brain_search.intent import analyze  # noqa: E402
-from brain_search.intent_model import DEFAULT_MODEL_PATH, HybridRule, combine, features  # noqa: E402
+from brain_search.intent_model import DEFAULT_MODEL_PATH, combine  # noqa: E402
 from brain_search.scoring import RankingParams  # noqa: E402
 
 # the dev candidates `brain-search eval --fit` stores: the retrieval check of each hybrid threshold
@@ -68,50 +69,52 @@ def main() -> int:
         {
             "fitted_by": "scripts/fit_intent.py",
             "embedding_model": f"{settings.embedding_model} (fp32 query encoder)",
-            "features": "384-d query embedding + regex_features, standardised",
+            "features": (
+                f"384-d query embedding + regex_features + n-grams held by >= {NGRAM_MIN_COUNT} dev rows, standardised"
+            ),
             "l2_grid": sorted(cv),
         },
     )
-    thresholds = list(cv[l2][0].hybrid)
+    rules = list(cv[l2][0].hybrid)
     admissible = None
     retrieval: dict[str, object] = {"checked": False}
     if candidates.is_file():
         cands = load(candidates)
         ctexts = sorted({q.text for q in cands})
         vectors = dict(zip(ctexts, encoder.encode(ctexts), strict=True))
-        base, by, admissible = retrieval_admissible(cands, vectors, model, thresholds, RankingParams())
+        base, by, admissible = retrieval_admissible(cands, vectors, model, rules, RankingParams())
         print(f"\ndev nDCG@10 (stored candidates, {len(cands)} queries): regex " + _fmt(base))
-        for t, r in by.items():
-            print(f"  hybrid p >= {t}: {_fmt(r)}" + ("" if t in admissible else "  (costs retrieval)"))
+        for rule, r in by.items():
+            print(f"  hybrid {rule.label}: {_fmt(r)}" + ("" if rule in admissible else "  (costs retrieval)"))
         retrieval = {
             "checked": True,
             "queries": len(cands),
             "regex": _round(base),
-            "by_threshold": {str(t): _round(r) for t, r in by.items()},
-            "admissible": admissible,
+            "by_rule": {rule.label: _round(r) for rule, r in by.items()},
+            "admissible": [rule.label for rule in admissible],
         }
     else:
         print(f"\n{candidates} missing (run `brain-search eval --fit`): threshold chosen without the retrieval check")
-    threshold = choose_threshold(cv[l2], admissible)
-    print(f"\nchosen l2={l2}, hybrid threshold={threshold}\n")
-    print(cv_table(cv[l2], threshold))
+    rule = choose_rule(cv[l2], admissible)
+    print(f"\nchosen l2={l2}, hybrid rule: {rule.label}\n")
+    print(cv_table(cv[l2], rule))
     model = replace(
         model,
         provenance={
             **model.provenance,
-            "min_probability": threshold,
-            "keep_statements": HybridRule.keep_statements,
-            "threshold_grid": thresholds,
-            "validation": cv_summary(cv[l2], threshold),
+            "min_probability": rule.min_probability,
+            "keep_statements": rule.keep_statements,
+            "keep_quoted": rule.keep_quoted,
+            "rule_grid": [r.label for r in rules],
+            "validation": cv_summary(cv[l2], rule),
             "dev_retrieval_nDCG@10": retrieval,
         },
     )
     int8 = make_query_embedder(settings.model_copy(update={"query_embedding_int8": True})).encode(texts)
-    rule = HybridRule(threshold)
     tiers = {}
     for name, vecs in (("fp32", fp32), ("int8", int8)):
         tiers[name] = [
-            combine(q, qi, model.proba(features(q, qi, v))[0], rule).detected_intent
+            combine(q, qi, model.proba(model.featurize(q, qi, v))[0], rule).detected_intent
             for q, qi, v in ((q, analyze(q), v) for q, v in zip(texts, vecs, strict=True))
         ]
     agree = float(np.mean([a is b for a, b in zip(tiers["fp32"], tiers["int8"], strict=True)]))

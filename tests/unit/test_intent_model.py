@@ -11,7 +11,7 @@ from brain_search.eval.intent_fit import (
     ORIGINAL,
     GroupScore,
     choose,
-    choose_threshold,
+    choose_rule,
     current_detector,
     dev_only,
     forward_cv,
@@ -27,9 +27,10 @@ from brain_search.intent_model import (
     IntentModel,
     LearnedIntentDetector,
     combine,
-    features,
     fit_softmax,
     load_model,
+    ngram_vocab,
+    ngrams,
 )
 from brain_search.models import Intent
 from brain_search.retrieval.pipeline import CandidateFeatures
@@ -49,7 +50,7 @@ def _probs(tier: Intent, p: float) -> np.ndarray:
 
 def test_shipped_model_loads_with_provenance_of_the_current_dev_rows() -> None:
     model = load_model()
-    assert model.weights.shape == (384 + len(REGEX_FEATURES), len(TIERS))
+    assert model.vocab and model.weights.shape == (384 + len(REGEX_FEATURES) + len(model.vocab), len(TIERS))
     prov = model.provenance
     assert prov["split"] == "dev"
     # fails when the dev rows change without a refit (scripts/fit_intent.py)
@@ -57,7 +58,9 @@ def test_shipped_model_loads_with_provenance_of_the_current_dev_rows() -> None:
     assert prov["rows"] == len(rows)
     assert prov["rows_sha256"] == rows_hash(rows)
     assert 0.0 <= prov["min_probability"] < 1.0
-    assert LearnedIntentDetector().hybrid_rule() == HybridRule(prov["min_probability"], prov["keep_statements"])
+    assert LearnedIntentDetector().hybrid_rule() == HybridRule(
+        prov["min_probability"], prov["keep_statements"], prov["keep_quoted"]
+    )
 
 
 def test_prediction_is_deterministic_and_a_distribution() -> None:
@@ -65,7 +68,9 @@ def test_prediction_is_deterministic_and_a_distribution() -> None:
     q = "how have my views on remote work shifted"
     a, b = detector.analyze(q, _vector(1)), detector.analyze(q, _vector(1))
     assert a == b
-    p = detector.model.proba(features(q, analyze(q), _vector(1)))
+    x = detector.model.featurize(q, analyze(q), _vector(1))
+    assert x.shape == (384 + len(REGEX_FEATURES) + len(detector.model.vocab),)
+    p = detector.model.proba(x)
     assert p.shape == (1, len(TIERS))
     assert p.sum() == pytest.approx(1.0)
 
@@ -81,6 +86,15 @@ def test_quoted_words_stay_exact_whatever_the_model_says() -> None:
     assert regex.detected_intent is Intent.exact
     out = combine(q, regex, _probs(Intent.broad, 0.99), HybridRule(0.0))
     assert out is regex
+
+
+def test_a_rule_that_frees_quotes_changes_the_target_not_the_phrase_search() -> None:
+    q = 'related ideas to "slow living"'
+    regex = analyze(q)
+    assert regex.phrases
+    free = combine(q, regex, _probs(Intent.broad, 0.9), HybridRule(0.0, keep_quoted=False))
+    assert free.detected_intent is Intent.broad
+    assert (free.phrases, free.lexical_query) == (regex.phrases, regex.lexical_query)
 
 
 def test_where_no_cue_fired_the_model_decides_at_any_probability() -> None:
@@ -115,12 +129,16 @@ def test_a_plain_statement_keeps_the_regex_answer_unless_the_rule_says_otherwise
     assert free.detected_intent is Intent.exact
 
 
-def test_the_threshold_is_the_best_validated_among_the_admissible() -> None:
-    scores = [GroupScore("batch 4", 10, 20, 0.5, 0.9, {0.0: 0.9, 0.3: 0.8, 0.4: 0.8})]
-    assert choose_threshold(scores) == 0.0
-    assert choose_threshold(scores, [0.3, 0.4]) == 0.4  # a tie goes to the higher threshold
+def test_the_rule_is_the_best_validated_among_the_admissible() -> None:
+    r0, r3, r4 = HybridRule(0.0), HybridRule(0.3), HybridRule(0.4)
+    free = HybridRule(0.4, keep_quoted=False)
+    scores = [GroupScore("batch 4", 10, 20, 0.5, 0.9, {r0: 0.9, r3: 0.8, r4: 0.8, free: 0.8})]
+    assert choose_rule(scores) == r0
+    # a tie goes to the more cautious rule: the higher threshold, then the regex kept for quotes
+    assert choose_rule(scores, [r3, r4, free]) == r4
+    assert choose_rule(scores, [r3, free]) == free
     with pytest.raises(ValueError):
-        choose_threshold(scores, [])
+        choose_rule(scores, [])
 
 
 def test_a_threshold_that_costs_retrieval_is_not_admissible() -> None:
@@ -142,13 +160,17 @@ def test_a_threshold_that_costs_retrieval_is_not_admissible() -> None:
     cands = [FitQuery("locomo", "q1", q, {"a": 1}, ["a", "b"], feats)]
 
     class Sure:
+        def featurize(self, *args: object) -> np.ndarray:
+            return np.zeros(1)
+
         def proba(self, x: np.ndarray) -> np.ndarray:
             return _probs(Intent.broad, 0.5)[None, :]
 
-    base, by, ok = retrieval_admissible(cands, {q: _vector(1)}, Sure(), [0.4, 0.6], RankingParams())  # type: ignore[arg-type]
+    low, high = HybridRule(0.4), HybridRule(0.6)
+    base, by, ok = retrieval_admissible(cands, {q: _vector(1)}, Sure(), [low, high], RankingParams())  # type: ignore[arg-type]
     assert base["locomo"] == pytest.approx(1.0)
-    assert by[0.6] == base and by[0.4]["locomo"] < base["locomo"]
-    assert ok == [0.6]
+    assert by[high] == base and by[low]["locomo"] < base["locomo"]
+    assert ok == [high]
 
 
 def test_fit_is_reproducible_and_learns_separable_data() -> None:
@@ -176,18 +198,37 @@ def test_model_round_trips_through_json() -> None:
         IntentModel.from_json(bad)
 
 
+def test_ngram_features_follow_the_models_vocabulary() -> None:
+    assert {"what", "<s> what", "what did", "did i", "<num>", '"', "?"} <= ngrams('What did I say "about" 53 things?')
+    assert ngram_vocab(["why did I go", "why did we stay", "where to"], 2) == ("<s> why", "did", "why", "why did")
+    q = "why did we stay"
+    n = 384 + len(REGEX_FEATURES)
+    vocab = ("<s> why", "did", "zebra")
+    rng = np.random.default_rng(5)
+    w = rng.normal(size=(n + 3, len(TIERS)))
+    m = IntentModel(w, np.zeros(len(TIERS)), np.zeros(n + 3), np.ones(n + 3), {}, vocab)
+    x = m.featurize(q, analyze(q), _vector(2))
+    assert x[n:].tolist() == [1.0, 1.0, 0.0]
+    back = IntentModel.from_json(m.to_json())
+    assert back.vocab == vocab and np.array_equal(back.proba(x), m.proba(x))
+    with pytest.raises(ValueError, match="refit"):
+        IntentModel.from_json({**m.to_json(), "mean": [0.0]})
+
+
 def test_forward_validation_trains_only_on_earlier_groups() -> None:
     rows = [q for q in dev_only(load_labelled_queries()) if q.source is None or q.batch in ("4", "5")]
     vectors = np.stack([_vector(i) for i in range(len(rows))])
     history = (("batch 4", "today"), ("batch 5", "today"))
-    cv = forward_cv(rows, vectors, (1.0,), (0.0, 0.5), history, load=lambda commit: current_detector())
+    r0, r5 = HybridRule(0.0), HybridRule(0.5, keep_quoted=False)
+    cv = forward_cv(rows, vectors, (1.0,), (r0, r5), history, load=lambda commit: current_detector())
     scores = cv[1.0]
     n_original = sum(q.source is None for q in rows)
     assert [(s.group, s.trained_on) for s in scores] == [("batch 4", n_original), ("batch 5", n_original + 42)]
     assert ORIGINAL not in {s.group for s in scores}
-    assert set(pooled(scores)) == {"regex", "learned", "hybrid@0.0", "hybrid@0.5"}
+    assert set(pooled(scores)) == {"regex", "learned", f"hybrid {r0.label}", f"hybrid {r5.label}"}
+    assert r5.label == "p>=0.5 keep statements"
     assert choose(cv)[0] == 1.0
-    assert choose(cv, [0.5]) == (1.0, 0.5)
+    assert choose(cv, [r5]) == (1.0, r5)
 
 
 def test_the_eval_detector_reads_the_vector() -> None:
