@@ -188,13 +188,17 @@ def fit(
     log: Callable[[str], None] = lambda s: None,
     references: dict[str, float] | None = None,
     intents: dict[str, QueryIntent] | None = None,
+    monotone: bool = False,
 ) -> tuple[RankingParams, dict[str, float]]:
     """Coordinate ascent: each parameter in turn set to its best grid value, until no change.
-    ``intents``: each query's detected intent (``intents_of``; the regex's when None)."""
+    ``intents``: each query's detected intent (``intents_of``; the regex's when None).
+    ``monotone``: a step is taken only if every dataset metric stays at least the start's (a
+    refit of tuned numbers must not trade one dataset for the other)."""
     grid = grid or GRID
     intents = intents if intents is not None else intents_of(queries)
     best = start or RankingParams()
     best_score = score(queries, best, intents, references)
+    floor = {k: v for k, v in best_score.items() if k != "objective"}
     log(f"start {best}: {_fmt(best_score)}")
     for r in range(rounds):
         changed = False
@@ -206,6 +210,8 @@ def fit(
                     continue
                 cand = replace(best, **change)
                 sc = score(queries, cand, intents, references)
+                if monotone and any(sc[k] < v for k, v in floor.items()):
+                    continue
                 if sc["objective"] > best_score["objective"] + 1e-6:
                     best, best_score, changed = cand, sc, True
                     log(f"round {r + 1}: {key}={v}: {_fmt(sc)}")

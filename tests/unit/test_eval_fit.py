@@ -57,3 +57,23 @@ def test_intents_come_from_the_given_detector_with_the_query_vectors() -> None:
     assert {t: i.detected_intent for t, i in intents.items()} == {"sleep habits": Intent.broad, "sleep": Intent.broad}
     assert seen == {"sleep habits": 12.0, "sleep": 5.0}
     assert fit.intents_of(qs) == {q.text: analyze(q.text) for q in qs}
+
+
+def test_a_monotone_fit_does_not_trade_one_dataset_for_the_other() -> None:
+    # LoCoMo wants the semantic winner "b", SciFact the lexical winner "a" in one of its two
+    # queries (the other's relevant memory is last either way): more semantic weight gains LoCoMo
+    # more than it costs SciFact
+    qs = [
+        _query("locomo", "q1", "sleep habits", "b"),
+        _query("scifact", "q2", "sleep", "a"),
+        _query("scifact", "q3", "sleep routines", "c"),
+    ]
+    start = RankingParams(sem_weight_mid=0.0, lexical_anchor_weight=0.0)
+    grid = {"sem_weight_mid": [0.0, 0.7]}
+    intents = fit.intents_of(qs)
+    before = fit.score(qs, start, intents)
+    free, free_sc = fit.fit(qs, start, grid=grid, intents=intents)
+    assert free.sem_weight_mid == 0.7 and free_sc["scifact/nDCG@10"] < before["scifact/nDCG@10"]
+    kept, kept_sc = fit.fit(qs, start, grid=grid, intents=intents, monotone=True)
+    assert kept == start
+    assert all(kept_sc[k] >= v for k, v in before.items())
