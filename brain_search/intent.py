@@ -582,6 +582,12 @@ def is_statement(query: str) -> bool:
     return first not in _STATEMENT_OPENERS
 
 
+def is_bare_quote(query: str) -> bool:
+    """The query is nothing but quoted words (``"10% each for"``, ``“a CTO who still codes”.``):
+    there is nothing else it could ask for than those words."""
+    return bool(_QUOTED.search(query)) and not _WORD.search(_QUOTED.sub(" ", query))
+
+
 def quotes_as_emphasis(query: str) -> bool:
     """In a statement, quotes mark emphasis or a coined term, not words to find: true when the
     query is a statement with words outside its quotes and no quote reports speech or writing.

@@ -37,6 +37,7 @@ from brain_search.intent import (
     RegexIntentDetector,
     analyze,
     intent_for_z,
+    is_bare_quote,
     is_statement,
     quotes_as_emphasis,
     z_tolerance_for,
@@ -254,7 +255,8 @@ class HybridRule:
     """When the model's tier replaces the regex's.
 
     With ``keep_quoted`` the regex stands where the query quotes words (its quoted-phrase cue);
-    with ``keep_statements``, where the query is a plain statement (``is_statement``: a claim asks
+    it always stands where the query is nothing but quoted words (``is_bare_quote``); with
+    ``keep_statements``, where the query is a plain statement (``is_statement``: a claim asks
     for nothing, and the regex sends it to balanced on purpose). Elsewhere, where no regex cue
     fired (its default, balanced) the model decides; where cues fired, it overrides them only with
     a probability of at least ``min_probability`` (a name, a date or an opinion word is evidence
@@ -274,7 +276,9 @@ class HybridRule:
 
 def regex_stands(query: str, regex: QueryIntent, rule: HybridRule) -> bool:
     """Whether ``rule`` keeps ``regex`` whatever the model says (a quoted search; a statement)."""
-    return (rule.keep_quoted and "quoted_phrase" in regex.cues) or (rule.keep_statements and is_statement(query))
+    if "quoted_phrase" in regex.cues and (rule.keep_quoted or is_bare_quote(query)):
+        return True
+    return rule.keep_statements and is_statement(query)
 
 
 def model_decides(query: str, regex: QueryIntent, p: float, rule: HybridRule) -> bool:

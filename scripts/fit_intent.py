@@ -31,6 +31,7 @@ from brain_search.eval.fit import load  # noqa: E402
 from brain_search.eval.intent_eval import load_labelled_queries  # noqa: E402
 from brain_search.eval.intent_fit import (  # noqa: E402
     NGRAM_MIN_COUNT,
+    choose_joint,
     choose_l2,
     choose_rule,
     cv_summary,
@@ -39,10 +40,11 @@ from brain_search.eval.intent_fit import (  # noqa: E402
     fit_final,
     forward_cv,
     pooled,
+    pooled_rule,
     retrieval_admissible,
 )
 from brain_search.intent import analyze  # noqa: E402
-from brain_search.intent_model import DEFAULT_MODEL_PATH, combine  # noqa: E402
+from brain_search.intent_model import DEFAULT_MODEL_PATH, HybridRule, combine  # noqa: E402
 from brain_search.scoring import RankingParams  # noqa: E402
 
 # the dev candidates `brain-search eval --fit` stores: the retrieval check of each hybrid threshold
@@ -59,43 +61,46 @@ def main() -> int:
     encoder = make_query_embedder(settings.model_copy(update={"query_embedding_int8": False}))
     fp32 = encoder.encode(texts)
     cv = forward_cv(rows, fp32)
-    l2 = choose_l2(cv)
     for g in sorted(cv):
         print(f"l2={g}:", {k: round(v, 3) for k, v in pooled(cv[g]).items()})
-    model = fit_final(
-        rows,
-        fp32,
-        l2,
-        {
-            "fitted_by": "scripts/fit_intent.py",
-            "embedding_model": f"{settings.embedding_model} (fp32 query encoder)",
-            "features": (
-                f"384-d query embedding + regex_features + n-grams held by >= {NGRAM_MIN_COUNT} dev rows, standardised"
-            ),
-            "l2_grid": sorted(cv),
-        },
-    )
-    rules = list(cv[l2][0].hybrid)
-    admissible = None
+    info = {
+        "fitted_by": "scripts/fit_intent.py",
+        "embedding_model": f"{settings.embedding_model} (fp32 query encoder)",
+        "features": (
+            f"384-d query embedding + regex_features + n-grams held by >= {NGRAM_MIN_COUNT} dev rows, standardised"
+        ),
+        "l2_grid": sorted(cv),
+    }
+    models = {g: fit_final(rows, fp32, g, info) for g in sorted(cv)}
+    rules = list(cv[min(cv)][0].hybrid)
     retrieval: dict[str, object] = {"checked": False}
     if candidates.is_file():
         cands = load(candidates)
         ctexts = sorted({q.text for q in cands})
         vectors = dict(zip(ctexts, encoder.encode(ctexts), strict=True))
-        base, by, admissible = retrieval_admissible(cands, vectors, model, rules, RankingParams())
+        admissible: dict[float, list[HybridRule]] = {}
+        by_l2: dict[str, object] = {}
+        for g, m in models.items():
+            base, by, admissible[g] = retrieval_admissible(cands, vectors, m, rules, RankingParams())
+            by_l2[str(g)] = {rule.label: _round(r) for rule, r in by.items()}
         print(f"\ndev nDCG@10 (stored candidates, {len(cands)} queries): regex " + _fmt(base))
-        for rule, r in by.items():
-            print(f"  hybrid {rule.label}: {_fmt(r)}" + ("" if rule in admissible else "  (costs retrieval)"))
+        for g in sorted(admissible):
+            print(
+                f"  l2={g} admissible: " + ", ".join(f"{r.label} ({pooled_rule(cv[g], r):.3f})" for r in admissible[g])
+            )
+        l2, rule = choose_joint(cv, admissible)
         retrieval = {
             "checked": True,
             "queries": len(cands),
             "regex": _round(base),
-            "by_rule": {rule.label: _round(r) for rule, r in by.items()},
-            "admissible": [rule.label for rule in admissible],
+            "by_l2_and_rule": by_l2,
+            "admissible": {str(g): [r.label for r in rs] for g, rs in admissible.items()},
         }
     else:
-        print(f"\n{candidates} missing (run `brain-search eval --fit`): threshold chosen without the retrieval check")
-    rule = choose_rule(cv[l2], admissible)
+        print(f"\n{candidates} missing (run `brain-search eval --fit`): rule chosen without the retrieval check")
+        l2 = choose_l2(cv)
+        rule = choose_rule(cv[l2])
+    model = models[l2]
     print(f"\nchosen l2={l2}, hybrid rule: {rule.label}\n")
     print(cv_table(cv[l2], rule))
     model = replace(

@@ -74,6 +74,8 @@ HISTORY: tuple[tuple[str, str], ...] = (
     ("batch 8", "fc1a70b"),
     ("batch 9", "de1b571"),
     ("batch 10", "de1b571"),
+    ("batch 11", "b9be30e"),
+    ("batch 12", "b9be30e"),
 )
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -230,6 +232,19 @@ def choose_rule(scores: Sequence[GroupScore], admissible: Collection[HybridRule]
     if not grid:
         raise ValueError("no admissible hybrid rule")
     return max(grid, key=lambda r: (round(pooled_rule(scores, r), 6), _caution(r)))
+
+
+def choose_joint(
+    cv: dict[float, list[GroupScore]], admissible: Mapping[float, Collection[HybridRule]]
+) -> tuple[float, HybridRule]:
+    """(l2, rule) with the best pooled accuracy among the pairs whose model keeps dev retrieval
+    (``admissible``: l2 → its admissible rules, see ``retrieval_admissible``); ties: the stronger
+    penalty, then the more cautious rule. Where more data makes the model move retrieval queries,
+    a stronger penalty or a higher threshold may be what keeps retrieval."""
+    pairs = [(l2, r) for l2, rules in admissible.items() for r in rules]
+    if not pairs:
+        raise ValueError("no admissible (l2, rule) pair")
+    return max(pairs, key=lambda p: (round(pooled_rule(cv[p[0]], p[1]), 6), p[0], _caution(p[1])))
 
 
 def choose(

@@ -11,6 +11,7 @@ from brain_search.eval.intent_fit import (
     ORIGINAL,
     GroupScore,
     choose,
+    choose_joint,
     choose_rule,
     current_detector,
     dev_only,
@@ -95,6 +96,13 @@ def test_a_rule_that_frees_quotes_changes_the_target_not_the_phrase_search() -> 
     free = combine(q, regex, _probs(Intent.broad, 0.9), HybridRule(0.0, keep_quoted=False))
     assert free.detected_intent is Intent.broad
     assert (free.phrases, free.lexical_query) == (regex.phrases, regex.lexical_query)
+
+
+def test_a_query_of_nothing_but_quoted_words_stays_exact_under_any_rule() -> None:
+    for q in ('"patterns over plans"', "“similar to last year”.", "'see you on the other side'"):
+        regex = analyze(q)
+        assert regex.detected_intent is Intent.exact
+        assert combine(q, regex, _probs(Intent.broad, 0.99), HybridRule(0.0, False, False)) is regex
 
 
 def test_where_no_cue_fired_the_model_decides_at_any_probability() -> None:
@@ -244,3 +252,16 @@ def test_the_eval_detector_reads_the_vector() -> None:
     assert detect(q) == expected
     assert seen == [q]
     assert project_detector(None, learned=False)(q) == analyze(q).detected_intent.value
+
+
+def test_the_joint_choice_takes_the_best_admissible_penalty_and_rule() -> None:
+    r0, r4 = HybridRule(0.0), HybridRule(0.4)
+    cv = {
+        1.0: [GroupScore("batch 4", 10, 20, 0.5, 0.9, {r0: 0.95, r4: 0.8})],
+        3.0: [GroupScore("batch 4", 10, 20, 0.5, 0.9, {r0: 0.9, r4: 0.85})],
+    }
+    assert choose_joint(cv, {1.0: [r0, r4], 3.0: [r0, r4]}) == (1.0, r0)
+    # l2=1 keeps retrieval only with the cautious rule: the stronger penalty's free rule wins
+    assert choose_joint(cv, {1.0: [r4], 3.0: [r0, r4]}) == (3.0, r0)
+    with pytest.raises(ValueError):
+        choose_joint(cv, {1.0: [], 3.0: []})
