@@ -25,7 +25,7 @@ import json
 import os
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from locust import FastHttpUser, constant, events, task
@@ -76,7 +76,7 @@ def _poisson(user: Any) -> float:
     return max(0.0, user.next_at - now)
 
 
-def _wait_time():  # type: ignore[no-untyped-def]
+def _wait_time() -> Callable[[Any], float]:
     return _poisson if _rate() > 0 else constant(0)
 
 
