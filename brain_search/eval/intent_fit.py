@@ -76,6 +76,7 @@ HISTORY: tuple[tuple[str, str], ...] = (
     ("batch 10", "de1b571"),
     ("batch 11", "b9be30e"),
     ("batch 12", "b9be30e"),
+    ("batch 13", "6c8e6ba"),
 )
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -106,10 +106,10 @@ def test_intent_detection_on_dev(embedder: SentenceTransformerEmbedder) -> None:
     rows = load_labelled_queries()
     # the learned model (Settings.intent_model, on by default) reads the query vector; fitted on these rows
     res = evaluate_intents(rows, project_detector(embedder.encode), "dev")
-    # measured: accuracy 0.983, within one tier 0.993 (951 dev queries)
-    assert res.accuracy >= 0.96
+    # measured: accuracy 0.993, within one tier 0.996 (1051 dev queries)
+    assert res.accuracy >= 0.97
     assert res.within_one >= 0.98
-    # the regex alone: 0.887, within one tier 0.953 (tuned on the 551 rows before batches 9-12,
-    # 0.74 on those 400 as first seen)
+    # the regex alone: 0.875, within one tier 0.951 (tuned on the 551 rows before batches 9-13,
+    # 0.74-0.76 on those 500 as first seen)
     regex = evaluate_intents(rows, project_detector(None, learned=False), "dev")
     assert regex.accuracy >= 0.85
