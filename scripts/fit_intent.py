@@ -31,9 +31,8 @@ from brain_search.eval.fit import load  # noqa: E402
 from brain_search.eval.intent_eval import load_labelled_queries  # noqa: E402
 from brain_search.eval.intent_fit import (  # noqa: E402
     NGRAM_MIN_COUNT,
+    choose,
     choose_joint,
-    choose_l2,
-    choose_rule,
     cv_summary,
     cv_table,
     dev_only,
@@ -98,8 +97,7 @@ def main() -> int:
         }
     else:
         print(f"\n{candidates} missing (run `brain-search eval --fit`): rule chosen without the retrieval check")
-        l2 = choose_l2(cv)
-        rule = choose_rule(cv[l2])
+        l2, rule = choose(cv)
     model = models[l2]
     print(f"\nchosen l2={l2}, hybrid rule: {rule.label}\n")
     print(cv_table(cv[l2], rule))
