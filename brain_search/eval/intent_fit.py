@@ -77,6 +77,8 @@ HISTORY: tuple[tuple[str, str], ...] = (
     ("batch 11", "b9be30e"),
     ("batch 12", "b9be30e"),
     ("batch 13", "6c8e6ba"),
+    ("batch 14", "1d8c8e1"),
+    ("batch 15", "1d8c8e1"),
 )
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
