@@ -27,7 +27,7 @@ class LabelledQuery:
     source: str | None = None
     """None: the original stratified 60/40 set; otherwise who added the row (dev-only additions)."""
     batch: str | None = None
-    """The dev-extra batch the row was written in ("1-3", "4", … "15"; tests/data/README.md)."""
+    """The dev-extra batch the row was written in ("1-3", "4", … "17"; tests/data/README.md)."""
 
 
 def load_labelled_queries(path: Path = DEFAULT_QUERIES) -> list[LabelledQuery]:

@@ -79,6 +79,8 @@ HISTORY: tuple[tuple[str, str], ...] = (
     ("batch 13", "6c8e6ba"),
     ("batch 14", "1d8c8e1"),
     ("batch 15", "1d8c8e1"),
+    ("batch 16", "e1fa08c"),
+    ("batch 17", "e1fa08c"),
 )
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

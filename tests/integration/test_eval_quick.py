@@ -109,7 +109,7 @@ def test_intent_detection_on_dev(embedder: SentenceTransformerEmbedder) -> None:
     # measured: accuracy 0.993, within one tier 0.996 (1051 dev queries)
     assert res.accuracy >= 0.97
     assert res.within_one >= 0.98
-    # the regex alone: 0.875, within one tier 0.951 (tuned on the 551 rows before batches 9-13,
-    # 0.74-0.76 on those 500 as first seen)
+    # the regex alone: 0.842, within one tier 0.929 (tuned on the 551 rows before batches 9-17,
+    # 0.65-0.81 on those 895 as first seen)
     regex = evaluate_intents(rows, project_detector(None, learned=False), "dev")
-    assert regex.accuracy >= 0.85
+    assert regex.accuracy >= 0.82
