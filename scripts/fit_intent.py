@@ -36,6 +36,7 @@ from brain_search.eval.intent_fit import (  # noqa: E402
     cv_summary,
     cv_table,
     dev_only,
+    final_design,
     fit_final,
     forward_cv,
     pooled,
@@ -66,11 +67,13 @@ def main() -> int:
         "fitted_by": "scripts/fit_intent.py",
         "embedding_model": f"{settings.embedding_model} (fp32 query encoder)",
         "features": (
-            f"384-d query embedding + regex_features + n-grams held by >= {NGRAM_MIN_COUNT} dev rows, standardised"
+            f"384-d query embedding + regex_features (of each row's first-seen detector) + n-grams held by"
+            f" >= {NGRAM_MIN_COUNT} dev rows, standardised"
         ),
         "l2_grid": sorted(cv),
     }
-    models = {g: fit_final(rows, fp32, g, info) for g in sorted(cv)}
+    final = final_design(rows, fp32)
+    models = {g: fit_final(final, g, info) for g in sorted(cv)}
     rules = list(cv[min(cv)][0].hybrid)
     retrieval: dict[str, object] = {"checked": False}
     if candidates.is_file():

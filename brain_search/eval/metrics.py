@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
+import numpy as np
+
 
 def recall_at_k(ranked: Sequence[str], relevant: Mapping[str, int], k: int) -> float:
     if not relevant:
@@ -54,3 +56,18 @@ METRICS = {
 
 def score_query(ranked: Sequence[str], relevant: Mapping[str, int], names: Sequence[str]) -> dict[str, float]:
     return {name: METRICS[name](ranked, relevant) for name in names}
+
+
+def paired_interval(
+    a: Sequence[float], b: Sequence[float], resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """95 % paired-bootstrap interval of ``mean(a) − mean(b)``: the queries (aligned pairs) are
+    resampled with replacement ``resamples`` times (fixed ``seed``: the same scores give the same
+    interval), and the 2.5th and 97.5th percentiles of the mean difference are returned."""
+    if len(a) != len(b) or not a:
+        raise ValueError("paired_interval needs two aligned, non-empty score lists")
+    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    idx = np.random.default_rng(seed).integers(0, len(diff), size=(resamples, len(diff)))
+    means = diff[idx].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(lo), float(hi)

@@ -16,7 +16,7 @@ from typing import Any
 from brain_search.eval.brain_systems import Z_AWARE, Z_NAIVE
 from brain_search.eval.exact_match import PHRASINGS, ExactMatchResult
 from brain_search.eval.intent_eval import TIERS, IntentResult
-from brain_search.eval.metrics import mean
+from brain_search.eval.metrics import mean, paired_interval
 from brain_search.eval.retrieval_eval import RetrievalResult
 
 TOLERANCE = 0.0005  # differences below this are ties (metric noise from float sums)
@@ -78,7 +78,8 @@ def losses(report: EvalReport) -> list[str]:
                 if rivals[best_sys] - aware > TOLERANCE:
                     out.append(
                         f"{res.dataset} {res.split}, {label}, {m}: Z-aware {_f(aware)} < {best_sys} "
-                        f"{_f(rivals[best_sys])} (Δ {aware - rivals[best_sys]:+.3f}, n={len(qs)})"
+                        f"{_f(rivals[best_sys])} (Δ {aware - rivals[best_sys]:+.3f}, n={len(qs)}; "
+                        f"{_paired(res, qs, m, best_sys)})"
                     )
     for ex in report.exact:
         if Z_AWARE not in ex.hits:
@@ -88,6 +89,20 @@ def losses(report: EvalReport) -> list[str]:
             if s != Z_AWARE and ex.precision(s) - aware > TOLERANCE:
                 out.append(f"exact match {ex.split}: Z-aware P@1 {_f(aware)} < {s} {_f(ex.precision(s))}")
     return out
+
+
+def _paired(res: RetrievalResult, qs: Sequence[Any], metric: str, rival: str) -> str:
+    """How much a loss means: the queries each system wins, and the 95 % paired-bootstrap
+    interval of Z-aware's mean difference (an interval holding 0 is within query sampling noise)."""
+    aware = [res.run(Z_AWARE).per_query[q.query_id][metric] for q in qs]
+    other = [res.run(rival).per_query[q.query_id][metric] for q in qs]
+    worse = sum(a < o for a, o in zip(aware, other, strict=True))
+    better = sum(a > o for a, o in zip(aware, other, strict=True))
+    lo, hi = paired_interval(aware, other)
+    return (
+        f"Z-aware better on {better} queries, worse on {worse}; "
+        f"95 % paired-bootstrap interval of Δ [{lo:+.3f}, {hi:+.3f}]"
+    )
 
 
 def tier_ab(report: EvalReport, split: str) -> list[list[str]]:

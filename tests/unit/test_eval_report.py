@@ -4,6 +4,7 @@ from pathlib import Path
 
 from brain_search.eval.brain_systems import Z_AWARE, Z_NAIVE
 from brain_search.eval.datasets import Dataset, EvalQuery
+from brain_search.eval.metrics import paired_interval
 from brain_search.eval.report import EvalReport, losses, tier_ab, write_report
 from brain_search.eval.retrieval_eval import LOCOMO_METRICS, evaluate_systems
 
@@ -45,6 +46,7 @@ def test_losses_and_ab_table(tmp_path: Path) -> None:
     )
     lost = losses(report)
     assert any("categories 1–4, MRR@10: Z-aware 0.750 < BM25 (content) 1.000" in line for line in lost)
+    assert any("better on 0 queries, worse on 1; 95 % paired-bootstrap interval of Δ [" in line for line in lost)
     assert any("category single-hop" in line for line in lost)
     rows = {r[0]: r for r in tier_ab(report, "test")}
     assert rows["precise"] == ["precise", "locomo nDCG@10", "1", "1.000", "1.000", "+0.000"]
@@ -55,3 +57,13 @@ def test_losses_and_ab_table(tmp_path: Path) -> None:
     assert (tmp_path / "results.json").is_file()
     assert (tmp_path / "retrieval_locomo_test.png").stat().st_size > 1000
     assert (tmp_path / "z_ab_test.png").is_file()
+
+
+def test_paired_interval_brackets_the_mean_difference_and_is_reproducible() -> None:
+    a = [1.0, 0.5, 0.0, 1.0, 0.25, 0.75, 1.0, 0.0]
+    b = [0.5, 0.5, 0.0, 1.0, 0.0, 0.75, 0.5, 0.0]
+    lo, hi = paired_interval(a, b)
+    assert lo <= 0.15625 <= hi and lo >= 0.0  # a never below b: no resample goes negative
+    assert (lo, hi) == paired_interval(a, b)
+    tie_lo, tie_hi = paired_interval([1.0, 0.0] * 20, [0.0, 1.0] * 20)
+    assert tie_lo < 0 < tie_hi

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -9,18 +11,21 @@ from brain_search.eval.fit import FitQuery
 from brain_search.eval.intent_eval import load_labelled_queries, project_detector
 from brain_search.eval.intent_fit import (
     ORIGINAL,
+    Detector,
     GroupScore,
     choose,
     choose_joint,
     choose_rule,
     current_detector,
     dev_only,
+    final_design,
+    first_seen_detectors,
     forward_cv,
     pooled,
     retrieval_admissible,
     rows_hash,
 )
-from brain_search.intent import TIER_TARGETS, analyze
+from brain_search.intent import TIER_TARGETS, QueryIntent, analyze
 from brain_search.intent_model import (
     REGEX_FEATURES,
     TIERS,
@@ -237,6 +242,49 @@ def test_forward_validation_trains_only_on_earlier_groups() -> None:
     assert r5.label == "p>=0.5 keep statements"
     assert choose(cv)[0] == 1.0
     assert choose(cv, [r5]) == (1.0, r5)
+
+
+def _recording_loader(loaded: list[str], seen: dict[str, list[str]]) -> Callable[[str], Detector]:
+    """A detector per commit that records which queries each one analysed."""
+    today = current_detector()
+
+    def load(commit: str) -> Detector:
+        loaded.append(commit)
+
+        def run(query: str) -> QueryIntent:
+            seen.setdefault(commit, []).append(query)
+            return today.analyze(query)
+
+        return Detector(run, today.table)
+
+    return load
+
+
+def test_training_rows_carry_the_features_of_the_detector_that_first_met_them() -> None:
+    rows = [q for q in dev_only(load_labelled_queries()) if q.source is None or q.batch in ("4", "5")]
+    vectors = np.stack([_vector(i) for i in range(len(rows))])
+    history = (("batch 4", "c4"), ("batch 5", "c5"))
+    loaded: list[str] = []
+    seen: dict[str, list[str]] = {}
+    dets = first_seen_detectors(rows, history, _recording_loader(loaded, seen))
+    assert len(dets) == len(rows) and set(loaded) == {"c4", "c5"}
+    for q, d in zip(rows, dets, strict=True):
+        d.analyze(q.query)
+    by_group = {
+        "c4": {q.query for q in rows if q.source is None or q.batch == "4"},
+        "c5": {q.query for q in rows if q.batch == "5"},
+    }
+    # the original rows were met by no detector before them: the earliest one in history
+    assert {c: set(qs) for c, qs in seen.items()} == by_group
+    seen.clear()
+    forward_cv(rows, vectors, (1.0,), (HybridRule(0.0),), history, load=_recording_loader([], seen))
+    batch4 = {q.query for q in rows if q.batch == "4"}
+    # batch 4 is trained on with c4's features when batch 5 is predicted, never with c5's
+    assert batch4 <= set(seen["c4"]) and not batch4 & set(seen["c5"])
+    final = final_design(rows, vectors, 3, history, _recording_loader([], {}))
+    assert final.design.x.shape[0] == len(rows) and final.vocab
+    with pytest.raises(ValueError, match="batch 5"):
+        final_design(rows, vectors, 3, history[:1], _recording_loader([], {}))
 
 
 def test_the_eval_detector_reads_the_vector() -> None:
