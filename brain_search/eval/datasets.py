@@ -16,12 +16,15 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from brain_search.config import Settings
 from brain_search.errors import SetupError
+
+# one LoCoMo reading for ingest and eval: the session stamp, the turn as a memory, the sessions in order
+from brain_search.ingest.sources import locomo_sessions, parse_session_date, turn_content
 
 Split = Literal["dev", "test"]
 SPLITS: tuple[Split, ...] = ("dev", "test")
@@ -37,7 +40,6 @@ SCIFACT_QRELS: dict[Split, str] = {"dev": "train", "test": "test"}
 
 _EVIDENCE_TOKEN = re.compile(r"D(\d+):(\d+)")
 _EVIDENCE_SEP = re.compile(r"[;,\s]+")
-_SESSION_KEY = re.compile(r"session_(\d+)")
 
 
 @dataclass(frozen=True)
@@ -100,11 +102,6 @@ def resolve_data_dir(settings: Settings) -> Path:
 # LoCoMo
 
 
-def parse_session_date(text: str) -> datetime:
-    """LoCoMo's session stamp, e.g. ``"1:56 pm on 8 May, 2023"`` → 2023-05-08T13:56 (UTC)."""
-    return datetime.strptime(" ".join(text.split()).upper(), "%I:%M %p ON %d %B, %Y").replace(tzinfo=UTC)
-
-
 def parse_evidence(raw: Iterable[str]) -> tuple[list[str], list[str]]:
     """Evidence strings → (turn ids like ``D3:12``, tokens that are not turn ids).
 
@@ -128,13 +125,6 @@ def parse_evidence(raw: Iterable[str]) -> tuple[list[str], list[str]]:
     return ids, skipped
 
 
-def turn_content(turn: dict[str, Any]) -> str:
-    """A turn as a memory: who said it, what was said, and the caption of a shared photo."""
-    text = f"{turn['speaker']}: {turn['text']}"
-    caption = turn.get("blip_caption")
-    return f"{text} [shared a photo: {caption}]" if caption else text
-
-
 _SPOKEN = re.compile(r"^[^:]{1,60}: (.*?)(?: \[shared a photo: .*\])?$", re.S)
 
 
@@ -142,15 +132,6 @@ def spoken_text(memory: Memory) -> str:
     """What was said in a LoCoMo turn memory, without the speaker and the photo caption."""
     m = _SPOKEN.match(memory.content)
     return m.group(1) if m else memory.content
-
-
-def _sessions(conversation: dict[str, Any]) -> list[tuple[int, list[dict[str, Any]], str | None]]:
-    out = []
-    for key, turns in conversation.items():
-        m = _SESSION_KEY.fullmatch(key)
-        if m and isinstance(turns, list):
-            out.append((int(m.group(1)), turns, conversation.get(f"{key}_date_time")))
-    return sorted(out, key=lambda s: s[0])
 
 
 def load_locomo(
@@ -176,7 +157,7 @@ def load_locomo(
         sample = samples[idx]
         tenant = str(sample["sample_id"])
         mems: list[Memory] = []
-        for number, turns, stamp in _sessions(sample["conversation"]):
+        for number, turns, stamp in locomo_sessions(sample["conversation"]):
             when = None
             if stamp:
                 try:
