@@ -28,8 +28,8 @@ from brain_search.config import Settings
 from brain_search.embedding import Embedder, make_embedder
 from brain_search.eval.datasets import Memory, load_locomo, load_scifact, resolve_data_dir
 from brain_search.eval.embed_cache import CachedEmbedder
+from brain_search.eval.indexing import index_action
 from brain_search.graph import GraphStore
-from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.templates import delete_indices, install_memories_index
 
 BULK_CHUNK = 500
@@ -146,23 +146,7 @@ def corpus_rows(pool: Pool, size: int, noise: float = 0.01, seed: int = 7) -> It
 
 def _actions(rows: Iterator[tuple[str, Memory, np.ndarray]], index: str, model: str) -> Iterator[dict[str, Any]]:
     for tenant, m, vec in rows:
-        yield {
-            "_op_type": "index",
-            "_index": index,
-            "_id": memory_doc_id(tenant, m.memory_id),
-            "_routing": tenant,
-            "_source": build_memory_doc(
-                tenant_id=tenant,
-                memory_id=m.memory_id,
-                content=m.content,
-                embedding=vec.tolist(),
-                embedding_model=model,
-                node_id=m.node_id,
-                timestamp=m.timestamp,
-                source=m.source,
-                conversation_id=m.conversation_id,
-            ),
-        }
+        yield index_action(index, tenant, m, vec.tolist(), model)
 
 
 @dataclass(frozen=True)

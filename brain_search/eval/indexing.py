@@ -8,7 +8,7 @@ the index mapping's ``_meta``: a re-run with the same data and model reuses the 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +17,7 @@ from opensearchpy.helpers import streaming_bulk
 
 from brain_search.config import Settings
 from brain_search.embedding import Embedder
-from brain_search.eval.datasets import Dataset
+from brain_search.eval.datasets import Dataset, Memory
 from brain_search.store.documents import build_memory_doc, content_hash, memory_doc_id
 from brain_search.store.templates import delete_indices, install_memories_index
 
@@ -55,27 +55,33 @@ def _current_fingerprint(client: OpenSearch, alias: str) -> str | None:
     return None
 
 
+def index_action(index: str, tenant: str, memory: Memory, vector: Sequence[float], model: str) -> dict[str, Any]:
+    """One bulk ``index`` action for an evaluation or benchmark memory: the service's document
+    (``build_memory_doc``), its deterministic id and the tenant routing."""
+    return {
+        "_op_type": "index",
+        "_index": index,
+        "_id": memory_doc_id(tenant, memory.memory_id),
+        "_routing": tenant,
+        "_source": build_memory_doc(
+            tenant_id=tenant,
+            memory_id=memory.memory_id,
+            content=memory.content,
+            embedding=vector,
+            embedding_model=model,
+            node_id=memory.node_id,
+            timestamp=memory.timestamp,
+            source=memory.source,
+            conversation_id=memory.conversation_id,
+        ),
+    }
+
+
 def _actions(dataset: Dataset, embedder: Embedder, index: str) -> Iterator[dict[str, Any]]:
     for tenant, mems in dataset.memories.items():
         vectors = embedder.encode([m.content for m in mems])
         for m, vec in zip(mems, vectors, strict=True):
-            yield {
-                "_op_type": "index",
-                "_index": index,
-                "_id": memory_doc_id(tenant, m.memory_id),
-                "_routing": tenant,
-                "_source": build_memory_doc(
-                    tenant_id=tenant,
-                    memory_id=m.memory_id,
-                    content=m.content,
-                    embedding=vec,
-                    embedding_model=embedder.name,
-                    node_id=m.node_id,
-                    timestamp=m.timestamp,
-                    source=m.source,
-                    conversation_id=m.conversation_id,
-                ),
-            }
+            yield index_action(index, tenant, m, vec, embedder.name)
 
 
 def index_dataset(
