@@ -41,6 +41,7 @@ from brain_search.eval.intent_fit import (  # noqa: E402
     forward_cv,
     pooled,
     pooled_rule,
+    regex_baseline,
     retrieval_admissible,
 )
 from brain_search.intent import analyze  # noqa: E402
@@ -82,8 +83,9 @@ def main() -> int:
         vectors = dict(zip(ctexts, encoder.encode(ctexts), strict=True))
         admissible: dict[float, list[HybridRule]] = {}
         by_l2: dict[str, object] = {}
+        baseline = regex_baseline(cands, RankingParams())  # once for the whole l2 grid
         for g, m in models.items():
-            base, by, admissible[g] = retrieval_admissible(cands, vectors, m, rules, RankingParams())
+            base, by, admissible[g] = retrieval_admissible(cands, vectors, m, rules, RankingParams(), baseline=baseline)
             by_l2[str(g)] = {rule.label: _round(r) for rule, r in by.items()}
         print(f"\ndev nDCG@10 (stored candidates, {len(cands)} queries): regex " + _fmt(base))
         for g in sorted(admissible):

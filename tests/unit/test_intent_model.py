@@ -22,6 +22,7 @@ from brain_search.eval.intent_fit import (
     first_seen_detectors,
     forward_cv,
     pooled,
+    regex_baseline,
     retrieval_admissible,
     rows_hash,
 )
@@ -184,6 +185,11 @@ def test_a_threshold_that_costs_retrieval_is_not_admissible() -> None:
     assert base["locomo"] == pytest.approx(1.0)
     assert by[high] == base and by[low]["locomo"] < base["locomo"]
     assert ok == [high]
+    # the regex baseline computed once for a grid of models gives the same answer
+    baseline = regex_baseline(cands, RankingParams())
+    assert baseline.ndcg == base and baseline.intents[q] == regex
+    shared = retrieval_admissible(cands, {q: _vector(1)}, Sure(), [low, high], RankingParams(), baseline=baseline)  # type: ignore[arg-type]
+    assert shared == (base, by, ok)
 
 
 def test_fit_is_reproducible_and_learns_separable_data() -> None:
