@@ -83,9 +83,10 @@ def main() -> int:
         vectors = dict(zip(ctexts, encoder.encode(ctexts), strict=True))
         admissible: dict[float, list[HybridRule]] = {}
         by_l2: dict[str, object] = {}
-        baseline = regex_baseline(cands, RankingParams())  # once for the whole l2 grid
+        params = RankingParams()  # the baseline and every model's rules ranked alike
+        baseline = regex_baseline(cands, params)  # once for the whole l2 grid
         for g, m in models.items():
-            base, by, admissible[g] = retrieval_admissible(cands, vectors, m, rules, RankingParams(), baseline=baseline)
+            base, by, admissible[g] = retrieval_admissible(cands, vectors, m, rules, params, baseline=baseline)
             by_l2[str(g)] = {rule.label: _round(r) for rule, r in by.items()}
         print(f"\ndev nDCG@10 (stored candidates, {len(cands)} queries): regex " + _fmt(base))
         for g in sorted(admissible):
