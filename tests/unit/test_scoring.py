@@ -97,9 +97,12 @@ def test_semantic_weight_rises_with_target_z() -> None:
 
 def test_quoted_phrase_bonus_puts_the_containing_memory_first() -> None:
     # candidate 1 contains the quoted phrase (lexical precision 1.0) but scores lower otherwise
+    # (BM25 in the lexical part: at the learned anchor weight of 1.0 the lexical precision alone
+    # would already put it first)
     lex, sem, bm25, cos = [0.9, 1.0], [0.9, 0.2], [9.0, 5.0], [0.9, 0.2]
-    plain = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, RankingParams(), quoted=False)
-    quoted = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, RankingParams(), quoted=True)
+    p = RankingParams(lexical_anchor_weight=0.5)
+    plain = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, p, quoted=False)
+    quoted = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, p, quoted=True)
     assert plain[0] > plain[1]
     assert quoted[1] > quoted[0]
 
