@@ -81,17 +81,19 @@ def test_brain_holds(quick_eval: QuickEval) -> None:
     t = quick_eval.retrieval.table()
     # measured on this slice with the ranking learned on dev (2026-11-29): Z-aware nDCG@10 0.557,
     # R@10 0.697, MRR@10 0.524; Z-naive nDCG@10 0.525 (before the fit: 0.516, 0.666, 0.486; 0.425);
-    # with the learned intent model on: Z-aware nDCG@10 0.556, R@10 0.697, MRR@10 0.524
+    # with the learned intent model on: Z-aware nDCG@10 0.556, R@10 0.697, MRR@10 0.524. With the
+    # refit of 2026-12-01 (semantic weight 0.575 at Z 0.5, light Z penalty): Z-aware nDCG@10 0.560,
+    # R@10 0.709, MRR@10 0.527; Z-naive nDCG@10 0.501 (its blend at 0.5 leans further semantic)
     assert t[Z_AWARE]["nDCG@10"] >= 0.53
     assert t[Z_AWARE]["R@10"] >= 0.67
     assert t[Z_AWARE]["MRR@10"] >= 0.50
-    assert t[Z_NAIVE]["nDCG@10"] >= 0.50
+    assert t[Z_NAIVE]["nDCG@10"] >= 0.47
 
 
 def test_z_aware_beats_every_baseline_on_the_slice(quick_eval: QuickEval) -> None:
     t = quick_eval.retrieval.table()
-    # measured: Z-aware nDCG@10 0.556 (0.557 with the regex intent alone) vs the best baseline BM25
-    # (content.en) 0.492
+    # measured: Z-aware nDCG@10 0.560 (2026-12-01; 0.556 before the ranking refit) vs the best
+    # baseline BM25 (content.en) 0.492
     best_baseline = max(v["nDCG@10"] for s, v in t.items() if not s.startswith("Brain "))
     assert t[Z_AWARE]["nDCG@10"] >= best_baseline + 0.03
 
@@ -106,11 +108,11 @@ def test_intent_detection_on_dev(embedder: SentenceTransformerEmbedder) -> None:
     rows = load_labelled_queries()
     # the learned model (Settings.intent_model, on by default) reads the query vector; fitted on these rows
     res = evaluate_intents(rows, project_detector(embedder.encode), "dev")
-    # measured: accuracy 0.991, within one tier 0.996 (1645 dev queries; the model is trained on
+    # measured: accuracy 0.992, within one tier 0.996 (1839 dev queries; the model is trained on
     # first-seen regex features, so these in-sample rows are not a copy of its training input)
     assert res.accuracy >= 0.97
     assert res.within_one >= 0.98
-    # the regex alone: 0.838, within one tier 0.926 (tuned on the 551 rows before batches 9-19,
-    # 0.65-0.83 on those 1094 as first seen)
+    # the regex alone: 0.838, within one tier 0.927 (1839 rows; tuned on the 551 rows before
+    # batches 9-21, 0.65-0.89 on those 1288 as first seen)
     regex = evaluate_intents(rows, project_detector(None, learned=False), "dev")
     assert regex.accuracy >= 0.82
