@@ -4,8 +4,6 @@ through `POST /v1/recall`, failing over between the API processes like a load ba
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -15,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.integration.ingest_support import kill_group, stop_group
 
 
 class ApiProcess:
@@ -48,21 +48,10 @@ class ApiProcess:
             time.sleep(0.3)
 
     def kill9(self) -> None:
-        assert self.proc is not None
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=30)
+        kill_group(self.proc)
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
-        except ProcessLookupError:
-            pass
+        stop_group(self.proc)
 
 
 class HttpLoad:

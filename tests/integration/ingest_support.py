@@ -42,6 +42,27 @@ def memory_ids(client: OpenSearch, settings: Settings, tenant_id: str | None = N
     return [h["_source"]["memory_id"] for h in r["hits"]["hits"]]
 
 
+def kill_group(proc: subprocess.Popen[bytes] | None) -> None:
+    """SIGKILL a process started with ``start_new_session`` and all its children, as a crash would."""
+    assert proc is not None
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+def stop_group(proc: subprocess.Popen[bytes] | None) -> None:
+    """SIGTERM the process group, SIGKILL after 30 s; nothing to do when it has already exited."""
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    except ProcessLookupError:
+        pass
+
+
 class WorkerProcess:
     """A real `brain-search worker` (Celery) in its own process group, logging to a file."""
 
@@ -84,21 +105,10 @@ class WorkerProcess:
 
     def kill9(self) -> None:
         """SIGKILL the whole worker (main process and pool children), as a crash would."""
-        assert self.proc is not None
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=30)
+        kill_group(self.proc)
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=30)
-        except ProcessLookupError:
-            pass
+        stop_group(self.proc)
 
 
 def worker_env(settings: Settings, **overrides: object) -> dict[str, str]:
