@@ -24,7 +24,7 @@ from brain_search.config import Settings
 from brain_search.errors import SetupError
 
 # one LoCoMo reading for ingest and eval: the session stamp, the turn as a memory, the sessions in order
-from brain_search.ingest.sources import locomo_sessions, parse_session_date, turn_content
+from brain_search.ingest.sources import locomo_sessions, session_time, turn_content
 
 Split = Literal["dev", "test"]
 SPLITS: tuple[Split, ...] = ("dev", "test")
@@ -158,12 +158,9 @@ def load_locomo(
         tenant = str(sample["sample_id"])
         mems: list[Memory] = []
         for number, turns, stamp in locomo_sessions(sample["conversation"]):
-            when = None
-            if stamp:
-                try:
-                    when = parse_session_date(stamp)
-                except ValueError:
-                    counts["session dates unparsed"] += 1
+            when = session_time(stamp)
+            if stamp and when is None:
+                counts["session dates unparsed"] += 1
             for turn in turns:
                 mems.append(
                     Memory(

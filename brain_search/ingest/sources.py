@@ -63,6 +63,17 @@ def parse_session_date(text: str) -> datetime:
     return datetime.strptime(" ".join(text.split()).upper(), "%I:%M %p ON %d %B, %Y").replace(tzinfo=UTC)
 
 
+def session_time(stamp: str | None) -> datetime | None:
+    """A session's stamp parsed, or None when it is missing or unreadable (the session's turns are
+    then kept without a timestamp rather than dropped)."""
+    if not stamp:
+        return None
+    try:
+        return parse_session_date(stamp)
+    except ValueError:
+        return None
+
+
 def turn_content(turn: dict[str, Any]) -> str:
     """A turn as a memory: who said it, what was said, and the caption of a shared photo."""
     text = f"{turn['speaker']}: {turn['text']}"
@@ -88,12 +99,7 @@ def read_locomo(path: Path, conversations: set[str] | None = None) -> Iterator[S
         if conversations and tenant not in conversations:
             continue
         for number, turns, stamp in locomo_sessions(sample["conversation"]):
-            when = None
-            if stamp:
-                try:
-                    when = parse_session_date(stamp)
-                except ValueError:
-                    when = None  # kept without a timestamp rather than dropped
+            when = session_time(stamp)
             for turn in turns:
                 where = f"{tenant} {turn.get('dia_id')}"
                 try:

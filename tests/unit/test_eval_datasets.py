@@ -12,19 +12,11 @@ from brain_search.eval.datasets import (
     load_locomo,
     load_scifact,
     parse_evidence,
-    parse_session_date,
     read_qrels,
     resolve_data_dir,
     spoken_text,
     subsample,
 )
-
-
-def test_parse_session_date() -> None:
-    assert parse_session_date("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
-    assert parse_session_date("12:40 am on 27 March, 2022") == datetime(2022, 3, 27, 0, 40, tzinfo=UTC)
-    with pytest.raises(ValueError):
-        parse_session_date("yesterday")
 
 
 def test_parse_evidence_is_defensive() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from brain_search.ingest.sources import parse_session_date, read_jsonl, read_locomo, turn_content
+from brain_search.ingest.sources import parse_session_date, read_jsonl, read_locomo, session_time, turn_content
 
 LOCOMO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo" / "locomo10.json"
 
@@ -32,6 +32,13 @@ def test_parse_session_date() -> None:
     assert parse_session_date("10:04 am on 19  January, 2024") == datetime(2024, 1, 19, 10, 4, tzinfo=UTC)
     with pytest.raises(ValueError):
         parse_session_date("yesterday")
+
+
+def test_session_time_keeps_the_turns_when_the_stamp_is_unreadable() -> None:
+    assert session_time("12:40 am on 27 March, 2022") == datetime(2022, 3, 27, 0, 40, tzinfo=UTC)
+    assert session_time("yesterday") is None
+    assert session_time(None) is None
+    assert session_time("") is None
 
 
 def _tiny_locomo(path: Path) -> Path:
