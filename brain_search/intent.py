@@ -546,6 +546,25 @@ _STATEMENT_OPENERS = frozenset(
     everything something explore help please let let's brainstorm summarize summarise recap compare
     quote grep copy repeat verbatim exact exactly literally""".split()
 )
+# Imperative request verbs: "Explain my rationale for ...", "Map out everything that touches on
+# trust.", "Recite the comment ..." end with a full stop but ask for something. Many of them are
+# nouns too ("Total revenue grew.", "Group meetings moved to Tuesday."), so the verb counts only
+# before a word that an imperative takes (``_IMPERATIVE_NEXT``: "me", "my", "out", "the", ...), and
+# only in lower or title case (a sentence opening with "MAP" or "CHOP" names a gene).
+_REQUEST_VERBS = frozenset(
+    """explain describe recite read reread surprise map trace walk outline connect collect gather dig bring
+    fetch locate identify sketch draw reflect contrast track highlight point surface resurface suggest
+    check name count scan skim review revisit replay play display print open jump take send share dredge
+    unearth retrieve lookup cite paraphrase reconstruct spot flag group cluster organize organise sort rank
+    link relate match assemble compile synthesize synthesise distill distil break go run pick select grab
+    dump extract isolate piece tie weave lay spell catch fill refresh jog zoom narrow broaden widen
+    tally total sum chart plot visualize visualise string""".split()
+)
+_IMPERATIVE_NEXT = frozenset(
+    """me us my our your his her their its the a an this that these those every each all any anything
+    everything something some what how why where when which who whatever out up back through down over
+    together across around""".split()
+)
 # "I need the exact wording of ...", "Looking for ...": a request phrased as a sentence
 _REQUEST_LEAD = re.compile(
     r"^\W*(?:i(?:'d| would)? (?:need|want|like)|i(?:'m| am) (?:looking|trying|searching)|(?:looking|searching) for|"
@@ -573,12 +592,17 @@ _REQUEST_ONLY = frozenset({"containing_words", "related_to", "similar_to", "spec
 
 def is_statement(query: str) -> bool:
     """A declarative sentence: ends with one full stop (not "..." or "?"; a closing quote or
-    bracket may follow it) and does not open with a question word, an auxiliary or a request
-    ("Find ...", "Show me ...", "I need ...")."""
+    bracket may follow it) and does not open with a question word, an auxiliary, a request
+    ("Find ...", "Show me ...", "I need ...") or an imperative verb ("Explain ...", "Map out ...")."""
     text = query.strip().rstrip(_CLOSERS)
     if not text.endswith(".") or text.endswith("..") or _REQUEST_LEAD.match(text):
         return False
-    first = text.split(maxsplit=1)[0].lower().strip("\"'“‘(")
+    words = text.split(maxsplit=2)
+    token = words[0].strip("\"'“‘(")
+    first = token.lower()
+    following = words[1].lower().strip("\"'“‘(,") if len(words) > 1 else ""
+    if first in _REQUEST_VERBS and following in _IMPERATIVE_NEXT and not token.isupper():
+        return False
     return first not in _STATEMENT_OPENERS
 
 
@@ -586,6 +610,46 @@ def is_bare_quote(query: str) -> bool:
     """The query is nothing but quoted words (``"10% each for"``, ``“a CTO who still codes”.``):
     there is nothing else it could ask for than those words."""
     return bool(_QUOTED.search(query)) and not _WORD.search(_QUOTED.sub(" ", query))
+
+
+# identifier strings: a hashtag, a snake_case name or key prefix, a ticket or invoice number
+# (INC-4471, INV-2023-0417), a tracking code (1Z999AA10123456784)
+_CODE = re.compile(
+    r"(?<![\w#])#[^\W\d_][\w-]{0,60}|\b[A-Za-z][A-Za-z0-9]{0,30}_[A-Za-z0-9_]{0,60}|\b[A-Z]{2,8}-\d{3,12}(?:-\d{1,12})?\b"
+)
+_TRACKING = re.compile(r"\b[A-Za-z0-9]{8,40}\b")
+# the words a search for a string may hold beside it: "search my notes for #lowstock", "INC-4471
+# mentions", "Find the message with ERR_CERT_DATE_INVALID in it"
+_CODE_SEARCH_WORDS = frozenset(
+    """find search grep look lookup locate show get pull for up my me the a an in on of at all every any
+    note notes message messages email emails chat chats doc docs file files log logs mention mentions
+    mentioning mentioned with containing contains contain string where it that this tagged tag tags
+    and or i wrote used hit hits occurrence occurrences entry entries""".split()
+)
+
+
+def code_strings(query: str) -> list[str]:
+    """The identifier strings in ``query`` (``_CODE``; a tracking code: 8+ letters and digits with
+    at least three digits and two letters)."""
+    out = [m.group() for m in _CODE.finditer(query)]
+    for m in _TRACKING.finditer(query):
+        t = m.group()
+        if sum(c.isdigit() for c in t) >= 3 and sum(c.isalpha() for c in t) >= 2 and t not in out:
+            out.append(t)
+    return out
+
+
+def is_bare_code(query: str) -> bool:
+    """The query asks for identifier strings and nothing else (``code_strings``, beside at most
+    the words of a search: ``_CODE_SEARCH_WORDS``): ``ERR_CONN_RESET``, ``#reno-week3``, ``INC-4471
+    mentions``. A string has no meaning to broaden: the user wants the memories holding it."""
+    codes = code_strings(query)
+    if not codes or is_statement(query):
+        return False
+    rest = query
+    for c in codes:
+        rest = rest.replace(c, " ")
+    return all(w.lower().strip("'’") in _CODE_SEARCH_WORDS for w in _WORD.findall(rest))
 
 
 def quotes_as_emphasis(query: str) -> bool:
@@ -628,6 +692,8 @@ def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
     # emphasis quotes still count as phrases (a memory holding them ranks higher) but pull no Z
     if phrases and not quotes_as_emphasis(query):
         fired.append(("quoted_phrase", 0.05, 3.0))
+    if is_bare_code(query):
+        fired.append(("code_string", 0.05, 3.0))
 
     for cue in CUES:
         for m in cue.pattern.finditer(query):

@@ -49,6 +49,7 @@ DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "data" / "intent_model.js
 # the cues ``analyze`` adds outside ``CUES`` (quotes and specifics) and the Z each pulls toward
 _OTHER_CUE_Z = {
     "quoted_phrase": 0.05,
+    "code_string": 0.05,
     "money_or_percent": 0.2,
     "date": 0.25,
     "number": 0.25,
@@ -277,6 +278,8 @@ class HybridRule:
 def regex_stands(query: str, regex: QueryIntent, rule: HybridRule) -> bool:
     """Whether ``rule`` keeps ``regex`` whatever the model says (a quoted search; a statement)."""
     if "quoted_phrase" in regex.cues and (rule.keep_quoted or is_bare_quote(query)):
+        return True
+    if "code_string" in regex.cues:  # a search for identifier strings only (``is_bare_code``)
         return True
     return rule.keep_statements and is_statement(query)
 

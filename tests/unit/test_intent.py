@@ -1,7 +1,7 @@
 import pytest
 
 from brain_search.errors import InvalidInput
-from brain_search.intent import analyze, extract_phrases, intent_for_z
+from brain_search.intent import analyze, extract_phrases, intent_for_z, is_bare_code, is_statement
 from brain_search.models import Focus, Intent
 from brain_search.retrieval.presets import FOCUS_PRESETS, apply_overrides
 
@@ -215,6 +215,68 @@ def test_a_quote_in_a_request_or_question_stays_exact(query: str) -> None:
 )
 def test_cue_words_inside_a_statement_are_its_content(query: str, intent: Intent) -> None:
     assert analyze(query).detected_intent is intent
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Explain my rationale for charging per seat instead of per usage.",
+        "Surprise me with old notes that relate to what I'm building now.",
+        "Map out everything that touches on trust, across work and family.",
+        "Recite the comment Coach Ellis wrote on my deadlift form check, unedited.",
+        "Walk me through the hiring plan.",
+    ],
+)
+def test_an_imperative_ending_in_a_full_stop_is_a_request_not_a_statement(query: str) -> None:
+    assert not is_statement(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Total revenue grew 20% in 2023.",
+        "Group meetings moved to Tuesday.",
+        "MAP kinase activates the pathway.",
+        "Review of the budget is due in March.",
+    ],
+)
+def test_a_verb_that_is_also_a_noun_still_opens_a_statement(query: str) -> None:
+    assert is_statement(query)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "ERR_CONN_RESET",
+        "1Z999AA10123456784",
+        "#reno-week3",
+        "#reading-list #fiction",
+        "INC-4471 mentions",
+        "search my notes for #lowstock",
+        "Find the message with ERR_CERT_DATE_INVALID in it",
+    ],
+)
+def test_a_search_for_identifier_strings_only_is_exact(query: str) -> None:
+    assert is_bare_code(query)
+    qi = analyze(query)
+    assert qi.detected_intent is Intent.exact
+    assert "code_string" in qi.cues
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What did the INC-4471 postmortem conclude?",
+        "my #1 priority",
+        "COVID-19 notes",
+        "IL-10 levels rise after infection.",
+        "ERR_CONN_RESET keeps showing up after the router swap.",
+        "Q3 2024 plan",
+    ],
+)
+def test_a_code_among_other_words_is_not_a_bare_string_search(query: str) -> None:
+    assert not is_bare_code(query)
+    assert "code_string" not in analyze(query).cues
 
 
 def test_digits_inside_a_name_are_not_a_number() -> None:

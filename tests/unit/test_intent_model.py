@@ -111,6 +111,13 @@ def test_a_query_of_nothing_but_quoted_words_stays_exact_under_any_rule() -> Non
         assert combine(q, regex, _probs(Intent.broad, 0.99), HybridRule(0.0, False, False)) is regex
 
 
+def test_a_search_for_identifier_strings_stays_exact_under_any_rule() -> None:
+    for q in ("ERR_CONN_RESET", "INC-4471 mentions", "#reading-list #fiction"):
+        regex = analyze(q)
+        assert regex.detected_intent is Intent.exact
+        assert combine(q, regex, _probs(Intent.precise, 0.99), HybridRule(0.0, False, False)) is regex
+
+
 def test_where_no_cue_fired_the_model_decides_at_any_probability() -> None:
     q = "compensation"
     regex = analyze(q)
