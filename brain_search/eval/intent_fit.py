@@ -95,6 +95,7 @@ HISTORY: tuple[tuple[str, str], ...] = (
     ("batch 19", "2ebf147"),
     ("batch 20", "ab958fa"),
     ("batch 21", "ab958fa"),
+    ("batch 22", "5350909"),
 )
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
