@@ -96,6 +96,7 @@ HISTORY: tuple[tuple[str, str], ...] = (
     ("batch 20", "ab958fa"),
     ("batch 21", "ab958fa"),
     ("batch 22", "5350909"),
+    ("batch 23", "0839851"),
 )
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
