@@ -411,8 +411,10 @@ _QUOTED = re.compile(
 _MONEY = re.compile(
     r"[$€£¥]\s?\d[\d,.]*\s?(?:k|m|bn|million|billion)?\b|\b\d[\d,.]*\s?(?:%|percent\b|dollars\b|euros\b|usd\b)", re.I
 )
+# a numeric date is a valid day and month either way round (3/14, 14/3, 12/25/2025); a ratio or a
+# split (60/40, 50/50) and "24/7" are not dates
 _DATE = re.compile(
-    r"\b(?:\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?|\d{1,2}(?:st|nd|rd|th)? (?:of )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*(?:,? \d{4})?)\b",
+    r"\b(?:\d{4}-\d{2}-\d{2}|(?!24/7\b)(?:(?:0?[1-9]|1[0-2])/(?:0?[1-9]|[12]\d|3[01])|(?:0?[1-9]|[12]\d|3[01])/(?:0?[1-9]|1[0-2]))(?!\d)(?:/\d{2,4})?|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?|\d{1,2}(?:st|nd|rd|th)? (?:of )?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*(?:,? \d{4})?)\b",
     re.I,
 )
 _RELATIVE_DATE = re.compile(
@@ -572,6 +574,14 @@ _REQUEST_LEAD = re.compile(
     re.IGNORECASE,
 )
 _CLOSERS = "\"'”’)]»"
+# a sentence that ends in a request for what it described: 'The line that starts "Most people ..."
+# - find it.', '... in a standup; locate that line.' (a verb before "it", "that", "me", ...; "The
+# plan is simple: get funding." stays a statement)
+_REQUEST_TAIL = re.compile(
+    r"(?:[;:—–]|\s-)\s*(?:please\s+|can you\s+|could you\s+)?(?:find|locate|show|get|pull|give|tell|remind|search|look|"
+    r"dig|bring|fetch|quote|recite|read)\s+(?:it|that|this|them|those|these|me|where)\b[^;:—–]{0,40}$",
+    re.IGNORECASE,
+)
 # words that report speech or writing just before a quote: 'Tom said "ship it"', 'the line "..."',
 # 'Dad: "proud of you"'; a quote after anything else in a statement is emphasis or a coined term
 # ('cells generate "Van Gogh" bundles', 'we call it the "friday freeze"')
@@ -596,6 +606,8 @@ def is_statement(query: str) -> bool:
     ("Find ...", "Show me ...", "I need ...") or an imperative verb ("Explain ...", "Map out ...")."""
     text = query.strip().rstrip(_CLOSERS)
     if not text.endswith(".") or text.endswith("..") or _REQUEST_LEAD.match(text):
+        return False
+    if _REQUEST_TAIL.search(text):
         return False
     words = text.split(maxsplit=2)
     token = words[0].strip("\"'“‘(")

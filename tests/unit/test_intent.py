@@ -234,6 +234,37 @@ def test_an_imperative_ending_in_a_full_stop_is_a_request_not_a_statement(query:
 @pytest.mark.parametrize(
     "query",
     [
+        'The line in my book notes that starts "Most people overestimate what they can do" - find it.',
+        'I remember saying "hire slow, fire never" in a standup; locate that line.',
+    ],
+)
+def test_a_sentence_ending_in_a_request_for_it_is_a_request(query: str) -> None:
+    assert not is_statement(query)
+    assert analyze(query).detected_intent is Intent.exact
+
+
+def test_a_colon_before_an_ordinary_verb_keeps_a_statement() -> None:
+    assert is_statement("The plan is simple: get funding, hire two engineers.")
+
+
+@pytest.mark.parametrize(
+    ("query", "is_date"),
+    [
+        ("what happened on 3/14", True),
+        ("notes from 14/3", True),
+        ("meeting on 12/25/2025", True),
+        ("fair to split rent 60/40", False),
+        ("a 50/50 split", False),
+        ("open 24/7", False),
+    ],
+)
+def test_a_numeric_date_is_a_valid_day_and_month(query: str, is_date: bool) -> None:
+    assert ("date" in analyze(query).cues) is is_date
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
         "Total revenue grew 20% in 2023.",
         "Group meetings moved to Tuesday.",
         "MAP kinase activates the pathway.",
