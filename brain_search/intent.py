@@ -655,8 +655,13 @@ def is_bare_code(query: str) -> bool:
     """The query asks for identifier strings and nothing else (``code_strings``, beside at most
     the words of a search: ``_CODE_SEARCH_WORDS``): ``ERR_CONN_RESET``, ``#reno-week3``, ``INC-4471
     mentions``. A string has no meaning to broaden: the user wants the memories holding it."""
+    return not is_statement(query) and _only_codes(query)
+
+
+def _only_codes(query: str) -> bool:
+    """``is_bare_code`` without the statement check (for a caller that has made it)."""
     codes = code_strings(query)
-    if not codes or is_statement(query):
+    if not codes:
         return False
     rest = query
     for c in codes:
@@ -704,7 +709,7 @@ def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
     # emphasis quotes still count as phrases (a memory holding them ranks higher) but pull no Z
     if phrases and not quotes_as_emphasis(query):
         fired.append(("quoted_phrase", 0.05, 3.0))
-    if is_bare_code(query):
+    if not statement and _only_codes(query):  # is_bare_code, with the statement test made above
         fired.append(("code_string", 0.05, 3.0))
 
     for cue in CUES:
