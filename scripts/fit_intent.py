@@ -19,6 +19,7 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -131,11 +132,49 @@ def main() -> int:
     text = json.dumps(model.to_json(), indent=1) + "\n"
     if check:
         same = DEFAULT_MODEL_PATH.is_file() and DEFAULT_MODEL_PATH.read_text() == text
-        print("the shipped model matches the refit" if same else "the shipped model DIFFERS from the refit")
-        return 0 if same else 1
+        if same:
+            print("the shipped model matches the refit")
+            return 0
+        refit = ROOT / "out" / "fit" / "intent_model.refit.json"
+        refit.parent.mkdir(parents=True, exist_ok=True)
+        refit.write_text(text)
+        print(f"the shipped model DIFFERS from the refit (written to {refit.relative_to(ROOT)}):")
+        shipped = json.loads(DEFAULT_MODEL_PATH.read_text()) if DEFAULT_MODEL_PATH.is_file() else {}
+        for line in model_differences(shipped, model.to_json()):
+            print(f"  {line}")
+        return 1
     DEFAULT_MODEL_PATH.write_text(text)
     print(f"wrote {DEFAULT_MODEL_PATH.relative_to(ROOT)}")
     return 0
+
+
+def model_differences(shipped: dict[str, Any], refit: dict[str, Any], prefix: str = "") -> list[str]:
+    """Where two model files differ: each differing key, with the largest gap of a numeric list."""
+    out = []
+    for key in sorted(set(shipped) | set(refit)):
+        a, b, name = shipped.get(key), refit.get(key), f"{prefix}{key}"
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += model_differences(a, b, f"{name}.")
+        elif a is not None and b is not None and _numeric(a) and _numeric(b) and np.shape(a) == np.shape(b):
+            gap = float(np.max(np.abs(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))))
+            out.append(f"{name}: largest difference {gap:.3g}")
+        else:
+            out.append(f"{name}: {_short(a)} -> {_short(b)}")
+    return out
+
+
+def _numeric(v: object) -> bool:
+    try:
+        return np.asarray(v, dtype=float).size > 0
+    except (TypeError, ValueError):
+        return False
+
+
+def _short(v: object, limit: int = 160) -> str:
+    text = json.dumps(v)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _round(r: dict[str, float]) -> dict[str, float]:

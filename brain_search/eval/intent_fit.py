@@ -40,7 +40,7 @@ import numpy as np
 
 from brain_search.eval.fit import FitQuery, score
 from brain_search.eval.intent_eval import LabelledQuery
-from brain_search.intent import CUES, QueryIntent, analyze
+from brain_search.intent import CUES, QueryIntent, analyze, is_statement, quotes_as_emphasis
 from brain_search.intent_model import (
     TIERS,
     CueTable,
@@ -110,6 +110,17 @@ def group_of(q: LabelledQuery) -> str:
     if q.source is None:
         return ORIGINAL
     return f"batch {q.batch}" if q.batch else str(q.source)
+
+
+def todays_code_hash(rows: Sequence[LabelledQuery]) -> str:
+    """sha256 of what two regex features read from today's ``brain_search.intent`` whatever the
+    detector (``is_statement`` and ``quotes_as_emphasis`` of each row): the early detectors of
+    ``HISTORY`` have neither, so these columns come from the code the model is fitted with. A change
+    there that touches a dev row changes the training features, so the model must be refitted."""
+    h = hashlib.sha256()
+    for q in rows:
+        h.update(f"{int(is_statement(q.query))}{int(quotes_as_emphasis(q.query))}".encode())
+    return h.hexdigest()
 
 
 def rows_hash(rows: Sequence[LabelledQuery]) -> str:
@@ -387,7 +398,11 @@ def fit_final(final: FinalDesign, l2: float, provenance: dict[str, Any]) -> Inte
         "split": "dev",
         "l2": l2,
         "ngram_min_count": final.min_count,
-        "regex_features_from": "each row's first-seen detector (HISTORY; the original rows: the earliest)",
+        "regex_features_from": (
+            "each row's first-seen detector (HISTORY; the original rows: the earliest); the statement and"
+            " emphasis_quotes columns from the code fitted with"
+        ),
+        "todays_code_sha256": todays_code_hash(final.rows),
         "train_accuracy": round(float(np.mean(model.proba(d.x).argmax(axis=1) == d.y)), 4),
         **provenance,
     }

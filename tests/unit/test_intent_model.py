@@ -25,6 +25,7 @@ from brain_search.eval.intent_fit import (
     regex_baseline,
     retrieval_admissible,
     rows_hash,
+    todays_code_hash,
 )
 from brain_search.intent import TIER_TARGETS, QueryIntent, analyze
 from brain_search.intent_model import (
@@ -64,6 +65,9 @@ def test_shipped_model_loads_with_provenance_of_the_current_dev_rows() -> None:
     rows = dev_only(load_labelled_queries())
     assert prov["rows"] == len(rows)
     assert prov["rows_sha256"] == rows_hash(rows)
+    # fails when is_statement or quotes_as_emphasis changes on a dev row without a refit: the
+    # training rows' statement and emphasis_quotes features come from today's code
+    assert prov["todays_code_sha256"] == todays_code_hash(rows)
     assert 0.0 <= prov["min_probability"] < 1.0
     assert LearnedIntentDetector().hybrid_rule() == HybridRule(
         prov["min_probability"], prov["keep_statements"], prov["keep_quoted"]
