@@ -20,7 +20,10 @@ on every dev row, so its features on them say "the regex is right" far more ofte
 new query (0.99 against 0.65-0.83 first seen). Out-of-sample base outputs are the standard input of
 a stacked learner; on forward chaining they scored 0.935 against 0.930 (1302 dev rows). The
 original rows were met by no detector before them (the regex was written on them): they take the
-earliest one in ``HISTORY``.
+earliest one in ``HISTORY``. Two columns, ``statement`` and ``emphasis_quotes``, come from today's
+``is_statement`` and ``quotes_as_emphasis`` (the early detectors have neither): the model file
+records their hash over the dev rows (``todays_code_hash``) and a unit test asks for a refit when
+they change.
 """
 
 from __future__ import annotations
