@@ -140,7 +140,7 @@ def main() -> int:
         refit.write_text(text)
         print(f"the shipped model DIFFERS from the refit (written to {refit.relative_to(ROOT)}):")
         shipped = json.loads(DEFAULT_MODEL_PATH.read_text()) if DEFAULT_MODEL_PATH.is_file() else {}
-        for line in model_differences(shipped, model.to_json()):
+        for line in model_differences(shipped, json.loads(text)):
             print(f"  {line}")
         return 1
     DEFAULT_MODEL_PATH.write_text(text)
