@@ -50,7 +50,9 @@ def eval_cmd(
         False, "--fit", help="learn the ranking parameters on the dev split (no report); writes out/fit/fit.json"
     ),
     query_int8: bool = typer.Option(
-        False, "--query-int8", help="Brain systems encode queries with the API's int8 model (baselines: fp32)"
+        False,
+        "--query-int8",
+        help="Brain systems and intent detection encode queries with the API's int8 model (baselines: fp32)",
     ),
 ) -> None:
     """Evaluate retrieval (LoCoMo, SciFact), exact-match precision and intent detection."""

@@ -197,6 +197,15 @@ class EvalRunner:
         tenants = {q.tenant_id for q in queries} if name == "locomo" else set(ds.memories)
         return Dataset(name, split, {t: m for t, m in ds.memories.items() if t in tenants}, queries, ds.counts)
 
+    def brain_query_embedder(self) -> Embedder | None:
+        """The API's int8 query encoder under ``--query-int8`` (the Brain systems and the intent
+        detector then see the vectors the API would give them), else None: the cached fp32 one."""
+        if not self.options.query_int8:
+            return None
+        if self.query_int8 is None:
+            self.query_int8 = make_query_embedder(self.settings.model_copy(update={"query_embedding_int8": True}))
+        return self.query_int8
+
     def systems_for(self, name: str) -> list[RetrievalSystem]:
         if name in self.systems:
             return self.systems[name]
@@ -206,13 +215,7 @@ class EvalRunner:
         if self.options.brain:
             from brain_search.eval.brain_systems import brain_systems
 
-            queries = None
-            if self.options.query_int8:
-                if self.query_int8 is None:
-                    int8 = self.settings.model_copy(update={"query_embedding_int8": True})
-                    self.query_int8 = make_query_embedder(int8)
-                queries = self.query_int8
-            systems += brain_systems(self.client, s, self.embedder, query_embedder=queries)
+            systems += brain_systems(self.client, s, self.embedder, query_embedder=self.brain_query_embedder())
         self.systems[name] = systems
         return systems
 
@@ -220,7 +223,7 @@ class EvalRunner:
     def run(self, command: str) -> EvalReport:
         o = self.options
         report = EvalReport(command=command, meta=self._meta())
-        detect = project_detector(self.embedder.encode, self.settings.intent_model)
+        detect = project_detector((self.brain_query_embedder() or self.embedder).encode, self.settings.intent_model)
         if "retrieval" in o.parts:
             for name in o.datasets:
                 for split in o.splits:
@@ -280,7 +283,7 @@ class EvalRunner:
             "test (held out) = LoCoMo conversations 7–9 + SciFact test qrels",
             "reported splits": ", ".join(o.splits) + (" (quick subset)" if o.quick else ""),
             "embedding model": f"{self.settings.embedding_model} ({self.settings.embedding_dimension} dims)"
-            + ("; Brain systems' queries: int8 model" if self.options.query_int8 else ""),
+            + ("; Brain systems' and intent detection's queries: int8 model" if self.options.query_int8 else ""),
             "index": f"prefix {self.settings.index_prefix}-<dataset>, {self.settings.knn_engine} HNSW "
             f"(m={self.settings.hnsw_m}, ef_search={self.settings.hnsw_ef_search}), one shard",
             "min-max fusion / RRF": FUSION_NOTE,
