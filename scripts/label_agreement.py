@@ -51,7 +51,7 @@ def main(argv: Sequence[str]) -> None:
     names = list(second.labels)
     settings = load_settings()
     embedder = make_query_embedder(settings)
-    detect = project_detector(lambda texts: np.asarray(embedder.encode(list(texts))))
+    detect = project_detector(embedder.encode)
     service = [detect(r["query"]) for r in second.rows]
     encoder = "int8" if settings.query_embedding_int8 else "fp32"
     print(f"{len(second.rows)} rows, labellers {', '.join(names)}; the service's detector, {encoder} query vectors")
