@@ -12,16 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from brain_search.eval.intent_eval import DEFAULT_QUERIES, TIERS
+from brain_search.eval.intent_eval import DEFAULT_QUERIES, TIER_INDEX, TIERS
 
 DEFAULT_SECOND_LABELS = DEFAULT_QUERIES.parent / "intent_second_labels.jsonl"
-
-_INDEX = {t: i for i, t in enumerate(TIERS)}
 
 
 def _indices(labels: Sequence[str]) -> list[int]:
     try:
-        return [_INDEX[label] for label in labels]
+        return [TIER_INDEX[label] for label in labels]
     except KeyError as e:
         raise ValueError(f"label {e.args[0]!r} is not one of {TIERS}") from None
 
@@ -97,7 +95,7 @@ def load_second_labels(path: Path = DEFAULT_SECOND_LABELS, queries: Path = DEFAU
         line = int(row["line"])
         if not 1 <= line <= len(lines) or json.loads(lines[line - 1])["query"] != row["query"]:
             raise ValueError(f"{where}: the query is not line {line} of {queries.name}")
-        if row["label"] not in _INDEX:
+        if row["label"] not in TIER_INDEX:
             raise ValueError(f"{where}: label {row['label']!r} is not one of {TIERS}")
         if line in by.setdefault(row["labeller"], {}):
             raise ValueError(f"{where}: labeller {row['labeller']} labels line {line} twice")

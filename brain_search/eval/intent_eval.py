@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 TIERS = ("exact", "precise", "balanced", "conceptual", "broad")
+TIER_INDEX = {t: i for i, t in enumerate(TIERS)}
 DEFAULT_QUERIES = Path(__file__).resolve().parents[2] / "tests" / "data" / "intent_queries.jsonl"
 
 
@@ -62,7 +63,7 @@ class IntentResult:
 def evaluate_intents(queries: Sequence[LabelledQuery], detect: Callable[[str], str], split: str) -> IntentResult:
     """Accuracy, within-one-tier accuracy and confusion of ``detect`` (query → tier name)."""
     sel = [q for q in queries if split in ("all", q.split)]
-    idx = {t: i for i, t in enumerate(TIERS)}
+    idx = TIER_INDEX
     confusion = [[0] * len(TIERS) for _ in TIERS]
     correct = near = 0
     errors = []
