@@ -8,6 +8,7 @@ right way) and the full confusion matrix, per split (patterns are tuned on dev, 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,9 +27,20 @@ class LabelledQuery:
     split: str
     note: str | None = None
     source: str | None = None
-    """None: the original stratified 60/40 set; otherwise who added the row (dev-only additions)."""
+    """None: the original stratified 60/40 set; otherwise who added the row: "dev-extra" (dev
+    only, for tuning) or "test-2" (test only, held out; tests/data/README.md)."""
     batch: str | None = None
-    """The dev-extra batch the row was written in ("1-3", "4", … "17"; tests/data/README.md)."""
+    """The batch the row was written in (dev-extra "1-3", "4", … "23"; test-2 "T1" … "T4")."""
+
+
+ORIGINAL = "original"
+SOURCE_SPLIT = {"dev-extra": "dev", "test-2": "test"}
+"""Each later addition's only split: tuning rows never reach test, held-out rows never dev."""
+
+
+def part_of(q: LabelledQuery) -> str:
+    """Who wrote the row: ``ORIGINAL`` (the stratified 60/40 set) or its source ("test-2")."""
+    return ORIGINAL if q.source is None else q.source
 
 
 def load_labelled_queries(path: Path = DEFAULT_QUERIES) -> list[LabelledQuery]:
@@ -39,12 +51,37 @@ def load_labelled_queries(path: Path = DEFAULT_QUERIES) -> list[LabelledQuery]:
         row = json.loads(line)
         if row.get("label") not in TIERS or row.get("split") not in ("dev", "test"):
             raise ValueError(f"{path}:{n}: label must be one of {TIERS} and split dev|test")
+        source = row.get("source")
+        if source is not None and SOURCE_SPLIT.get(source) != row["split"]:
+            raise ValueError(f"{path}:{n}: source must be one of {SOURCE_SPLIT} with its split ({source!r})")
         rows.append(
             LabelledQuery(
                 row["query"], row["label"], row["split"], row.get("note"), row.get("source"), row.get("batch")
             )
         )
     return rows
+
+
+@dataclass(frozen=True)
+class PartScore:
+    """One writer group's share of a split: ``part`` is ``part_of`` or "<part> <batch>"."""
+
+    part: str
+    n: int
+    correct: int
+    near: int
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.n if self.n else 0.0
+
+    @property
+    def within_one(self) -> float:
+        return self.near / self.n if self.n else 0.0
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson_interval(self.correct, self.n)
 
 
 @dataclass
@@ -58,6 +95,13 @@ class IntentResult:
     per_label_recall: dict[str, float]
     errors: list[tuple[str, str, str]] = field(default_factory=list)
     """(query, label, detected) for every miss."""
+    parts: list[PartScore] = field(default_factory=list)
+    """Per writer group when the split holds more than one: each part, then each of its batches
+    when it has several."""
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson_interval(sum(self.confusion[i][i] for i in range(len(TIERS))), self.n)
 
 
 def evaluate_intents(queries: Sequence[LabelledQuery], detect: Callable[[str], str], split: str) -> IntentResult:
@@ -67,6 +111,7 @@ def evaluate_intents(queries: Sequence[LabelledQuery], detect: Callable[[str], s
     confusion = [[0] * len(TIERS) for _ in TIERS]
     correct = near = 0
     errors = []
+    tally: dict[str, list[int]] = {}
     for q in sel:
         got = str(detect(q.query))
         if got not in idx:
@@ -76,9 +121,34 @@ def evaluate_intents(queries: Sequence[LabelledQuery], detect: Callable[[str], s
         near += abs(idx[got] - idx[q.label]) <= 1
         if got != q.label:
             errors.append((q.query, q.label, got))
+        keys = [part_of(q)] + ([f"{part_of(q)} {q.batch}"] if q.batch else [])
+        for key in keys:
+            t = tally.setdefault(key, [0, 0, 0])
+            t[0] += 1
+            t[1] += got == q.label
+            t[2] += abs(idx[got] - idx[q.label]) <= 1
     n = len(sel)
     recall = {t: (confusion[i][i] / sum(confusion[i]) if sum(confusion[i]) else 0.0) for t, i in idx.items()}
-    return IntentResult(split, n, correct / n if n else 0.0, near / n if n else 0.0, confusion, recall, errors)
+    result = IntentResult(split, n, correct / n if n else 0.0, near / n if n else 0.0, confusion, recall, errors)
+    groups = {k for k in tally if " " not in k}
+    if len(groups) > 1:
+        for g in sorted(groups, key=lambda k: (k != ORIGINAL, k)):
+            batches = sorted(k for k in tally if k.startswith(f"{g} "))
+            for key in [g, *(batches if len(batches) > 1 else [])]:
+                result.parts.append(PartScore(key, *tally[key]))
+    return result
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95 % Wilson score interval of a proportion (``successes`` of ``n``): unlike p ± z·se it stays
+    inside [0, 1] and keeps its coverage near 0 and 1 and for small ``n``."""
+    if n <= 0 or not 0 <= successes <= n:
+        raise ValueError("wilson_interval needs 0 <= successes <= n and n > 0")
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def project_detector(

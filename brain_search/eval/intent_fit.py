@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from brain_search.eval.fit import FitQuery, score
-from brain_search.eval.intent_eval import LabelledQuery
+from brain_search.eval.intent_eval import ORIGINAL, LabelledQuery
 from brain_search.intent import CUES, QueryIntent, analyze, is_statement, quotes_as_emphasis
 from brain_search.intent_model import (
     TIERS,
@@ -75,7 +75,6 @@ RULE_GRID: tuple[HybridRule, ...] = tuple(
 # an n-gram is a feature when at least this many training rows hold it
 NGRAM_MIN_COUNT = 3
 TIER_INDEX = {t.value: i for i, t in enumerate(TIERS)}
-ORIGINAL = "original"
 # dev group → the commit whose brain_search/intent.py met it first (the parent of the commit that
 # added the rows, or the commit named in tests/data/README.md); groups in the order written
 HISTORY: tuple[tuple[str, str], ...] = (
