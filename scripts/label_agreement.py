@@ -3,10 +3,12 @@
 the service's detector fare on the rows they all agree on?
 
     PYTHONPATH=. .venv/bin/python scripts/label_agreement.py [--labels tests/data/intent_second_labels.jsonl]
+    PYTHONPATH=. .venv/bin/python scripts/label_agreement.py --labels tests/data/intent_test2_second_labels.jsonl
 
-The original author wrote and labelled 239 rows, split at random into 144 dev and 95 test rows.
-Second labellers relabelled all 239, shuffled together, from the label guide and the spec alone
-(no labelled row, no split, no code; ``tests/data/README.md``). This prints, per split, each
+The original author wrote and labelled 239 rows, split at random into 144 dev and 95 test rows;
+four writers wrote the 394 test-2 rows. Second labellers relabelled each set, shuffled, from the
+label guide and the spec alone (no labelled row, no split, no code; ``tests/data/README.md``).
+"author" below is whoever wrote the row. This prints, per split and writer group, each
 labeller's agreement with the author (accuracy, within one tier, Cohen's kappa), the labellers'
 agreement with each other, the service's agreement with each of them, and the service's accuracy
 on the rows where the author and every labeller agree. The service's detector encodes each query
@@ -35,7 +37,7 @@ from brain_search.eval.agreement import (  # noqa: E402
     load_second_labels,
     unanimous,
 )
-from brain_search.eval.intent_eval import TIERS, project_detector  # noqa: E402
+from brain_search.eval.intent_eval import ORIGINAL, TIERS, project_detector  # noqa: E402
 
 
 def fmt(name: str, a: Sequence[str], b: Sequence[str]) -> str:
@@ -55,8 +57,10 @@ def main(argv: Sequence[str]) -> None:
     service = [detect(r["query"]) for r in second.rows]
     encoder = "int8" if settings.query_embedding_int8 else "fp32"
     print(f"{len(second.rows)} rows, labellers {', '.join(names)}; the service's detector, {encoder} query vectors")
-    for split, title in (("dev", "original dev rows"), ("test", "test rows (held out)")):
-        idx = [i for i, r in enumerate(second.rows) if r["split"] == split]
+    groups = sorted({(r["split"], r.get("source") or ORIGINAL) for r in second.rows}, key=lambda g: (g[1], g[0]))
+    for split, part in groups:
+        title = f"{part} {split} rows" + (" (held out)" if split == "test" else "")
+        idx = [i for i, r in enumerate(second.rows) if r["split"] == split and (r.get("source") or ORIGINAL) == part]
         au = [second.rows[i]["label"] for i in idx]
         sv = [service[i] for i in idx]
         theirs = {k: [second.labels[k][i] for i in idx] for k in names}

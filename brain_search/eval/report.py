@@ -258,7 +258,11 @@ def targets(report: EvalReport, split: str) -> list[str]:
     for ir in report.intent:
         if ir.split == split:
             verdict = "met" if ir.accuracy >= 0.90 else "MISSED"
-            out.append(f"intent accuracy ≥ 0.90 (spec > 0.80): {verdict}, {ir.accuracy:.3f}")
+            line = f"intent accuracy ≥ 0.90 (spec > 0.80): {verdict}, {ir.accuracy:.3f}"
+            if ir.parts:
+                each = [f"{p.part} {p.accuracy:.3f} (n={p.n})" for p in ir.parts if " " not in p.part]
+                line += f" pooled over {ir.n} rows; " + ", ".join(each)
+            out.append(line)
     if any(r.split == split and Z_AWARE in r.systems for r in report.retrieval):
         lost = [x for x in losses(report) if f" {split}," in x or f" {split}:" in x]
         verdict = "met" if not lost else f"MISSED in {len(lost)} comparisons (listed below)"
@@ -339,6 +343,14 @@ def _intent_md(ir: IntentResult) -> list[str]:
         "",
     ]
     lines += _table(["label \\ detected", *TIERS], [[t, *map(str, ir.confusion[i])] for i, t in enumerate(TIERS)])
+    if ir.parts:
+        lo, hi = ir.interval
+        lines += [f"By writer group (95 % Wilson intervals; all rows: {ir.accuracy:.3f} [{lo:.3f}, {hi:.3f}]):", ""]
+        rows = [
+            [p.part, str(p.n), f"{p.accuracy:.3f}", "[{:.3f}, {:.3f}]".format(*p.interval), f"{p.within_one:.3f}"]
+            for p in ir.parts
+        ]
+        lines += _table(["rows", "n", "accuracy", "interval", "within one tier"], rows)
     return [*lines, f"![intent {ir.split}](intent_confusion_{ir.split}.png)", ""]
 
 
@@ -357,9 +369,10 @@ def render_markdown(report: EvalReport) -> str:
         lines += [f"- {t}" for t in targets(report, split)] + [""]
         for ir in report.intent:
             if ir.split == split:
+                parts = "".join(f"; {p.part} {p.accuracy:.3f} (n={p.n})" for p in ir.parts if " " not in p.part)
                 lines += [
                     f"Intent detection on {split}: accuracy {ir.accuracy:.3f}, within one tier "
-                    f"{ir.within_one:.3f} (n={ir.n}).",
+                    f"{ir.within_one:.3f} (n={ir.n}{parts}).",
                     "",
                 ]
     fields = bm25_fields(report)
@@ -423,7 +436,14 @@ def _results_json(report: EvalReport) -> dict[str, Any]:
             for e in report.exact
         ],
         "intent": [
-            {"split": i.split, "n": i.n, "accuracy": i.accuracy, "within_one": i.within_one, "confusion": i.confusion}
+            {
+                "split": i.split,
+                "n": i.n,
+                "accuracy": i.accuracy,
+                "within_one": i.within_one,
+                "confusion": i.confusion,
+                "parts": [{"part": p.part, "n": p.n, "correct": p.correct, "near": p.near} for p in i.parts],
+            }
             for i in report.intent
         ],
         "losses": losses(report),

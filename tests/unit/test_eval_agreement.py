@@ -3,7 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from brain_search.eval.agreement import agreement, confusion, load_second_labels, unanimous
+from brain_search.eval.agreement import DEFAULT_SECOND_LABELS, agreement, confusion, load_second_labels, unanimous
+from brain_search.eval.intent_eval import load_labelled_queries
 
 
 def test_identical_labels_agree_fully() -> None:
@@ -55,6 +56,15 @@ def test_the_committed_second_labels_load() -> None:
     assert sum(r["split"] == "test" for r in second.rows) == 95
     assert all(r.get("source") is None for r in second.rows)
     assert all(len(v) == 239 for v in second.labels.values())
+
+
+def test_the_committed_test2_labels_load() -> None:
+    second = load_second_labels(DEFAULT_SECOND_LABELS.parent / "intent_test2_second_labels.jsonl")
+    assert set(second.labels) == {"C", "D"}
+    assert all(r["split"] == "test" and r["source"] == "test-2" for r in second.rows)
+    # every test-2 row, each once per labeller
+    n = sum(q.source == "test-2" for q in load_labelled_queries())
+    assert len(second.rows) == n and all(len(v) == n for v in second.labels.values())
 
 
 def test_second_labels_must_match_the_queries_file(tmp_path: Path) -> None:

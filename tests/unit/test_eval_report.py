@@ -1,11 +1,13 @@
 """The report states losses plainly and writes its files (synthetic results, no engine)."""
 
+import json
 from pathlib import Path
 
 from brain_search.eval.brain_systems import Z_AWARE, Z_NAIVE
 from brain_search.eval.datasets import Dataset, EvalQuery
+from brain_search.eval.intent_eval import LabelledQuery, evaluate_intents
 from brain_search.eval.metrics import paired_interval
-from brain_search.eval.report import EvalReport, losses, tier_ab, write_report
+from brain_search.eval.report import EvalReport, losses, targets, tier_ab, write_report
 from brain_search.eval.retrieval_eval import LOCOMO_METRICS, evaluate_systems
 
 
@@ -67,3 +69,25 @@ def test_paired_interval_brackets_the_mean_difference_and_is_reproducible() -> N
     assert (lo, hi) == paired_interval(a, b)
     tie_lo, tie_hi = paired_interval([1.0, 0.0] * 20, [0.0, 1.0] * 20)
     assert tie_lo < 0 < tie_hi
+
+
+def test_intent_parts_are_reported_beside_the_pooled_figure(tmp_path: Path) -> None:
+    rows = [
+        LabelledQuery("a", "exact", "test"),
+        LabelledQuery("b", "broad", "test"),
+        LabelledQuery("c", "exact", "test", source="test-2", batch="T1"),
+        LabelledQuery("d", "exact", "test", source="test-2", batch="T2"),
+    ]
+    ir = evaluate_intents(rows, lambda q: "exact", "test")
+    report = EvalReport(command="brain-search eval", meta={}, intent=[ir])
+    (goal,) = targets(report, "test")
+    assert goal == (
+        "intent accuracy ≥ 0.90 (spec > 0.80): MISSED, 0.750 pooled over 4 rows; "
+        "original 0.500 (n=2), test-2 1.000 (n=2)"
+    )
+    write_report(report, tmp_path)
+    md = (tmp_path / "README.md").read_text()
+    assert "| test-2 T2 | 1 | 1.000 | [0.207, 1.000] | 1.000 |" in md
+    assert "| original | 2 | 0.500 | [0.095, 0.905] | 0.500 |" in md
+    saved = json.loads((tmp_path / "results.json").read_text())["intent"][0]["parts"]
+    assert saved[0] == {"part": "original", "n": 2, "correct": 1, "near": 1}
