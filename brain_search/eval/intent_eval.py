@@ -111,7 +111,8 @@ def evaluate_intents(queries: Sequence[LabelledQuery], detect: Callable[[str], s
     confusion = [[0] * len(TIERS) for _ in TIERS]
     correct = near = 0
     errors = []
-    tally: dict[str, list[int]] = {}
+    # (writer group, batch or None) → [rows, correct, within one tier]
+    tally: dict[tuple[str, str | None], list[int]] = {}
     for q in sel:
         got = str(detect(q.query))
         if got not in idx:
@@ -121,8 +122,7 @@ def evaluate_intents(queries: Sequence[LabelledQuery], detect: Callable[[str], s
         near += abs(idx[got] - idx[q.label]) <= 1
         if got != q.label:
             errors.append((q.query, q.label, got))
-        keys = [part_of(q)] + ([f"{part_of(q)} {q.batch}"] if q.batch else [])
-        for key in keys:
+        for key in {(part_of(q), None), (part_of(q), q.batch)}:
             t = tally.setdefault(key, [0, 0, 0])
             t[0] += 1
             t[1] += got == q.label
@@ -130,12 +130,13 @@ def evaluate_intents(queries: Sequence[LabelledQuery], detect: Callable[[str], s
     n = len(sel)
     recall = {t: (confusion[i][i] / sum(confusion[i]) if sum(confusion[i]) else 0.0) for t, i in idx.items()}
     result = IntentResult(split, n, correct / n if n else 0.0, near / n if n else 0.0, confusion, recall, errors)
-    groups = {k for k in tally if " " not in k}
+    groups = sorted({g for g, _ in tally}, key=lambda g: (g != ORIGINAL, g))
     if len(groups) > 1:
-        for g in sorted(groups, key=lambda k: (k != ORIGINAL, k)):
-            batches = sorted(k for k in tally if k.startswith(f"{g} "))
-            for key in [g, *(batches if len(batches) > 1 else [])]:
-                result.parts.append(PartScore(key, *tally[key]))
+        for g in groups:
+            result.parts.append(PartScore(g, *tally[g, None]))
+            batches = sorted(b for h, b in tally if h == g and b is not None)
+            if len(batches) > 1:
+                result.parts += [PartScore(f"{g} {b}", *tally[g, b]) for b in batches]
     return result
 
 
