@@ -96,16 +96,19 @@ class IntentResult:
     errors: list[tuple[str, str, str]] = field(default_factory=list)
     """(query, label, detected) for every miss."""
     parts: list[PartScore] = field(default_factory=list)
-    """Per writer group when the split holds more than one: each part, then each of its batches
-    when it has several."""
+    """Per writer group when the split holds more than one: each group, then (``batches``) each of
+    its batches when it has several."""
 
     @property
     def interval(self) -> tuple[float, float]:
         return wilson_interval(sum(self.confusion[i][i] for i in range(len(TIERS))), self.n)
 
 
-def evaluate_intents(queries: Sequence[LabelledQuery], detect: Callable[[str], str], split: str) -> IntentResult:
-    """Accuracy, within-one-tier accuracy and confusion of ``detect`` (query → tier name)."""
+def evaluate_intents(
+    queries: Sequence[LabelledQuery], detect: Callable[[str], str], split: str, batches: bool = False
+) -> IntentResult:
+    """Accuracy, within-one-tier accuracy and confusion of ``detect`` (query → tier name); per writer
+    group too when the split holds several, and per batch of a group with ``batches``."""
     sel = [q for q in queries if split in ("all", q.split)]
     idx = TIER_INDEX
     confusion = [[0] * len(TIERS) for _ in TIERS]
@@ -134,9 +137,9 @@ def evaluate_intents(queries: Sequence[LabelledQuery], detect: Callable[[str], s
     if len(groups) > 1:
         for g in groups:
             result.parts.append(PartScore(g, *tally[g, None]))
-            batches = sorted(b for h, b in tally if h == g and b is not None)
-            if len(batches) > 1:
-                result.parts += [PartScore(f"{g} {b}", *tally[g, b]) for b in batches]
+            names = sorted(b for h, b in tally if h == g and b is not None)
+            if batches and len(names) > 1:
+                result.parts += [PartScore(f"{g} {b}", *tally[g, b]) for b in names]
     return result
 
 

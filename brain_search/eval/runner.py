@@ -243,7 +243,9 @@ class EvalRunner:
         if "intent" in o.parts:
             labelled = load_labelled_queries(o.intent_queries)
             for split in o.splits:
-                report.intent.append(evaluate_intents(labelled, detect, split))
+                # per writer batch on the held-out split only: dev rows are in-sample (their
+                # first-seen figures come from scripts/first_seen.py)
+                report.intent.append(evaluate_intents(labelled, detect, split, batches=split == "test"))
         return report
 
     def _exact(self, split: Split) -> ExactMatchResult:

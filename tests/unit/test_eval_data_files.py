@@ -70,15 +70,17 @@ def test_intent_eval_parts_by_writer_group() -> None:
         LabelledQuery("e", "precise", "test", source="test-2", batch="T2"),
         LabelledQuery("f", "exact", "dev"),
     ]
-    res = evaluate_intents(rows, lambda q: "exact", "test")
+    res = evaluate_intents(rows, lambda q: "exact", "test", batches=True)
     assert res.n == 5 and res.accuracy == 2 / 5
     parts = {p.part: (p.n, p.correct, p.near) for p in res.parts}
     # the original rows first, then each later source and its batches
     assert [p.part for p in res.parts] == ["original", "test-2", "test-2 T1", "test-2 T2"]
     assert parts == {"original": (2, 1, 1), "test-2": (3, 1, 2), "test-2 T1": (1, 1, 1), "test-2 T2": (2, 0, 1)}
     assert res.interval == wilson_interval(2, 5)
+    # without batches: the groups only
+    assert [p.part for p in evaluate_intents(rows, lambda q: "exact", "test").parts] == ["original", "test-2"]
     # one writer group: no parts
-    assert evaluate_intents(rows, lambda q: "exact", "dev").parts == []
+    assert evaluate_intents(rows, lambda q: "exact", "dev", batches=True).parts == []
 
 
 def test_wilson_interval() -> None:

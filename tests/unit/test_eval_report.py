@@ -78,7 +78,7 @@ def test_intent_parts_are_reported_beside_the_pooled_figure(tmp_path: Path) -> N
         LabelledQuery("c", "exact", "test", source="test-2", batch="T1"),
         LabelledQuery("d", "exact", "test", source="test-2", batch="T2"),
     ]
-    ir = evaluate_intents(rows, lambda q: "exact", "test")
+    ir = evaluate_intents(rows, lambda q: "exact", "test", batches=True)
     report = EvalReport(command="brain-search eval", meta={}, intent=[ir])
     (goal,) = targets(report, "test")
     assert goal == (
