@@ -64,12 +64,18 @@ def load_labelled_queries(path: Path = DEFAULT_QUERIES) -> list[LabelledQuery]:
 
 @dataclass(frozen=True)
 class PartScore:
-    """One writer group's share of a split: ``part`` is ``part_of`` or "<part> <batch>"."""
+    """One writer group's share of a split (``part_of``), or one of its batches."""
 
-    part: str
+    group: str
+    batch: str | None
+    """None: the whole group"""
     n: int
     correct: int
     near: int
+
+    @property
+    def part(self) -> str:
+        return self.group if self.batch is None else f"{self.group} {self.batch}"
 
     @property
     def accuracy(self) -> float:
@@ -136,10 +142,10 @@ def evaluate_intents(
     groups = sorted({g for g, _ in tally}, key=lambda g: (g != ORIGINAL, g))
     if len(groups) > 1:
         for g in groups:
-            result.parts.append(PartScore(g, *tally[g, None]))
+            result.parts.append(PartScore(g, None, *tally[g, None]))
             names = sorted(b for h, b in tally if h == g and b is not None)
             if batches and len(names) > 1:
-                result.parts += [PartScore(f"{g} {b}", *tally[g, b]) for b in names]
+                result.parts += [PartScore(g, b, *tally[g, b]) for b in names]
     return result
 
 

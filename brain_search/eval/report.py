@@ -260,7 +260,7 @@ def targets(report: EvalReport, split: str) -> list[str]:
             verdict = "met" if ir.accuracy >= 0.90 else "MISSED"
             line = f"intent accuracy ≥ 0.90 (spec > 0.80): {verdict}, {ir.accuracy:.3f}"
             if ir.parts:
-                each = [f"{p.part} {p.accuracy:.3f} (n={p.n})" for p in ir.parts if " " not in p.part]
+                each = [f"{p.part} {p.accuracy:.3f} (n={p.n})" for p in ir.parts if p.batch is None]
                 line += f" pooled over {ir.n} rows; " + ", ".join(each)
             out.append(line)
     if any(r.split == split and Z_AWARE in r.systems for r in report.retrieval):
@@ -369,7 +369,7 @@ def render_markdown(report: EvalReport) -> str:
         lines += [f"- {t}" for t in targets(report, split)] + [""]
         for ir in report.intent:
             if ir.split == split:
-                parts = "".join(f"; {p.part} {p.accuracy:.3f} (n={p.n})" for p in ir.parts if " " not in p.part)
+                parts = "".join(f"; {p.part} {p.accuracy:.3f} (n={p.n})" for p in ir.parts if p.batch is None)
                 lines += [
                     f"Intent detection on {split}: accuracy {ir.accuracy:.3f}, within one tier "
                     f"{ir.within_one:.3f} (n={ir.n}{parts}).",
@@ -442,7 +442,10 @@ def _results_json(report: EvalReport) -> dict[str, Any]:
                 "accuracy": i.accuracy,
                 "within_one": i.within_one,
                 "confusion": i.confusion,
-                "parts": [{"part": p.part, "n": p.n, "correct": p.correct, "near": p.near} for p in i.parts],
+                "parts": [
+                    {"group": p.group, "batch": p.batch, "n": p.n, "correct": p.correct, "near": p.near}
+                    for p in i.parts
+                ],
             }
             for i in report.intent
         ],

@@ -90,4 +90,5 @@ def test_intent_parts_are_reported_beside_the_pooled_figure(tmp_path: Path) -> N
     assert "| test-2 T2 | 1 | 1.000 | [0.207, 1.000] | 1.000 |" in md
     assert "| original | 2 | 0.500 | [0.095, 0.905] | 0.500 |" in md
     saved = json.loads((tmp_path / "results.json").read_text())["intent"][0]["parts"]
-    assert saved[0] == {"part": "original", "n": 2, "correct": 1, "near": 1}
+    assert saved[0] == {"group": "original", "batch": None, "n": 2, "correct": 1, "near": 1}
+    assert saved[-1] == {"group": "test-2", "batch": "T2", "n": 1, "correct": 1, "near": 1}
