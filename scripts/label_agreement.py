@@ -37,7 +37,7 @@ from brain_search.eval.agreement import (  # noqa: E402
     load_second_labels,
     unanimous,
 )
-from brain_search.eval.intent_eval import ORIGINAL, TIERS, project_detector  # noqa: E402
+from brain_search.eval.intent_eval import TIERS, group_of_source, project_detector  # noqa: E402
 
 
 def fmt(name: str, a: Sequence[str], b: Sequence[str]) -> str:
@@ -57,10 +57,10 @@ def main(argv: Sequence[str]) -> None:
     service = [detect(r["query"]) for r in second.rows]
     encoder = "int8" if settings.query_embedding_int8 else "fp32"
     print(f"{len(second.rows)} rows, labellers {', '.join(names)}; the service's detector, {encoder} query vectors")
-    groups = sorted({(r["split"], r.get("source") or ORIGINAL) for r in second.rows}, key=lambda g: (g[1], g[0]))
-    for split, part in groups:
+    keys = [(r["split"], group_of_source(r.get("source"))) for r in second.rows]
+    for split, part in sorted(set(keys), key=lambda g: (g[1], g[0])):
         title = f"{part} {split} rows" + (" (held out)" if split == "test" else "")
-        idx = [i for i, r in enumerate(second.rows) if r["split"] == split and (r.get("source") or ORIGINAL) == part]
+        idx = [i for i, key in enumerate(keys) if key == (split, part)]
         au = [second.rows[i]["label"] for i in idx]
         sv = [service[i] for i in idx]
         theirs = {k: [second.labels[k][i] for i in idx] for k in names}

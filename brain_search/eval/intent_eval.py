@@ -38,9 +38,13 @@ SOURCE_SPLIT = {"dev-extra": "dev", "test-2": "test"}
 """Each later addition's only split: tuning rows never reach test, held-out rows never dev."""
 
 
+def group_of_source(source: str | None) -> str:
+    """Who wrote a row with this ``source``: ``ORIGINAL`` (the stratified 60/40 set) or the source."""
+    return ORIGINAL if source is None else source
+
+
 def part_of(q: LabelledQuery) -> str:
-    """Who wrote the row: ``ORIGINAL`` (the stratified 60/40 set) or its source ("test-2")."""
-    return ORIGINAL if q.source is None else q.source
+    return group_of_source(q.source)
 
 
 def load_labelled_queries(path: Path = DEFAULT_QUERIES) -> list[LabelledQuery]:
