@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from brain_search.models import ZFormula
+
 
 def default_cache_dir() -> Path:
     """Where downloaded distributions, node data and model exports live (never in the repo).
@@ -66,6 +68,14 @@ class Settings(BaseSettings):
     recall_candidates_factor: int = 3  # candidates per sub-search = factor × limit ...
     recall_candidates_min: int = 30  # ... but at least this many
     recall_candidates_max: int = 300
+    # the Z axis (brain_search/retrieval/zaxis.py): "calibrated" (by kind of match) or "spec"
+    # (semantic / (lexical + semantic)); the calibration is fitted on the dev split
+    # (`brain-search eval --parts z`, docs/eval): the median cosine of unrelated memories, a cosine
+    # that counts as the same thing, and the match strength a memory needs to show in a tier
+    z_formula: ZFormula = ZFormula.calibrated
+    z_cos_unrelated: float = Field(0.10, ge=-1.0, le=1.0)
+    z_cos_strong: float = Field(0.65, ge=-1.0, le=1.0)
+    z_floor: float = Field(0.3, ge=0.0, le=1.0)
 
     # --- Redis / Celery ---------------------------------------------------------------------
     redis_url: str | None = None

@@ -793,7 +793,9 @@ def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
 
 _LEAD_FILLER = re.compile(
     r"^(?:\s*(?:find|show|show me|tell me|get|give me|search|search for|look for|look up|pull up|recall|remind me|"
-    r"what|what's|where|can you|could you|please|the|that|a|an|all|my|me|about|of|on|for|to|in|and|or|was|is|did|do)\b[\s,.:;?!]*)+",
+    r"what|what's|where|can you|could you|please|the|that|a|an|all|my|me|about|of|on|for|to|in|and|or|was|is|did|do|"
+    # the request's own verb of saying ("what exactly did I say about ..."): not words to find
+    r"(?:i|we|you) (?:say|said|mention|mentioned|write|wrote|tell|told|type|typed|note|noted|put))\b[\s,.:;?!]*)+",
     re.I,
 )
 

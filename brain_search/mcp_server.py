@@ -41,13 +41,21 @@ RECALL_INPUT_SCHEMA: dict[str, Any] = {
         },
         "limit": {"type": "integer", "default": 10, "description": "Maximum results to return"},
         "tiered": {"type": "boolean", "default": False, "description": "Return results grouped by Z-tier"},
+        "z_formula": {
+            "type": "string",
+            "enum": ["calibrated", "spec"],
+            "default": "calibrated",
+            "description": "How Z positions are computed: by kind of match (calibrated) or the spec's "
+            "semantic / (lexical + semantic)",
+        },
     },
     "required": ["query"],
 }
 TOOL_DESCRIPTION = (
     "Retrieve memories from Brain's 3D memory space. Every result has a lexical and a semantic score and "
     "a Z position (0 = exact match … 1 = broad theme); quote a phrase or say 'exactly' for exact matches, "
-    "'ideas related to' or 'explore' for broad ones, or set focus / z_value."
+    "'ideas related to' or 'explore' for broad ones, or set focus / z_value. Tiers hold only memories that "
+    "match; query_analysis.nothing_matched is true when none does."
 )
 
 RecallFn = Callable[[str, RecallRequest], RecallResponse]

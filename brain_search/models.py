@@ -31,6 +31,28 @@ class Intent(StrEnum):
     broad = "broad"
 
 
+class ZFormula(StrEnum):
+    """How a result's Z position is computed."""
+
+    calibrated = "calibrated"
+    """by the kind of match (``brain_search/retrieval/zaxis.py``): what the spec's Z means"""
+    spec = "spec"
+    """the spec's literal ``semantic / (lexical + semantic)`` (section 3.1), for comparison"""
+
+
+class MatchKind(StrEnum):
+    """How a memory matches the query (what sets its calibrated Z)."""
+
+    phrase = "phrase"
+    """holds the quoted phrase (or the whole cue-stripped query) word for word: Exact"""
+    words = "words"
+    """holds every content word of the query literally, close together: Exact"""
+    terms = "terms"
+    """shares at least half of the query's terms (names and numbers count double): Precise"""
+    meaning = "meaning"
+    """mostly other words; Z by closeness in meaning: 0.5–1"""
+
+
 class RecallRequest(BaseModel):
     """Exactly the MCP parameters of spec 4.1, plus optional X-axis refinements."""
 
@@ -47,6 +69,9 @@ class RecallRequest(BaseModel):
     expand_related: int = Field(0, ge=0, le=3, description="Also search nodes related to `nodes`, to this depth")
     since: datetime | None = Field(None, description="Only memories at or after this time")
     until: datetime | None = Field(None, description="Only memories at or before this time")
+    z_formula: ZFormula | None = Field(
+        None, description="calibrated (default: Z by kind of match) or spec (semantic / (lexical + semantic))"
+    )
 
     @field_validator("query")
     @classmethod
@@ -64,8 +89,11 @@ class NodeRef(BaseModel):
 class Scores(BaseModel):
     lexical: float = Field(..., ge=0.0, le=1.0, description="lexical precision, 0–1")
     semantic: float = Field(..., ge=0.0, le=1.0, description="embedding similarity (cosine clamped), 0–1")
-    z_position: float = Field(..., ge=0.0, le=1.0, description="semantic / (lexical + semantic)")
-    relevance: float = Field(..., description="the ranking score (z_relevance)")
+    z_position: float = Field(..., ge=0.0, le=1.0, description="how the memory matches: 0 exact … 1 broad")
+    relevance: float = Field(..., description="how well it matches: the ranking score (z_relevance)")
+    match: float = Field(
+        0.0, ge=0.0, le=1.0, description="match strength, 0–1: tiers show only memories above the relevance floor"
+    )
 
 
 class ResultMetadata(BaseModel):
@@ -80,6 +108,7 @@ class MemoryResult(BaseModel):
     content: str
     node: NodeRef
     scores: Scores
+    match_kind: MatchKind = Field(MatchKind.meaning, description="phrase | words | terms | meaning")
     metadata: ResultMetadata
 
 
@@ -92,6 +121,11 @@ class QueryAnalysis(BaseModel):
     source: str = Field("auto", description="auto | focus | z_value: where the target came from")
     lexical_query: str = Field("", description="the query sent to BM25 (cue words removed)")
     phrases: list[str] = Field(default_factory=list, description="quoted phrases matched as phrases")
+    z_formula: ZFormula = Field(ZFormula.calibrated, description="how the results' Z positions were computed")
+    best_match: float = Field(0.0, ge=0.0, le=1.0, description="the strongest match strength among the candidates")
+    nothing_matched: bool = Field(
+        False, description="no memory cleared the relevance floor: the tiers are empty on purpose, not by failure"
+    )
 
 
 class Tiers(BaseModel):

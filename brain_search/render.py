@@ -27,7 +27,7 @@ def render_line(r: MemoryResult, width: int = 70, scores: bool = True) -> str:
     line = f'"{snippet(r.content, width)}" [{short_date(r.metadata.timestamp)}]'
     if scores:
         s = r.scores
-        line += f"  lex {s.lexical:.2f} · sem {s.semantic:.2f} · Z {s.z_position:.2f}"
+        line += f"  lex {s.lexical:.2f} · sem {s.semantic:.2f} · Z {s.z_position:.2f} · {r.match_kind.value}"
     return line
 
 
@@ -35,6 +35,11 @@ def render_tiered(resp: RecallResponse, width: int = 70, scores: bool = True) ->
     if resp.tiers is None:
         raise ValueError("the response has no tiers (ask with tiered=true)")
     out: list[str] = []
+    if resp.query_analysis.nothing_matched:
+        out += [
+            f"∅ Nothing matched: no memory is close enough to show (best match {resp.query_analysis.best_match:.2f}).",
+            "",
+        ]
     for field, heading in TIER_HEADINGS:
         items: list[MemoryResult] = getattr(resp.tiers, field)
         out.append(heading)
@@ -50,7 +55,9 @@ def render_tiered(resp: RecallResponse, width: int = 70, scores: bool = True) ->
 def render_analysis(resp: RecallResponse) -> str:
     qa = resp.query_analysis
     cues = ", ".join(qa.cues) or "none"
+    matched = "nothing matched" if qa.nothing_matched else f"best match {qa.best_match:.2f}"
+    z = "" if qa.z_formula.value == "calibrated" else f" · Z formula {qa.z_formula.value}"
     return (
         f"intent {qa.detected_intent.value} · target Z {qa.target_z:.2f} ± {qa.z_tolerance:.2f} · "
-        f"confidence {qa.confidence:.2f} · cues: {cues} · {resp.timings.total_ms:.0f} ms"
+        f"confidence {qa.confidence:.2f} · cues: {cues} · {matched}{z} · {resp.timings.total_ms:.0f} ms"
     )

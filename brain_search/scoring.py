@@ -200,13 +200,16 @@ def z_relevance(
     in_semantic: Sequence[bool] | None = None,
     quoted: bool = False,
     n_terms: int = 0,
+    z_positions: Sequence[float] | None = None,
 ) -> list[float]:
     """Relevance for each candidate (higher is better). All sequences are aligned by candidate.
 
     ``in_lexical`` / ``in_semantic``: whether each candidate is a hit of the BM25 / kNN
     sub-search (for ``norm="sublist"``). ``quoted``: the query quotes phrases, and a lexical
-    precision of 1.0 means the memory contains them all. ``n_terms``: the query's topic terms."""
-    zs = [z_position(lx, sm) for lx, sm in zip(lexical, semantic, strict=True)]
+    precision of 1.0 means the memory contains them all. ``n_terms``: the query's topic terms.
+    ``z_positions``: each candidate's Z position (the calibrated one, ``retrieval/zaxis.py``); None: the
+    spec's ``semantic / (lexical + semantic)``."""
+    zs = list(z_positions) if z_positions is not None else [z_position(lx, sm) for lx, sm in zip(lexical, semantic, strict=True)]
     if params.mode == "spec":
         return [
             spec_z_relevance(lx, sm, z, target_z, tolerance) for lx, sm, z in zip(lexical, semantic, zs, strict=True)

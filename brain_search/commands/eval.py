@@ -34,7 +34,7 @@ def _csv(value: str, allowed: tuple[str, ...], what: str) -> list[str]:
 
 
 def eval_cmd(
-    parts: str = typer.Option("retrieval,exact,intent", "--parts", help="comma list: retrieval, exact, intent"),
+    parts: str = typer.Option("retrieval,exact,intent,z", "--parts", help="comma list: retrieval, exact, intent, z"),
     datasets: str = typer.Option("locomo,scifact", "--datasets", help="comma list: locomo, scifact"),
     split: str = typer.Option("both", "--split", help="dev | test | both (test = the held-out split)"),
     quick: bool = typer.Option(False, "--quick", help="a small subset (2 conversations, 80 claims, 60 phrases)"),

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from brain_search.models import Focus, RecallRequest, RecallResponse
+from brain_search.models import Focus, RecallRequest, RecallResponse, ZFormula
 from brain_search.render import render_analysis, render_tiered, short_date, snippet
 
 console = Console()
@@ -47,6 +47,7 @@ def recall(
     focus: Focus = typer.Option(Focus.auto, "--focus", help="Z preset"),
     z: float = typer.Option(None, "--z", help="explicit Z target 0–1 (overrides --focus)"),
     tiered: bool = typer.Option(False, "--tiered", help="group results by Z tier (spec 5.3)"),
+    z_formula: ZFormula = typer.Option(None, "--z-formula", help="calibrated (default) or spec"),
     nodes: list[str] = typer.Option(None, "--nodes", help="X-axis filter: node ids or label paths (repeat)"),
     limit: int = typer.Option(10, "--limit", help="maximum results (1–100)"),
     as_json: bool = typer.Option(False, "--json", help="print the raw JSON response"),
@@ -56,7 +57,9 @@ def recall(
 ) -> None:
     """Recall memories: every result with its lexical and semantic score and its Z position."""
     try:
-        req = RecallRequest(query=query, focus=focus, z_value=z, nodes=nodes or None, limit=limit, tiered=tiered)
+        req = RecallRequest(
+            query=query, focus=focus, z_value=z, nodes=nodes or None, limit=limit, tiered=tiered, z_formula=z_formula
+        )
     except ValidationError as exc:
         for err in exc.errors():
             console.print(f"[bold red]invalid {'.'.join(map(str, err['loc']))}:[/bold red] {err['msg']}")
@@ -76,7 +79,7 @@ def recall(
         print(render_tiered(resp))
         return
     table = Table(show_lines=False)
-    for col in ("#", "memory", "node", "date", "lex", "sem", "Z", "rel"):
+    for col in ("#", "memory", "node", "date", "lex", "sem", "Z", "kind", "rel"):
         table.add_column(col)
     for i, r in enumerate(resp.results, 1):
         s = r.scores
@@ -88,6 +91,7 @@ def recall(
             f"{s.lexical:.2f}",
             f"{s.semantic:.2f}",
             f"{s.z_position:.2f}",
+            r.match_kind.value,
             f"{s.relevance:.3f}",
         )
     console.print(table)

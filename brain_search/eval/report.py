@@ -18,6 +18,8 @@ from brain_search.eval.exact_match import PHRASINGS, ExactMatchResult
 from brain_search.eval.intent_eval import TIERS, IntentResult
 from brain_search.eval.metrics import mean, paired_interval
 from brain_search.eval.retrieval_eval import RetrievalResult
+from brain_search.eval.z_report import z_json, z_markdown, z_plots
+from brain_search.eval.z_run import ZResult
 
 TOLERANCE = 0.0005  # differences below this are ties (metric noise from float sums)
 MAX_FAILURES_LISTED = 40  # per system in exact_match_failures_<split>.md
@@ -30,6 +32,8 @@ class EvalReport:
     retrieval: list[RetrievalResult] = field(default_factory=list)
     exact: list[ExactMatchResult] = field(default_factory=list)
     intent: list[IntentResult] = field(default_factory=list)
+    z: list[ZResult] = field(default_factory=list)
+    """the Z axis figures per LoCoMo split (``z_run``)"""
     detected: dict[str, str] = field(default_factory=dict)
     """query text → intent tier detected by the project (for the per-tier A/B)."""
     skipped: list[str] = field(default_factory=list)
@@ -403,6 +407,8 @@ def render_markdown(report: EvalReport) -> str:
         lines += ["## Exact-match precision (spec: the top result contains the quoted phrase)", ""]
         for ex in report.exact:
             lines += _exact_md(ex)
+    if report.z:
+        lines += z_markdown(report.z)
     if report.intent:
         lines += ["## Intent detection", ""]
         for ir in report.intent:
@@ -449,6 +455,7 @@ def _results_json(report: EvalReport) -> dict[str, Any]:
             }
             for i in report.intent
         ],
+        "z": [z_json(z) for z in report.z],
         "losses": losses(report),
     }
 
@@ -457,6 +464,7 @@ def write_report(report: EvalReport, out: Path) -> Path:
     """Write ``README.md`` (the report), the plots, ``results.json`` and failure listings."""
     out.mkdir(parents=True, exist_ok=True)
     _plots(report, out)
+    z_plots(report.z, out)
     path = out / "README.md"
     path.write_text(render_markdown(report))
     (out / "results.json").write_text(json.dumps(_results_json(report), indent=2, sort_keys=True) + "\n")

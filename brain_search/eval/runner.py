@@ -42,8 +42,9 @@ from brain_search.eval.indexing import IndexedDataset, index_dataset
 from brain_search.eval.intent_eval import DEFAULT_QUERIES, evaluate_intents, load_labelled_queries, project_detector
 from brain_search.eval.report import EvalReport
 from brain_search.eval.retrieval_eval import LOCOMO_METRICS, SCIFACT_METRICS, evaluate_systems
+from brain_search.eval.z_run import ZResult
 
-PARTS = ("retrieval", "exact", "intent")
+PARTS = ("retrieval", "exact", "intent", "z")
 DATASETS = ("locomo", "scifact")
 SEED = 20260120
 FUSION_NOTE = (
@@ -240,6 +241,9 @@ class EvalRunner:
             for split in o.splits:
                 report.exact.append(self._exact(split))
                 report.detected.update({q.query: detect(q.query) for q in report.exact[-1].queries})
+        if "z" in o.parts:
+            for split in o.splits:
+                report.z.append(self._z(split))
         if "intent" in o.parts:
             labelled = load_labelled_queries(o.intent_queries)
             for split in o.splits:
@@ -275,6 +279,34 @@ class EvalRunner:
         self.embedder.encode([q.query for q in queries])
         bar = self.progress(f"exact match {split}: {len(queries)} phrases", len(queries))
         return evaluate_exact_match(queries, list(routed.values()), contents, split, progress=bar)
+
+    def _z(self, split: Split) -> ZResult:
+        """The Z figures on LoCoMo ``split`` (and, on dev, the calibration fit with SciFact's
+        dev claims when SciFact is part of the run)."""
+        from brain_search.embedding import QueryCache
+        from brain_search.eval.z_run import run_z, scifact_split
+        from brain_search.retrieval.pipeline import Retriever
+
+        ds = self.split_of("locomo", split)
+        s = self.indexed["locomo"].settings
+        encoder = self.brain_query_embedder() or self.embedder
+        retriever = Retriever(self.client, s, QueryCache(encoder, s.query_cache_size))
+        scifact = None
+        if split == "dev" and "scifact" in self.options.datasets:
+            full = self.load("scifact")
+            scifact = scifact_split(full, self.split_queries[("scifact", "dev")])
+        quick = self.options.quick
+        return run_z(
+            retriever,
+            self.embedder,
+            ds,
+            split,
+            self.options.seed,
+            n_phrases=20 if quick else 300,
+            n_questions=40 if quick else None,
+            progress=self.progress,
+            scifact=scifact,
+        )
 
     def _meta(self) -> dict[str, str]:
         o = self.options

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -37,6 +38,7 @@ from brain_search.models import (
 )
 from brain_search.retrieval import queries
 from brain_search.retrieval.presets import apply_overrides
+from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
 from brain_search.scoring import (
     RankingParams,
     contains_phrase,
@@ -44,11 +46,12 @@ from brain_search.scoring import (
     lexical_precision,
     query_terms,
     tier_of,
-    z_position,
     z_relevance,
 )
 
 TIERED_POOL = 50
+"""candidates per sub-search at least, in tiered mode (tiers are filled from every candidate that
+clears the relevance floor)"""
 
 
 class QueryEncoder(Protocol):
@@ -102,6 +105,12 @@ class CandidateFeatures:
     cosine: list[float]
     in_lexical: list[bool]
     in_semantic: list[bool]
+    z: list[float] | None = None
+    """Z position per candidate (the response's formula); None: the spec's, from lexical/semantic"""
+    strength: list[float] | None = None
+    """match strength (0–1, ``zaxis.match``): what the relevance floor reads"""
+    kinds: list[str] | None = None
+    """``MatchKind`` per candidate"""
 
 
 def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
@@ -121,6 +130,7 @@ class Retriever:
         graph: GraphStore | None = None,
         detector: IntentDetector | None = None,
         ranking: RankingParams | None = None,
+        calibration: ZCalibration | None = None,
     ) -> None:
         self.client = client
         self.settings = settings
@@ -128,13 +138,21 @@ class Retriever:
         self.graph = graph
         self.detector = detector or make_intent_detector(settings.intent_model)
         self.ranking = ranking or RankingParams()
+        self.calibration = calibration or ZCalibration.from_settings(settings)
         self.search_type = "dfs_query_then_fetch" if settings.shards > 1 else "query_then_fetch"
 
     # ------------------------------------------------------------------ public
-    def recall(self, tenant_id: str, req: RecallRequest, ranking: RankingParams | None = None) -> RecallResponse:
+    def recall(
+        self,
+        tenant_id: str,
+        req: RecallRequest,
+        ranking: RankingParams | None = None,
+        exclude: Sequence[str] = (),
+    ) -> RecallResponse:
         """``ranking``: used as given; by default the learned ranking, with the spec's Z-distance
-        penalty when the target was chosen by the caller (``focus``/``z_value``)."""
-        plan = self.plan(tenant_id, req)
+        penalty when the target was chosen by the caller (``focus``/``z_value``). ``exclude``:
+        memory ids the search leaves out (the lab's "answer removed" measurement)."""
+        plan = self.plan(tenant_id, req, exclude)
         if ranking is None:
             ranking = self.ranking if plan.source == "auto" else self.ranking.for_explicit_z()
         t_search0 = time.perf_counter()
@@ -144,15 +162,18 @@ class Retriever:
         self._check_scores(candidates)
         t_fill = time.perf_counter()
 
-        keep = max(req.limit, TIERED_POOL) if req.tiered else req.limit
-        results = self._rank(plan.intent, plan.terms, candidates, ranking, keep)
-        tiers = self._tiers(results, req.limit) if req.tiered else None
+        formula = req.z_formula or self.settings.z_formula
+        ranked = self._rank(plan.intent, plan.terms, candidates, ranking, formula)
+        best = max((r.scores.match for r in ranked), default=0.0)
+        shown = [r for r in ranked if self.calibration.clears_floor(r.match_kind, r.scores.match)]
+        tiers = self._tiers(shown, req.limit) if req.tiered else None
+        results = ranked[: req.limit]
         t_rank = time.perf_counter()
 
         intent = plan.intent
         ms = 1000.0
         return RecallResponse(
-            results=results[: req.limit],
+            results=results,
             tiers=tiers,
             query_analysis=QueryAnalysis(
                 detected_intent=intent.detected_intent,
@@ -163,6 +184,9 @@ class Retriever:
                 source=plan.source,
                 lexical_query=intent.lexical_query,
                 phrases=list(intent.phrases),
+                z_formula=formula,
+                best_match=round(best, 6),
+                nothing_matched=not shown,
             ),
             timings=Timings(
                 intent_ms=plan.intent_ms,
@@ -175,7 +199,7 @@ class Retriever:
             candidates=len(candidates),
         )
 
-    def plan(self, tenant_id: str, req: RecallRequest) -> SearchPlan:
+    def plan(self, tenant_id: str, req: RecallRequest, exclude: Sequence[str] = ()) -> SearchPlan:
         """Everything before the first engine round trip: intent, scope, query vector and the
         ``_msearch`` sub-search bodies. The load benchmark sends exactly these to the bare engine."""
         # the vector first: the learned intent detector reads it
@@ -187,7 +211,7 @@ class Retriever:
         t_intent = time.perf_counter()
 
         node_paths = self._node_paths(tenant_id, req)
-        filters = queries.scope_filter(tenant_id, node_paths, req.since, req.until)
+        filters = queries.scope_filter(tenant_id, node_paths, req.since, req.until, exclude)
 
         k = fetch_size(req.limit, req.tiered, self.settings)
         terms = query_terms(intent.lexical_query)
@@ -285,8 +309,15 @@ class Retriever:
                 raise StoreUnavailable(f"memory {c.doc_id} came back without its BM25 or cosine")
 
     @staticmethod
-    def features(intent: QueryIntent, terms: list[str], cands: list[Candidate]) -> CandidateFeatures:
-        """Lexical precision (phrase, term coverage, BM25), similarity and both raw engine scores."""
+    def features(
+        intent: QueryIntent,
+        terms: list[str],
+        cands: list[Candidate],
+        calibration: ZCalibration | None = None,
+        formula: ZFormula = ZFormula.calibrated,
+    ) -> CandidateFeatures:
+        """Lexical precision (phrase, term coverage, BM25), similarity, both raw engine scores and
+        each candidate's match (kind, strength) and Z under ``formula``."""
         best_bm25 = max(((c.bm25 or 0.0) for c in cands), default=0.0) or 1.0
         full_query = intent.lexical_query
         lex: list[float] = []
@@ -302,6 +333,11 @@ class Retriever:
             )
             lex.append(lexical_precision(phrase_hit, coverage, (c.bm25 or 0.0) / best_bm25))
             sem.append(embedding_similarity(c.cosine or 0.0))
+        matches = Retriever.matches(intent, terms, cands, calibration or ZCalibration())
+        if formula is ZFormula.spec:
+            zs = [spec_z(lx, sm) for lx, sm in zip(lex, sem, strict=True)]
+        else:
+            zs = [m.z for m in matches]
         return CandidateFeatures(
             ids=[str(c.source.get("memory_id", c.doc_id)) for c in cands],
             lexical=lex,
@@ -310,7 +346,19 @@ class Retriever:
             cosine=[c.cosine or 0.0 for c in cands],
             in_lexical=[c.lexical_hit for c in cands],
             in_semantic=[c.semantic_hit for c in cands],
+            z=zs,
+            strength=[m.strength for m in matches],
+            kinds=[m.kind.value for m in matches],
         )
+
+    @staticmethod
+    def matches(intent: QueryIntent, terms: list[str], cands: list[Candidate], cal: ZCalibration) -> list[Match]:
+        """How each candidate matches (``zaxis.match``): kind, calibrated Z, strength."""
+        q = query_terms_of(intent.lexical_query, intent.phrases, terms, cal.key_weight)
+        names = [queries.term_name(i) for i in range(len(terms))]
+        return [
+            match(c.source.get("content", ""), q, [n in c.matched for n in names], c.cosine or 0.0, cal) for c in cands
+        ]
 
     @staticmethod
     def relevance(intent: QueryIntent, f: CandidateFeatures, ranking: RankingParams, n_terms: int) -> list[float]:
@@ -326,6 +374,7 @@ class Retriever:
             in_semantic=f.in_semantic,
             quoted=bool(intent.phrases),
             n_terms=n_terms,
+            z_positions=f.z,
         )
 
     def _rank(
@@ -334,20 +383,25 @@ class Retriever:
         terms: list[str],
         candidates: dict[str, Candidate],
         ranking: RankingParams,
-        keep: int | None = None,
+        formula: ZFormula = ZFormula.calibrated,
     ) -> list[MemoryResult]:
-        """Every candidate scored and ordered; result models built for the first ``keep`` only
-        (building all of them was a measurable share of a recall's CPU)."""
+        """Every candidate scored and ordered (each result carries its match kind and strength)."""
         cands = list(candidates.values())
         if not cands:
             return []
-        f = self.features(intent, terms, cands)
+        f = self.features(intent, terms, cands, self.calibration, formula)
         rel = self.relevance(intent, f, ranking, len(terms))
+        zs, strength, kinds = f.z or [], f.strength or [], f.kinds or []
         order = sorted(range(len(cands)), key=lambda i: (-rel[i], cands[i].doc_id))
-        return [self._result(cands[i], f.lexical[i], f.semantic[i], rel[i]) for i in order[:keep]]
+        return [
+            self._result(cands[i], f.lexical[i], f.semantic[i], zs[i], rel[i], MatchKind(kinds[i]), strength[i])
+            for i in order
+        ]
 
     @staticmethod
-    def _result(c: Candidate, lex: float, sem: float, rel: float) -> MemoryResult:
+    def _result(
+        c: Candidate, lex: float, sem: float, z: float, rel: float, kind: MatchKind, strength: float
+    ) -> MemoryResult:
         src = c.source
         meta = src.get("metadata")
         return MemoryResult(
@@ -355,8 +409,13 @@ class Retriever:
             content=src.get("content", ""),
             node=NodeRef(id=src.get("node_id"), label=src.get("node_path")),
             scores=Scores(
-                lexical=round(lex, 6), semantic=round(sem, 6), z_position=round(z_position(lex, sem), 6), relevance=rel
+                lexical=round(lex, 6),
+                semantic=round(sem, 6),
+                z_position=round(z, 6),
+                relevance=rel,
+                match=round(strength, 6),
             ),
+            match_kind=kind,
             metadata=ResultMetadata(
                 timestamp=src.get("timestamp"),
                 source=src.get("source"),
@@ -366,10 +425,13 @@ class Retriever:
         )
 
     @staticmethod
-    def _tiers(results: list[MemoryResult], per_tier: int) -> Tiers:
-        """Group the best ``TIERED_POOL`` results by Z (spec 3.4), at most ``per_tier`` each."""
+    def _tiers(shown: list[MemoryResult], per_tier: int) -> Tiers:
+        """Group the results that cleared the relevance floor by Z (spec 3.4), at most
+        ``per_tier`` each, in relevance order; in the Exact tier the memories holding the phrase
+        come first (spec: exact matches always show when they exist)."""
+        ordered = sorted(shown, key=lambda r: r.match_kind is not MatchKind.phrase)  # stable: relevance within
         groups: dict[str, list[MemoryResult]] = {}
-        for r in results[:TIERED_POOL]:
+        for r in ordered:
             bucket = groups.setdefault(tier_of(r.scores.z_position), [])
             if len(bucket) < per_tier:
                 bucket.append(r)

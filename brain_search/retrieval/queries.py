@@ -12,6 +12,7 @@ def scope_filter(
     node_paths: Sequence[str] = (),
     since: datetime | str | None = None,
     until: datetime | str | None = None,
+    exclude_memories: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Filter clauses shared by every sub-search: the tenant, X-axis node subtrees, time range.
 
@@ -29,6 +30,8 @@ def scope_filter(
         if until is not None:
             rng["lte"] = until.isoformat() if isinstance(until, datetime) else until
         clauses.append({"range": {"timestamp": rng}})
+    if exclude_memories:
+        clauses.append({"bool": {"must_not": [{"terms": {"memory_id": list(exclude_memories)}}]}})
     return clauses
 
 

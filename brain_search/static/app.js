@@ -158,6 +158,7 @@ function renderAnalysis(data) {
     ["intent", qa.detected_intent], ["target Z", qa.target_z.toFixed(2)], ["± tolerance", qa.z_tolerance.toFixed(2)],
     ["confidence", qa.confidence.toFixed(2)], ["from", qa.source || "auto"],
     ["cues", (qa.cues || []).join(", ") || "—"], ["results", String(data.results.length)],
+    ["best match", (qa.best_match ?? 0).toFixed(2)], ["Z formula", qa.z_formula || "calibrated"],
   ];
   if (data.timings) items.push(["time", `${data.timings.total_ms.toFixed(1)} ms`]);
   ui.analysis.replaceChildren(...items.map(([k, v]) => {
@@ -169,7 +170,16 @@ function renderAnalysis(data) {
 }
 
 function renderTiers(data) {
-  return TIERS.map(([field, title, range, inTier]) => {
+  const sections = [];
+  if (data.query_analysis.nothing_matched) {
+    // the tiers hold only memories above the relevance floor: say so instead of showing noise
+    sections.push(Object.assign(document.createElement("p"), {
+      className: "nothing",
+      textContent: `Nothing matched: no memory is close enough to show (best match ${(data.query_analysis.best_match ?? 0).toFixed(2)}).`,
+    }));
+    sections[0].dataset.testid = "nothing-matched";
+  }
+  return sections.concat(TIERS.map(([field, title, range, inTier]) => {
     const items = data.tiers ? data.tiers[field] || [] : data.results.filter((r) => inTier(r.scores.z_position));
     const sec = document.createElement("section");
     sec.className = "tier";
@@ -180,7 +190,7 @@ function renderTiers(data) {
     if (!items.length) sec.append(Object.assign(document.createElement("p"), { className: "empty", textContent: "none" }));
     sec.append(...items.map(card));
     return sec;
-  });
+  }));
 }
 
 function fmtDate(ts) {
@@ -201,6 +211,8 @@ function card(r) {
   const date = fmtDate(r.metadata && r.metadata.timestamp);
   el.querySelector(".date").textContent = date ? `[${date}]` : "";
   el.querySelector(".relevance").textContent = `relevance ${s.relevance.toFixed(3)}`;
+  el.querySelector(".kind").textContent = r.match_kind ? `${r.match_kind} · match ${(s.match ?? 0).toFixed(2)}` : "";
+  el.dataset.kind = r.match_kind || "";
   el.querySelector(".content").textContent = r.content;
   el.querySelector(".marker").style.left = `${(s.z_position * 100).toFixed(1)}%`;
   el.querySelector(".zval").textContent = s.z_position.toFixed(2);

@@ -1,0 +1,218 @@
+"""The Z axis, calibrated: *how* a memory matches a query (pure functions over plain data).
+
+Z says what kind of match a memory is; ``relevance`` says how good. The spec's literal formula,
+``semantic / (lexical + semantic)`` over raw MiniLM cosines, measures how weak the semantic side
+is instead: a literal hit has a cosine of 0.6–0.9, so its Z is 0.4–0.5; a stray keyword hit has a
+cosine near 0.1, so its Z is about 0.2 ("Exact"); a memory sharing no word is always 1.0. It stays
+selectable (``ZFormula.spec``) for comparison. The calibrated Z follows the spec's meaning
+(section 2, the 5.3 picture):
+
+- **Exact, Z < 0.3**: the memory holds the quoted phrase, or the cue-stripped query as a phrase
+  (Z 0.05), or every content word of the query literally, close together (0.10–0.25, tighter is
+  lower). A high cosine never moves it out.
+- **Precise, 0.3–0.5**: it shares at least half of the query's terms (names and numbers count
+  double; stemmed forms count), 0.30 when it shares all of them.
+- **0.5–0.7**: mostly other words, close in meaning: Z = 0.5 + 0.5 × (1 − σ) × (1 − λ), where σ
+  is the calibrated cosine and λ the share of terms it does share.
+- **≥ 0.7**: related in theme only (σ lower, no key terms shared).
+
+The cosine is calibrated against the cosines of *unrelated* memories (``ZCalibration``: on the
+dev split, a query against the memories of other tenants): σ = 0 at the unrelated median, 1 at
+``cos_strong``. Match strength (0–1) is how sure we are that the memory matches at all; tiers show
+only memories whose strength clears ``floor`` (exact matches always do), and a response whose best
+candidate does not clear it says "nothing matched".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from brain_search.models import MatchKind, ZFormula
+from brain_search.scoring import STOPWORDS, normalize_text
+
+__all__ = ["Match", "MatchKind", "QueryTerms", "ZCalibration", "ZFormula", "match", "query_terms_of", "spec_z"]
+
+
+EXACT_KINDS = frozenset({MatchKind.phrase, MatchKind.words})
+
+
+@dataclass(frozen=True)
+class ZCalibration:
+    """Constants of the calibrated Z, fitted on the dev split (``brain-search eval --parts z``).
+
+    ``cos_unrelated``: the median cosine between a query and unrelated memories (other tenants'
+    LoCoMo turns, SciFact abstracts of other claims); ``cos_strong``: a cosine that counts as
+    "the same thing" (σ = 1). ``precise_share``: the weighted share of terms a Precise match
+    shares at least. ``window``: the words in which all content words must fall for an Exact
+    match, per content word. ``floor``: the match strength a memory needs to appear in a tier.
+    """
+
+    cos_unrelated: float = 0.10
+    cos_strong: float = 0.65
+    precise_share: float = 0.5
+    key_weight: float = 1.0
+    window: float = 3.0
+    floor: float = 0.3
+    lexical_weight: float = 0.6
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> ZCalibration:
+        """The calibration of ``Settings`` (``z_cos_unrelated``, ``z_cos_strong``, ``z_floor``)."""
+        return cls(cos_unrelated=settings.z_cos_unrelated, cos_strong=settings.z_cos_strong, floor=settings.z_floor)
+
+    def clears_floor(self, kind: MatchKind, strength: float) -> bool:
+        """A memory shows in a tier: an exact match always, any other when ``strength`` ≥ ``floor``."""
+        return kind in EXACT_KINDS or strength >= self.floor
+
+    def sigma(self, cosine: float) -> float:
+        """The cosine placed against unrelated memories' cosines: 0 at their median, 1 at
+        ``cos_strong``."""
+        span = max(self.cos_strong - self.cos_unrelated, 1e-6)
+        return min(max((cosine - self.cos_unrelated) / span, 0.0), 1.0)
+
+    def strength(self, sigma: float, shared: float) -> float:
+        """How sure we are that a memory matches at all (0–1): its calibrated cosine, raised by
+        the share of the query's terms it holds (``lexical_weight`` of the way to 1 when all)."""
+        return sigma + (1 - sigma) * self.lexical_weight * shared
+
+    def meaning_z(self, strength: float) -> float:
+        """Z of a match in mostly other words: 0.5 at strength 1, 0.9 at the floor, 1.0 at 0."""
+        f = min(max(self.floor, 1e-6), 1 - 1e-6)
+        if strength >= f:
+            return 0.5 + 0.4 * (1 - (strength - f) / (1 - f))
+        return 0.9 + 0.1 * (1 - strength / f)
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """What a query asks for literally: its content terms (normalised) with weights, and its
+    phrases (quoted ones, else the whole cue-stripped query when it has two or more words)."""
+
+    terms: tuple[str, ...]
+    weights: tuple[float, ...]
+    phrases: tuple[str, ...]
+    quoted: bool
+
+    @property
+    def total_weight(self) -> float:
+        return sum(self.weights)
+
+
+_DIGIT = re.compile(r"\d")
+_CAPITALISED = re.compile(r"\b[A-Z][\w'’-]*")
+
+
+def query_terms_of(
+    lexical_query: str, phrases: Sequence[str], terms: Sequence[str], key_weight: float = 2.0
+) -> QueryTerms:
+    """``terms``: the query's topic words as the pipeline sends them to the engine (``query_terms``).
+    A term with a digit, or written capitalised in the query (not "I"), is a key term (a name, a
+    number) and weighs ``key_weight``."""
+    capitalised = {normalize_text(m.group()) for m in _CAPITALISED.finditer(lexical_query) if m.group() != "I"}
+    weights = tuple(key_weight if (_DIGIT.search(t) or t in capitalised) else 1.0 for t in terms)
+    if phrases:
+        return QueryTerms(tuple(terms), weights, tuple(phrases), True)
+    whole = normalize_text(lexical_query)
+    implicit = (whole,) if len(whole.split()) >= 2 else ()
+    return QueryTerms(tuple(terms), weights, implicit, False)
+
+
+@dataclass(frozen=True)
+class Match:
+    """How one memory matches: its kind, Z (0–1), strength (0–1) and the shares it was read from."""
+
+    kind: MatchKind
+    z: float
+    strength: float
+    shared: float
+    """weighted share of the query's terms the memory holds (literally or stemmed), 0–1"""
+    sigma: float
+    """the calibrated cosine, 0–1"""
+
+    @property
+    def exact(self) -> bool:
+        return self.kind in EXACT_KINDS
+
+
+def _contains(words_text: str, phrase: str) -> bool:
+    p = normalize_text(phrase)
+    return bool(p) and f" {p} " in f" {words_text} "
+
+
+def literal_span(words: Sequence[str], terms: Sequence[str]) -> int | None:
+    """The fewest consecutive words of ``words`` that hold every term of ``terms`` (None if a term
+    is missing). Linear in ``len(words)`` (a sliding window)."""
+    need = set(terms)
+    if not need:
+        return None
+    if not need.issubset(words):
+        return None
+    count: dict[str, int] = {}
+    have = 0
+    best: int | None = None
+    left = 0
+    for right, w in enumerate(words):
+        if w in need:
+            count[w] = count.get(w, 0) + 1
+            if count[w] == 1:
+                have += 1
+        while have == len(need):
+            size = right - left + 1
+            best = size if best is None or size < best else best
+            lw = words[left]
+            if lw in need:
+                count[lw] -= 1
+                if count[lw] == 0:
+                    have -= 1
+            left += 1
+    return best
+
+
+def match(
+    content: str,
+    q: QueryTerms,
+    stemmed_hits: Sequence[bool],
+    cosine: float,
+    cal: ZCalibration,
+) -> Match:
+    """The calibrated Z of one memory. ``stemmed_hits``: per term of ``q``, whether the engine's
+    English analyzer found it in the memory (``matched_queries``); ``cosine``: raw, −1…1."""
+    text = normalize_text(content)
+    words = text.split()
+    present = set(words)
+    literal = [t in present for t in q.terms]
+    hits = [a or b for a, b in zip(literal, stemmed_hits, strict=True)]
+    total = q.total_weight
+    shared = sum(w for w, h in zip(q.weights, hits, strict=True) if h) / total if total else 0.0
+    sigma = cal.sigma(cosine)
+
+    if q.phrases and all(_contains(text, p) for p in q.phrases):
+        return Match(MatchKind.phrase, 0.05, 1.0, 1.0, sigma)
+    n = len(q.terms)
+    if n and all(literal):
+        span = literal_span(words, q.terms)
+        if span is not None and span <= max(cal.window * n, 2):
+            tight = (span - n) / max(cal.window * n - n, 1)
+            z = 0.10 + 0.15 * min(max(tight, 0.0), 1.0)
+            return Match(MatchKind.words, round(z, 4), 1.0, 1.0, sigma)
+    strength = cal.strength(sigma, shared)
+    if shared >= cal.precise_share and strength >= cal.floor:
+        z = 0.30 + 0.19 * (1 - shared) / max(1 - cal.precise_share, 1e-6)
+        return Match(MatchKind.terms, round(z, 4), strength, shared, sigma)
+    return Match(MatchKind.meaning, round(cal.meaning_z(strength), 4), strength, shared, sigma)
+
+
+def spec_z(lexical: float, semantic: float) -> float:
+    """The spec's literal Z (3.1): semantic / (lexical + semantic); 0.5 when both are 0."""
+    total = lexical + semantic
+    return 0.5 if total <= 0.0 else semantic / total
+
+
+def content_terms(text: str) -> list[str]:
+    """Normalised words of ``text`` without stopwords (all of them if only stopwords)."""
+    words = normalize_text(text).split()
+    kept = [w for w in words if w not in STOPWORDS]
+    return list(dict.fromkeys(kept or words))
