@@ -73,9 +73,9 @@ class Settings(BaseSettings):
     # (`brain-search eval --parts z`, docs/eval): the median cosine of unrelated memories, a cosine
     # that counts as the same thing, and the match strength a memory needs to show in a tier
     z_formula: ZFormula = ZFormula.calibrated
-    z_cos_unrelated: float = Field(0.10, ge=-1.0, le=1.0)
-    z_cos_strong: float = Field(0.65, ge=-1.0, le=1.0)
-    z_floor: float = Field(0.3, ge=0.0, le=1.0)
+    z_cos_unrelated: float = Field(0.105, ge=-1.0, le=1.0)
+    z_cos_strong: float = Field(0.505, ge=-1.0, le=1.0)
+    z_floor: float = Field(0.508, ge=0.0, le=1.0)
 
     # --- Redis / Celery ---------------------------------------------------------------------
     redis_url: str | None = None

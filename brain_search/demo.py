@@ -31,6 +31,8 @@ SPEC_QUERIES = (
     "What did we discuss about compensation?",
     "My thinking on fairness in partnerships",
     "Ideas related to building teams",
+    # spec 5.2's own exact example
+    "Find exactly where I said the equity split was 53%",
 )
 
 

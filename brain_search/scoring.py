@@ -145,6 +145,13 @@ class RankingParams:
     # targets keep the learned strength above (light: on dev a stronger penalty cost relevance).
     explicit_z_penalty: float = 0.3
     explicit_outside_factor: float = 0.5
+    # Beyond the tolerance of an explicit target the factor keeps falling with the distance, to
+    # ``explicit_far_factor`` at distance 1: with Z meaning the kind of match, a Broad request must
+    # push the literal match (Z ≈ 0.05) below theme matches, not merely halve it like a near miss.
+    explicit_far_factor: float = 0.1
+    far_factor: float | None = None
+    """the Z-alignment factor at distance 1, linear from ``outside_factor`` at the tolerance;
+    None: ``outside_factor`` all the way (the spec's flat × 0.5)"""
 
     def length_factor(self, n_terms: int) -> float:
         """1 for a query of at most ``term_scale`` topic terms, ``term_scale / n`` beyond (1 when 0)."""
@@ -154,7 +161,12 @@ class RankingParams:
 
     def for_explicit_z(self) -> RankingParams:
         """The ranking for a target the caller chose (``focus``/``z_value``), not detected."""
-        return replace(self, z_penalty=self.explicit_z_penalty, outside_factor=self.explicit_outside_factor)
+        return replace(
+            self,
+            z_penalty=self.explicit_z_penalty,
+            outside_factor=self.explicit_outside_factor,
+            far_factor=self.explicit_far_factor,
+        )
 
     def spec(self) -> RankingParams:
         return RankingParams(mode="spec", z_penalty=0.3, outside_factor=0.5)
@@ -239,10 +251,14 @@ def z_relevance(
 
 def z_alignment(z: float, target_z: float, tolerance: float, params: RankingParams) -> float:
     """The spec's Z penalty with tunable strength: 1 at the target, falling linearly by
-    ``z_penalty`` to the tolerance edge, ``outside_factor`` beyond it."""
+    ``z_penalty`` to the tolerance edge, ``outside_factor`` beyond it (falling on to ``far_factor``
+    at distance 1 where that is set)."""
     distance = abs(z - target_z)
     if distance > tolerance:
-        return params.outside_factor
+        if params.far_factor is None or tolerance >= 1.0:
+            return params.outside_factor
+        beyond = min((distance - tolerance) / (1.0 - tolerance), 1.0)
+        return params.outside_factor + (params.far_factor - params.outside_factor) * beyond
     return 1 - params.z_penalty * (distance / tolerance)
 
 

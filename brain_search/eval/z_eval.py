@@ -324,7 +324,8 @@ class CalibrationFit:
 
 def fit_calibration(positives: Sequence[Pair], negatives: Sequence[Pair], base: object) -> CalibrationFit:
     """The calibrated Z's constants from dev pairs: ``cos_unrelated`` = the median cosine of
-    unrelated pairs, ``cos_strong`` = the 75th percentile of relevant pairs' cosines, and ``floor`` =
+    unrelated pairs, ``cos_strong`` = the median cosine of relevant pairs (a cosine an answer
+    typically has: a match in other words at that cosine sits at Z 0.5), and ``floor`` =
     the match strength that best separates relevant from unrelated pairs (Youden's J).
     ``base``: a ``ZCalibration`` whose other fields are kept."""
     from dataclasses import replace
@@ -336,7 +337,7 @@ def fit_calibration(positives: Sequence[Pair], negatives: Sequence[Pair], base: 
     assert isinstance(base, ZCalibration)
     pos_cos = [p.cosine for p in positives]
     neg_cos = [p.cosine for p in negatives]
-    cal = replace(base, cos_unrelated=round(percentile(neg_cos, 50), 3), cos_strong=round(percentile(pos_cos, 75), 3))
+    cal = replace(base, cos_unrelated=round(percentile(neg_cos, 50), 3), cos_strong=round(percentile(pos_cos, 50), 3))
 
     def strengths(pairs: Sequence[Pair]) -> list[float]:
         return [cal.strength(cal.sigma(p.cosine), p.shared) for p in pairs]

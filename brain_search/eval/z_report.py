@@ -121,7 +121,7 @@ def z_markdown(results: Sequence[ZResult]) -> list[str]:
             lines += [
                 f"Calibration fitted on this split ({f.n_positive} relevant pairs, {f.n_negative} unrelated): "
                 f"cos_unrelated {getattr(cal, 'cos_unrelated', 0):.3f} (the median unrelated cosine), "
-                f"cos_strong {getattr(cal, 'cos_strong', 0):.3f} (the 75th percentile of relevant cosines), "
+                f"cos_strong {getattr(cal, 'cos_strong', 0):.3f} (the median relevant cosine), "
                 f"floor {getattr(cal, 'floor', 0):.3f} (Youden J {f.youden_j:.3f}: {f.floor_tpr:.3f} of relevant "
                 f"pairs clear it, {f.floor_fpr:.3f} of unrelated ones). Unrelated cosines {f.unrelated_percentiles}; "
                 f"relevant {f.relevant_percentiles}. The service uses: "

@@ -50,12 +50,12 @@ class ZCalibration:
     match, per content word. ``floor``: the match strength a memory needs to appear in a tier.
     """
 
-    cos_unrelated: float = 0.10
-    cos_strong: float = 0.65
+    cos_unrelated: float = 0.105
+    cos_strong: float = 0.505
     precise_share: float = 0.5
     key_weight: float = 1.0
-    window: float = 3.0
-    floor: float = 0.3
+    window: float = 4.0
+    floor: float = 0.508
     lexical_weight: float = 0.6
 
     @classmethod

@@ -174,5 +174,15 @@ def test_power_user_page(live_api, demo_key, browser) -> None:
         )
         assert tier == expected, (z, tier)
     assert page.locator("section.tier .date").first.inner_text().startswith("[")
+    kinds = page.eval_on_selector_all("section.tier [data-testid=result]", "els => els.map(e => e.dataset.kind)")
+    assert set(kinds) <= {"phrase", "words", "terms", "meaning"} and kinds, kinds
+    assert page.locator("[data-testid=nothing-matched]").count() == 0
     page.screenshot(path=str(ARTIFACTS / "page-tiered.png"), full_page=True)
+
+    # a query nothing matches: the page says so instead of showing noise in the tiers
+    page.fill("[data-testid=query]", "quantum chromodynamics lattice simulations")
+    _after(page, lambda: page.click("[data-testid=search]"))
+    assert "Nothing matched" in page.inner_text("[data-testid=nothing-matched]")
+    assert page.locator("section.tier [data-testid=result]").count() == 0
+    page.screenshot(path=str(ARTIFACTS / "page-nothing-matched.png"), full_page=True)
     assert not errors, errors

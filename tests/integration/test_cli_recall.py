@@ -40,3 +40,13 @@ def test_cli_recall_tiered_and_json(api, make_tenant, client, stack_settings) ->
 
     out = subprocess.run([*cli, "equity", "--z", "3"], env=env, capture_output=True, text=True)
     assert out.returncode == 2 and "z_value" in out.stdout
+
+    # the tiered view says "nothing matched" instead of filling tiers with noise
+    out = subprocess.run(
+        [*cli, "quantum chromodynamics lattice simulations", "--tiered"], env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    assert "Nothing matched" in out.stdout and "nothing matched" in out.stdout
+
+    out = subprocess.run([*cli, "equity", "--z-formula", "ratio"], env=env, capture_output=True, text=True)
+    assert out.returncode == 2 and "ratio" in (out.stdout + out.stderr)

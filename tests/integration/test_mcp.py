@@ -59,6 +59,14 @@ async def _use(session: ClientSession) -> tuple[list, dict, str]:  # type: ignor
     ok = await session.call_tool("brain_recall", {"query": 'Find where I said "53% for me"', "limit": 3})
     bad = await session.call_tool("brain_recall", {"query": "x", "z_value": 7})
     assert bad.isError
+    unknown = await session.call_tool("brain_recall", {"query": "x", "z_formula": "ratio"})
+    assert unknown.isError and "z_formula" in unknown.content[0].text  # type: ignore[union-attr]
+    # tiers hold only matches; "nothing matched" is the same field as over HTTP
+    none = await session.call_tool(
+        "brain_recall", {"query": "quantum chromodynamics lattice simulations", "tiered": True}
+    )
+    qa = json.loads(none.content[0].text)["query_analysis"]  # type: ignore[union-attr]
+    assert qa["nothing_matched"] is True and qa["z_formula"] == "calibrated"
     return tools, json.loads(ok.content[0].text), bad.content[0].text  # type: ignore[union-attr]
 
 

@@ -41,19 +41,30 @@ def test_paraphrase_without_shared_words_is_found_broad(api, alice) -> None:
     assert "eq" in ids or "fair" in ids
     hit = next(r for r in out["results"] if r["id"] in ("eq", "fair"))
     assert hit["scores"]["lexical"] == 0.0
-    assert hit["scores"]["z_position"] > 0.6
+    assert hit["match_kind"] == "meaning"
+    assert hit["scores"]["z_position"] >= 0.5  # other words: 0.5–0.7 same topic, ≥ 0.7 theme
 
 
 def test_every_result_carries_both_scores(api, alice) -> None:
     out = recall(api, alice, query="CTO compensation and equity", limit=20)
     assert len(out["results"]) == len(CORPUS)
+    assert out["query_analysis"]["z_formula"] == "calibrated"
     for r in out["results"]:
         s = r["scores"]
         assert 0.0 <= s["lexical"] <= 1.0 and 0.0 <= s["semantic"] <= 1.0
+        assert 0.0 <= s["z_position"] <= 1.0 and 0.0 <= s["match"] <= 1.0
+        assert r["match_kind"] in ("phrase", "words", "terms", "meaning")
+    assert set(out["timings"]) >= {"intent_ms", "embed_ms", "search_ms", "fill_in_ms", "rank_ms", "total_ms"}
+
+
+def test_the_spec_formula_stays_selectable(api, alice) -> None:
+    out = recall(api, alice, query="CTO compensation and equity", limit=20, z_formula="spec")
+    assert out["query_analysis"]["z_formula"] == "spec"
+    for r in out["results"]:
+        s = r["scores"]
         total = s["lexical"] + s["semantic"]
         expected = 0.5 if total == 0 else s["semantic"] / total
         assert s["z_position"] == pytest.approx(expected, abs=1e-5)
-    assert set(out["timings"]) >= {"intent_ms", "embed_ms", "search_ms", "fill_in_ms", "rank_ms", "total_ms"}
 
 
 def test_node_filter_includes_subtree_and_excludes_others(api, alice) -> None:
@@ -91,7 +102,7 @@ def test_z_value_moves_the_order(api, alice) -> None:
     assert exact["query_analysis"]["source"] == "z_value"
 
 
-def test_tiered_groups_by_spec_boundaries(api, alice) -> None:
+def test_tiered_groups_by_spec_boundaries_and_shows_only_matches(api, alice) -> None:
     out = recall(api, alice, query='Find where I said "53% for me"', tiered=True, limit=10)
     tiers = out["tiers"]
     bounds = {
@@ -100,13 +111,24 @@ def test_tiered_groups_by_spec_boundaries(api, alice) -> None:
         "semantic_matches": (0.5, 0.7),
         "conceptual_matches": (0.7, 1.01),
     }
-    seen = 0
+    shown = []
     for name, (lo, hi) in bounds.items():
         for r in tiers[name]:
             assert lo <= r["scores"]["z_position"] < hi
-            seen += 1
-    assert seen == len(CORPUS)
-    assert tiers["exact_matches"][0]["id"] == "eq"
+            shown.append(r["id"])
+    assert [r["id"] for r in tiers["exact_matches"]] == ["eq"]  # only the memory holding the quote
+    for noise in ("groceries", "run", "dog", "web"):  # nothing about equity: in no tier
+        assert noise not in shown
+    assert out["query_analysis"]["nothing_matched"] is False
+    assert out["query_analysis"]["best_match"] == 1.0
+
+
+def test_nothing_matched_says_so_instead_of_filling_tiers(api, alice) -> None:
+    out = recall(api, alice, query="quantum chromodynamics lattice simulations", tiered=True, limit=10)
+    qa = out["query_analysis"]
+    assert qa["nothing_matched"] is True and qa["best_match"] < 0.3
+    assert all(not out["tiers"][t] for t in out["tiers"])
+    assert out["results"]  # the flat list still ranks what there is
 
 
 @pytest.mark.parametrize(
@@ -122,6 +144,7 @@ def test_tiered_groups_by_spec_boundaries(api, alice) -> None:
         ({"query": "a", "limit": 101}, "limit"),
         ({"query": "a", "nodes": ["No/Such/Node"]}, "nodes"),
         ({"query": "a", "surprise": 1}, "surprise"),
+        ({"query": "a", "z_formula": "ratio"}, "z_formula"),
     ],
 )
 def test_bad_input_is_422_naming_the_field(api, alice, body, field) -> None:

@@ -57,7 +57,7 @@ def test_fit_calibration_reads_the_distributions() -> None:
     cal = fit.calibration
     assert isinstance(cal, ZCalibration)
     assert cal.cos_unrelated == pytest.approx(0.1)
-    assert cal.cos_strong == pytest.approx(0.625)
+    assert cal.cos_strong == pytest.approx(0.55)  # the median relevant cosine
     assert fit.floor_tpr == 1.0 and fit.floor_fpr == 0.0
 
 
