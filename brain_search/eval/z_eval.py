@@ -16,6 +16,7 @@ the runner can hand it the real pipeline over the engine.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -344,7 +345,7 @@ def fit_calibration(positives: Sequence[Pair], negatives: Sequence[Pair], base: 
 
     sp, sn = strengths(positives), strengths(negatives)
     floor, j = youden_threshold(sp, sn)
-    cal = replace(cal, floor=round(floor, 3))
+    cal = replace(cal, floor=math.floor(floor * 1000) / 1000)  # rounded down: the cut point stays in
     tpr = sum(1 for v in sp if v >= cal.floor) / len(sp)
     fpr = sum(1 for v in sn if v >= cal.floor) / len(sn)
     qs = (50, 90, 95, 98, 99)
