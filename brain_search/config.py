@@ -75,7 +75,7 @@ class Settings(BaseSettings):
     z_formula: ZFormula = ZFormula.calibrated
     z_cos_unrelated: float = Field(0.105, ge=-1.0, le=1.0)
     z_cos_strong: float = Field(0.505, ge=-1.0, le=1.0)
-    z_floor: float = Field(0.508, ge=0.0, le=1.0)
+    z_floor: float = Field(0.266, ge=0.0, le=1.0)
 
     # --- Redis / Celery ---------------------------------------------------------------------
     redis_url: str | None = None

@@ -341,7 +341,7 @@ def fit_calibration(positives: Sequence[Pair], negatives: Sequence[Pair], base: 
     cal = replace(base, cos_unrelated=round(percentile(neg_cos, 50), 3), cos_strong=round(percentile(pos_cos, 50), 3))
 
     def strengths(pairs: Sequence[Pair]) -> list[float]:
-        return [cal.strength(cal.sigma(p.cosine), p.shared) for p in pairs]
+        return [cal.strength(p.cosine, p.shared) for p in pairs]
 
     sp, sn = strengths(positives), strengths(negatives)
     floor, j = youden_threshold(sp, sn)

@@ -55,7 +55,7 @@ class ZCalibration:
     precise_share: float = 0.5
     key_weight: float = 1.0
     window: float = 4.0
-    floor: float = 0.508
+    floor: float = 0.266
     lexical_weight: float = 0.6
 
     @classmethod
@@ -69,21 +69,29 @@ class ZCalibration:
 
     def sigma(self, cosine: float) -> float:
         """The cosine placed against unrelated memories' cosines: 0 at their median, 1 at
-        ``cos_strong``."""
+        ``cos_strong`` (what a relevant memory typically has)."""
         span = max(self.cos_strong - self.cos_unrelated, 1e-6)
         return min(max((cosine - self.cos_unrelated) / span, 0.0), 1.0)
 
-    def strength(self, sigma: float, shared: float) -> float:
-        """How sure we are that a memory matches at all (0–1): its calibrated cosine, raised by
-        the share of the query's terms it holds (``lexical_weight`` of the way to 1 when all)."""
-        return sigma + (1 - sigma) * self.lexical_weight * shared
+    def strength(self, cosine: float, shared: float) -> float:
+        """How sure we are that a memory matches at all (0–1): its cosine placed between the
+        unrelated median (0) and identity (1), raised by the share of the query's terms it holds
+        (``lexical_weight`` of the way to 1 when it holds all). It saturates only at a cosine of 1,
+        so the best candidate's strength still tells a strong match from a fair one."""
+        s = min(max((cosine - self.cos_unrelated) / max(1.0 - self.cos_unrelated, 1e-6), 0.0), 1.0)
+        return s + (1 - s) * self.lexical_weight * shared
 
     def meaning_z(self, strength: float) -> float:
-        """Z of a match in mostly other words: 0.5 at strength 1, 0.9 at the floor, 1.0 at 0."""
-        f = min(max(self.floor, 1e-6), 1 - 1e-6)
-        if strength >= f:
-            return 0.5 + 0.4 * (1 - (strength - f) / (1 - f))
-        return 0.9 + 0.1 * (1 - strength / f)
+        """Z of a match in mostly other words, by its strength: 0.9 at the floor, 0.55 at the
+        strength of a memory at ``cos_strong`` sharing no word (a typical answer, said otherwise),
+        0.5 at strength 1, linear in between; below the floor from 0.9 up to 1.0 at strength 0."""
+        f = min(max(self.floor, 1e-6), 1 - 2e-6)
+        strong = min(max(self.strength(self.cos_strong, 0.0), f + 1e-6), 1 - 1e-6)
+        if strength < f:
+            return 0.9 + 0.1 * (1 - strength / f)
+        if strength < strong:
+            return 0.9 - 0.35 * (strength - f) / (strong - f)
+        return 0.55 - 0.05 * min((strength - strong) / (1 - strong), 1.0)
 
 
 @dataclass(frozen=True)
@@ -198,7 +206,7 @@ def match(
             tight = (span - n) / max(cal.window * n - n, 1)
             z = 0.10 + 0.15 * min(max(tight, 0.0), 1.0)
             return Match(MatchKind.words, round(z, 4), 1.0, 1.0, sigma)
-    strength = cal.strength(sigma, shared)
+    strength = cal.strength(cosine, shared)
     if shared >= cal.precise_share and strength >= cal.floor:
         z = 0.30 + 0.19 * (1 - shared) / max(1 - cal.precise_share, 1e-6)
         return Match(MatchKind.terms, round(z, 4), strength, shared, sigma)

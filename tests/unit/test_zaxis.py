@@ -61,7 +61,7 @@ def test_a_stray_keyword_hit_is_no_exact_match() -> None:
 
 def test_other_words_spread_by_meaning_not_pinned_at_one() -> None:
     close = _match("fairness in partnerships", "Equal shares feel just on day one and unjust later.", 0.58)
-    theme = _match("fairness in partnerships", "Founding teams fail from trust problems.", 0.33)
+    theme = _match("fairness in partnerships", "Founding teams fail from trust problems.", 0.40)
     noise = _match("fairness in partnerships", "The puppy chewed a cable.", 0.05)
     assert close.kind is theme.kind is noise.kind is MatchKind.meaning
     assert 0.5 <= close.z < 0.7 <= theme.z < noise.z <= 1.0
