@@ -8,17 +8,15 @@ import json
 import os
 import secrets
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
-import httpx
-
+from brain_search.client import ApiError, BrainClient
 from brain_search.config import Settings
 from brain_search.errors import SetupError
-from brain_search.models import RecallResponse
+from brain_search.models import RecallRequest
 from brain_search.procs import BackgroundProcess
 from brain_search.render import render_analysis, render_tiered
 from brain_search.stack import start_stack
@@ -111,22 +109,14 @@ def bring_up(settings: Settings, with_worker: bool, log: Callable[[str], None]) 
 
 
 def _demo_key(url: str, admin_key: str) -> str:
-    admin = {"Authorization": f"Bearer {admin_key}"}
-    with httpx.Client(base_url=url, headers=admin, timeout=30) as c:
-        r = c.post("/v1/admin/tenants", json={"tenant_id": DEMO_TENANT, "name": "Demo"})
-        if r.status_code != 409:  # 409: the tenant exists from an earlier run
-            r.raise_for_status()
-        r = c.post(f"/v1/admin/tenants/{DEMO_TENANT}/keys", json={"label": "demo"})
-        r.raise_for_status()
-        return str(r.json()["key"])
+    with BrainClient(url, admin_key=admin_key, timeout_s=30) as api:
+        api.ensure_tenant(DEMO_TENANT, "Demo")  # an existing tenant (an earlier run) is fine
+        return api.create_key(DEMO_TENANT, "demo")
 
 
 def _load_samples(url: str, key: str, log: Callable[[str], None]) -> int:
-    headers = {"Authorization": f"Bearer {key}"}
-    with httpx.Client(base_url=url, headers=headers, timeout=60) as c:
-        probe = c.post("/v1/recall", json={"query": "equity", "limit": 1})
-        probe.raise_for_status()
-        if probe.json()["results"]:
+    with BrainClient(url, api_key=key, timeout_s=60) as api:
+        if api.recall(RecallRequest(query="equity", limit=1)).results:
             return 0
         rows = sample_memories()
         memories = [
@@ -141,27 +131,22 @@ def _load_samples(url: str, key: str, log: Callable[[str], None]) -> int:
             for m in rows
         ]
         log(f"loading {len(memories)} sample memories for tenant {DEMO_TENANT!r}")
-        r = c.post("/v1/memories", json={"memories": memories, "create_nodes": True, "refresh": True})
-        if r.status_code != 202:
-            raise SetupError(f"loading the sample memories failed: {r.status_code} {r.text[:300]}")
-        task_id = r.json()["task_id"]
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:
-            st = c.get(f"/v1/tasks/{task_id}").json()
-            if st["state"] in ("succeeded", "failed"):
-                if st["state"] == "failed" or st.get("failed"):
-                    raise SetupError(f"sample load ended with failures: {json.dumps(st)[:400]}")
-                return int(st["indexed"])
-            time.sleep(0.5)
-        raise SetupError("the sample load did not finish within 10 minutes")
+        try:
+            task_id = api.add_memories({"memories": memories, "create_nodes": True, "refresh": True})
+            st = api.wait_task(task_id, timeout_s=600)
+        except ApiError as exc:
+            raise SetupError(f"loading the sample memories failed: {exc}") from exc
+        except TimeoutError as exc:
+            raise SetupError("the sample load did not finish within 10 minutes") from exc
+        if st.state == "failed" or st.failed:
+            raise SetupError(f"sample load ended with failures: {st.model_dump_json()[:400]}")
+        return st.indexed
 
 
 def spec_views(url: str, key: str, queries: tuple[str, ...] = SPEC_QUERIES) -> list[str]:
     out = []
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as c:
+    with BrainClient(url, api_key=key, timeout_s=60) as api:
         for q in queries:
-            r = c.post("/v1/recall", json={"query": q, "tiered": True, "limit": 3})
-            r.raise_for_status()
-            resp = RecallResponse.model_validate(r.json())
+            resp = api.recall(RecallRequest(query=q, tiered=True, limit=3))
             out.append(f"› {q}\n  {render_analysis(resp)}\n\n{render_tiered(resp, scores=False)}")
     return out

@@ -221,7 +221,10 @@ def z_relevance(
     precision of 1.0 means the memory contains them all. ``n_terms``: the query's topic terms.
     ``z_positions``: each candidate's Z position (the calibrated one, ``retrieval/zaxis.py``); None: the
     spec's ``semantic / (lexical + semantic)``."""
-    zs = list(z_positions) if z_positions is not None else [z_position(lx, sm) for lx, sm in zip(lexical, semantic, strict=True)]
+    if z_positions is not None:
+        zs = list(z_positions)
+    else:
+        zs = [z_position(lx, sm) for lx, sm in zip(lexical, semantic, strict=True)]
     if params.mode == "spec":
         return [
             spec_z_relevance(lx, sm, z, target_z, tolerance) for lx, sm, z in zip(lexical, semantic, zs, strict=True)

@@ -12,10 +12,11 @@ import json
 import time
 from typing import Any
 
-import httpx
 import typer
 from rich.console import Console
 from rich.table import Table
+
+from brain_search.client import ApiError, ApiUnavailable, BrainClient
 
 console = Console()
 nodes_app = typer.Typer(help="Knowledge-graph nodes (X-axis) of your tenant, through the HTTP API.")
@@ -36,40 +37,30 @@ JSON_OPT = typer.Option(False, "--json", help="print the raw JSON answer")
 
 
 class Api:
-    """A small HTTP client: errors become a one-line message and exit code 1 (2 for 401)."""
+    """The CLI's face of ``BrainClient``: errors become a one-line message and exit code 1 (2 for
+    401 or a missing key)."""
 
     def __init__(self, url: str, key: str | None, what: str = "--key / BRAIN_API_KEY") -> None:
         if not key:
             console.print(f"[bold red]error:[/bold red] no key: pass {what}")
             raise typer.Exit(2)
-        self.http = httpx.Client(base_url=url.rstrip("/"), headers={"Authorization": f"Bearer {key}"}, timeout=60)
+        self.client = BrainClient(url, api_key=key)
 
     def call(self, method: str, path: str, **kw: Any) -> Any:
         try:
-            r = self.http.request(method, path, **kw)
-        except httpx.HTTPError as exc:
-            console.print(f"[bold red]error:[/bold red] API unreachable at {self.http.base_url}: {exc}")
+            return self.client.call(method, path, **kw)
+        except ApiUnavailable as exc:
+            console.print(f"[bold red]error:[/bold red] {exc}")
             raise typer.Exit(1) from None
-        if r.status_code >= 400:
-            console.print(f"[bold red]error {r.status_code}:[/bold red] {_detail(r)}", highlight=False)
-            raise typer.Exit(2 if r.status_code == 401 else 1)
-        return r.json() if r.content else None
+        except ApiError as exc:
+            console.print(f"[bold red]error {exc.status}:[/bold red] {exc.detail}", highlight=False)
+            raise typer.Exit(2 if exc.status == 401 else 1) from None
 
     def node_id(self, ref: str) -> str:
         """Ids go straight into the path; label paths are looked up first."""
         if "/" not in ref:
             return ref
         return str(self.call("GET", "/v1/nodes", params={"label": ref})["nodes"][0]["id"])
-
-
-def _detail(r: httpx.Response) -> str:
-    try:
-        d = r.json().get("detail")
-    except ValueError:
-        return r.text[:300]
-    if isinstance(d, list):
-        return "; ".join(f"{'.'.join(str(x) for x in e.get('loc', [])[1:])}: {e.get('msg')}" for e in d)
-    return str(d)
 
 
 def _print_nodes(nodes: list[dict[str, Any]], title: str | None = None) -> None:

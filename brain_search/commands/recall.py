@@ -18,18 +18,17 @@ console = Console()
 
 
 def _http_recall(url: str, key: str | None, req: RecallRequest) -> RecallResponse:
-    import httpx
+    from brain_search.client import ApiError, ApiUnavailable, BrainClient
 
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    r = httpx.post(f"{url.rstrip('/')}/v1/recall", json=req.model_dump(mode="json", exclude_none=True), headers=headers)
-    if r.status_code != 200:
-        try:
-            detail = r.json().get("detail")
-        except ValueError:
-            detail = r.text
-        console.print(f"[bold red]error {r.status_code}:[/bold red] {detail}")
-        raise typer.Exit(1)
-    return RecallResponse.model_validate(r.json())
+    try:
+        with BrainClient(url, api_key=key) as api:
+            return api.recall(req)
+    except ApiError as exc:
+        console.print(f"[bold red]error {exc.status}:[/bold red] {exc.detail}")
+        raise typer.Exit(1) from None
+    except ApiUnavailable as exc:
+        console.print(f"[bold red]error:[/bold red] {exc}")
+        raise typer.Exit(1) from None
 
 
 def _local_recall(tenant: str, req: RecallRequest) -> RecallResponse:

@@ -10,17 +10,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
 from brain_search.auth import KeyStore, validate_tenant_id
+from brain_search.client import ApiError, ApiUnavailable, BrainClient
 from brain_search.config import Settings
 from brain_search.errors import BrainSearchError, InvalidInput, NotFound, SetupError
 from brain_search.ingest.models import IngestOptions, IngestRequest, MemoryIn, TaskState, TaskStatus
 from brain_search.ingest.sources import SourceRecord
 
 FINISHED = (TaskState.succeeded, TaskState.failed)
+T = TypeVar("T")
 MAX_LISTED = 50
 
 
@@ -138,8 +140,9 @@ def _body(memories: list[MemoryIn], options: IngestOptions) -> dict[str, Any]:
 
 
 class ApiSubmitter:
-    """Through the HTTP API. Records that name a tenant (LoCoMo) need the admin key: each tenant
-    is created (idempotent) and given a key for this run."""
+    """Through the HTTP API (``BrainClient``, retrying while the service is unavailable). Records
+    that name a tenant (LoCoMo) need the admin key: each tenant is created (idempotent) and given
+    a key for this run."""
 
     def __init__(
         self,
@@ -149,56 +152,42 @@ class ApiSubmitter:
         timeout_s: float = 60.0,
         http: httpx.Client | None = None,
     ) -> None:
-        self.http = http or httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s)
-        self.api_key = api_key
-        self.admin_key = admin_key
-        self._keys: dict[str, str] = {}
+        self.api = BrainClient(url, api_key, admin_key, timeout_s=timeout_s, retries=5, http=http)
+        self._clients: dict[str, BrainClient] = {}
 
-    def _headers(self, tenant_id: str | None) -> dict[str, str]:
+    def _client(self, tenant_id: str | None) -> BrainClient:
         if tenant_id is None:
-            if not self.api_key:
+            if not self.api.api_key:
                 raise SetupError("give an API key (--api-key or BRAIN_API_KEY)")
-            return {"Authorization": f"Bearer {self.api_key}"}
-        if tenant_id not in self._keys:
-            if not self.admin_key:
+            return self.api
+        if tenant_id not in self._clients:
+            if not self.api.admin_key:
                 raise SetupError(f"these records name their tenants ({tenant_id}, ...): give --admin-key")
-            admin = {"Authorization": f"Bearer {self.admin_key}"}
-            self._request("POST", "/v1/admin/tenants", admin, {"tenant_id": tenant_id})
-            r = self._request("POST", f"/v1/admin/tenants/{tenant_id}/keys", admin, {"label": "brain-search ingest"})
-            self._keys[tenant_id] = r.json()["key"]
-        return {"Authorization": f"Bearer {self._keys[tenant_id]}"}
+            self._clients[tenant_id] = self._guard(lambda: self.api.tenant_client(tenant_id, "brain-search ingest"))
+        return self._clients[tenant_id]
 
-    def _request(self, method: str, path: str, headers: dict[str, str], body: Any = None) -> httpx.Response:
-        """With a few retries while the service is unavailable (503, connection refused)."""
-        for attempt in range(6):
-            try:
-                r = self.http.request(method, path, headers=headers, json=body)
-            except httpx.TransportError as exc:
-                if attempt == 5:
-                    raise SetupError(f"the API at {self.http.base_url} did not answer: {exc}") from exc
-            else:
-                if r.status_code == 422:
-                    d = r.json().get("detail")
-                    first = d[0] if isinstance(d, list) and d else {"loc": [], "msg": str(d)}
-                    raise Rejected(f"{'.'.join(str(x) for x in first.get('loc', [])[1:])}: {first.get('msg')}")
-                if r.status_code not in (502, 503, 504) or attempt == 5:
-                    if r.status_code >= 400:
-                        raise SetupError(f"{method} {path}: HTTP {r.status_code}: {r.text[:300]}")
-                    return r
-            time.sleep(min(8.0, 0.5 * 2**attempt))
-        raise AssertionError("unreachable")
+    @staticmethod
+    def _guard(fn: Callable[[], T]) -> T:
+        """A 422 is the record's fault (``Rejected``); anything else stops the run."""
+        try:
+            return fn()
+        except ApiError as exc:
+            if exc.status == 422:
+                raise Rejected(exc.detail) from None
+            raise SetupError(str(exc)) from None
+        except ApiUnavailable as exc:
+            raise SetupError(str(exc)) from None
 
     def submit(self, tenant_id: str | None, memories: list[MemoryIn], options: IngestOptions) -> tuple[str, str]:
-        headers = self._headers(tenant_id)
-        r = self._request("POST", "/v1/memories", headers, _body(memories, options))
-        return tenant_id or "", str(r.json()["task_id"])
+        api = self._client(tenant_id)
+        return tenant_id or "", self._guard(lambda: api.add_memories(_body(memories, options)))
 
     def status(self, tenant_id: str, task_id: str) -> TaskStatus:
-        r = self._request("GET", f"/v1/tasks/{task_id}", self._headers(tenant_id or None))
-        return TaskStatus.model_validate(r.json())
+        api = self._client(tenant_id or None)
+        return self._guard(lambda: api.task(task_id))
 
     def close(self) -> None:
-        self.http.close()
+        self.api.close()
 
 
 class InProcessSubmitter:
