@@ -23,7 +23,7 @@ from opensearchpy import ConflictError, NotFoundError, OpenSearch
 
 from brain_search.config import Settings
 from brain_search.errors import Conflict, InvalidInput, NotFound, Unauthorized
-from brain_search.store.small_index import ensure_small_index
+from brain_search.store.indices import IndexNames
 
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 KEY_PREFIX = "bsk_"
@@ -53,31 +53,12 @@ class KeyStore:
 
     def __init__(self, client: OpenSearch, settings: Settings, cache_ttl_s: float = 5.0) -> None:
         self.client = client
-        self.tenants_index = f"{settings.index_prefix}-tenants"
-        self.keys_index = f"{settings.index_prefix}-keys"
+        names = IndexNames.of(settings)
+        self.tenants_index = names.tenants
+        self.keys_index = names.keys
         self.cache_ttl_s = cache_ttl_s
         self._cache: dict[str, tuple[str, float]] = {}
         self._lock = threading.Lock()
-
-    def install(self) -> None:
-        for index, props in (
-            (
-                self.tenants_index,
-                {"tenant_id": {"type": "keyword"}, "name": {"type": "keyword"}, "created_at": {"type": "date"}},
-            ),
-            (
-                self.keys_index,
-                {
-                    "key_id": {"type": "keyword"},
-                    "tenant_id": {"type": "keyword"},
-                    "label": {"type": "keyword"},
-                    "revoked": {"type": "boolean"},
-                    "created_at": {"type": "date"},
-                    "revoked_at": {"type": "date"},
-                },
-            ),
-        ):
-            ensure_small_index(self.client, index, {"properties": props})
 
     # ---------------------------------------------------------------- tenants
     def create_tenant(self, tenant_id: str, name: str | None = None) -> dict[str, Any]:

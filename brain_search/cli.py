@@ -1,10 +1,13 @@
-"""The `brain-search` command. Each group of commands lives in `brain_search/commands/`."""
+"""The `brain-search` command. Each group of commands lives in `brain_search/commands/`; commands
+of other packages (the worker, the lab) join through the entry-point group ``brain_search.commands``."""
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
+
 import typer
 
-from brain_search.commands import bench, demo, ingest, mcp, nodes, recall, serve, stack, worker
+from brain_search.commands import bench, demo, ingest, mcp, nodes, recall, serve, stack
 from brain_search.commands import eval as eval_command
 
 app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
@@ -14,7 +17,6 @@ app.command()(serve.serve)
 app.command()(recall.recall)
 app.command()(mcp.mcp)
 app.command()(demo.demo)
-app.command()(worker.worker)
 app.command()(ingest.ingest)
 app.command(name="eval")(eval_command.eval_cmd)
 app.add_typer(stack.opensearch_app, name="opensearch")
@@ -23,7 +25,14 @@ nodes.register(app)
 app.add_typer(bench.bench_app, name="bench")
 
 
+def _plugins() -> None:
+    """Commands other installed packages declare (``[project.entry-points."brain_search.commands"]``)."""
+    for ep in entry_points(group="brain_search.commands"):
+        app.command(name=ep.name)(ep.load())
+
+
 def main() -> None:
+    _plugins()
     app()
 
 

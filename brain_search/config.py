@@ -140,12 +140,16 @@ class Settings(BaseSettings):
 
     @property
     def memories_alias(self) -> str:
-        return f"{self.index_prefix}-memories"
+        """``store.indices.IndexNames`` owns every index name; these two are read everywhere."""
+        from brain_search.store.indices import IndexNames
+
+        return IndexNames.of(self).memories_alias
 
     @property
     def memories_index(self) -> str:
-        """The concrete index behind the alias (a new model gets a new version and an alias swap)."""
-        return f"{self.index_prefix}-memories-v1"
+        from brain_search.store.indices import IndexNames
+
+        return IndexNames.of(self).memories_index
 
     @property
     def models_dir(self) -> Path:

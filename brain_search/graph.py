@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
-from brain_search.store.small_index import ensure_small_index
+from brain_search.store.indices import IndexNames
 
 NODE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 LABEL_SEGMENT_RE = re.compile(r"^[^/\x00-\x1f]{1,100}$")
@@ -110,13 +110,10 @@ def _tenant(tenant_id: str, *clauses: dict[str, Any]) -> dict[str, Any]:
 class GraphStore:
     def __init__(self, client: OpenSearch, settings: Settings) -> None:
         self.client = client
-        self.index = f"{settings.index_prefix}-nodes"
-        self.tasks_index = f"{settings.index_prefix}-node-tasks"
+        names = IndexNames.of(settings)
+        self.index = names.nodes
+        self.tasks_index = names.node_tasks
         self.memories_alias = settings.memories_alias
-
-    def install(self) -> None:
-        ensure_small_index(self.client, self.index, NODES_MAPPING, analysis=PATH_ANALYSIS)
-        ensure_small_index(self.client, self.tasks_index, TASKS_MAPPING)
 
     # ---------------------------------------------------------------- reads
     def get_by_id(self, tenant_id: str, node_id: str) -> Node:
@@ -373,39 +370,6 @@ def _edge_script(other_id: str, add: bool, now: str) -> dict[str, Any]:
             "else { ctx._source.related.removeIf(x -> x == params.id); ctx._source.updated_at = params.now; }"
         )
     return {"script": {"lang": "painless", "source": source, "params": {"id": other_id, "now": now}}}
-
-
-PATH_ANALYSIS: dict[str, Any] = {
-    "analyzer": {"path_index": {"type": "custom", "tokenizer": "path_tok"}},
-    "tokenizer": {"path_tok": {"type": "path_hierarchy", "delimiter": "/"}},
-}
-NODES_MAPPING: dict[str, Any] = {
-    "properties": {
-        "tenant_id": {"type": "keyword"},
-        "id": {"type": "keyword"},
-        "label": {"type": "keyword"},
-        "label_tree": {"type": "text", "analyzer": "path_index", "search_analyzer": "keyword"},
-        "parent": {"type": "keyword"},
-        "description": {"type": "text"},
-        "related": {"type": "keyword"},
-        "created_at": {"type": "date"},
-        "updated_at": {"type": "date"},
-    },
-}
-# Move / delete tasks, keyed by tenant + task id, so a tenant only ever sees its own.
-TASKS_MAPPING: dict[str, Any] = {
-    "properties": {
-        "tenant_id": {"type": "keyword"},
-        "task_id": {"type": "keyword"},
-        "kind": {"type": "keyword"},
-        "opensearch_task": {"type": "keyword"},
-        "node_id": {"type": "keyword"},
-        "from_label": {"type": "keyword"},
-        "to_label": {"type": "keyword"},
-        "created_at": {"type": "date"},
-        "result": {"type": "object", "enabled": False},
-    },
-}
 
 
 def _to_node(src: dict[str, Any]) -> Node:

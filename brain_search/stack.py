@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from brain_search.config import Settings
 from brain_search.local_redis import LocalRedis
 from brain_search.store.client import make_client
+from brain_search.store.indices import install_all
 from brain_search.store.local_node import LocalCluster
-from brain_search.store.templates import install_memories_index
 
 
 @dataclass
@@ -32,6 +32,6 @@ def start_stack(
     plugins = sorted({p["component"] for p in client.cat.plugins(format="json")})
     if "opensearch-knn" not in plugins:
         raise RuntimeError(f"the node at {cluster.url} runs without the k-NN plugin: {plugins}")
-    index = install_memories_index(client, settings, settings.embedding_dimension)
+    index = install_all(client, settings)
     redis_url = LocalRedis(settings, log=log).start() if with_redis else None
     return StackInfo(cluster.url, info["version"]["number"], health, plugins, index, redis_url)

@@ -17,8 +17,9 @@ from brain_search.config import Settings, load_settings
 from brain_search.embedding import SentenceTransformerEmbedder, make_embedder
 from brain_search.local_redis import LocalRedis
 from brain_search.store.client import make_client
+from brain_search.store.indices import install_all
 from brain_search.store.local_node import LocalCluster
-from brain_search.store.templates import delete_indices, install_memories_index
+from brain_search.store.templates import delete_indices
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -56,7 +57,7 @@ def client(stack_settings: Settings) -> OpenSearch:
 def memories_index(client: OpenSearch, stack_settings: Settings) -> Iterator[str]:
     """A freshly created, empty memories index (wiped before each test)."""
     delete_indices(client, stack_settings)
-    yield install_memories_index(client, stack_settings, stack_settings.embedding_dimension)
+    yield install_all(client, stack_settings)
 
 
 @pytest.fixture(scope="session")
@@ -93,16 +94,15 @@ def api(api_state, client: OpenSearch):  # type: ignore[no-untyped-def]
     """A TestClient over the real app and stack, on freshly wiped indices."""
     from fastapi.testclient import TestClient
 
-    from brain_search.api.app import SERVICE_FACTORIES, create_app
+    from brain_search.api.app import create_app
+    from brain_search.ingest.service import make_ingest_service
 
     s = api_state.settings
     delete_indices(client, s)
-    install_memories_index(client, s, s.embedding_dimension)
-    api_state.keys.install()
-    api_state.graph.install()
+    install_all(client, s, s.embedding_dimension)
     api_state.keys._cache.clear()
-    for name, factory in SERVICE_FACTORIES.items():
-        api_state.services[name] = factory(api_state)
+    api_state.ingest.close()
+    api_state.ingest = make_ingest_service(s, client, api_state.embedder)  # a fresh queue per test
     with TestClient(create_app(state=api_state)) as tc:
         yield tc
 

@@ -18,7 +18,7 @@ from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.ingest.task_records import TaskRecords
 from brain_search.store.client import make_client
-from brain_search.store.templates import install_memories_index
+from brain_search.store.indices import install_all
 
 
 @dataclass
@@ -32,14 +32,11 @@ class WorkerRuntime:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def ensure_indices(self) -> None:
-        """Install the memories template/alias, the dead-letter and task-record indices once
-        (idempotent), and purge expired task records."""
+        """Install the indices once (``install_all``, idempotent) and purge expired task records."""
         with self._lock:
             if self._indices_ready:
                 return
-            install_memories_index(self.client, self.settings, self.settings.embedding_dimension)
-            self.dead_letters.install()
-            self.records.install()
+            install_all(self.client, self.settings)
             self.records.purge_expired()
             self._indices_ready = True
 

@@ -17,6 +17,7 @@ from celery.exceptions import Reject
 
 from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
+from brain_search.ingest.broker import INGEST_TASK
 from brain_search.ingest.execute import Done, RetryLater, retry_after_error, run_attempt
 from brain_search.ingest.models import IngestJob
 
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-INGEST_TASK = "brain.ingest_batch"
 # When a retry cannot be queued (Redis down), the next attempt runs in this worker after at most
 # this long instead of the full countdown, well inside the task's soft time limit.
 INLINE_RETRY_WAIT_S = 10.0

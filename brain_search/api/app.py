@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -23,43 +23,46 @@ from brain_search.mcp_server import build_server
 from brain_search.models import RecallRequest, RecallResponse
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client
-from brain_search.store.templates import install_memories_index
+from brain_search.store.indices import install_all
 
-# Routers of the service, in order. Later modules append theirs here.
-ROUTERS: list[APIRouter] = [health.router, admin.router, recall.router, memories.router, nodes.router, page.router]
-# Hooks that add services to AppState.services at startup (name → factory(state)).
-SERVICE_FACTORIES: dict[str, Callable[[AppState], object]] = {"ingest": make_ingest_service}
+# Routers of the service, in order.
+ROUTERS: tuple[APIRouter, ...] = (
+    health.router,
+    admin.router,
+    recall.router,
+    memories.router,
+    nodes.router,
+    page.router,
+)
 
 
 def build_state(settings: Settings) -> AppState:
+    """The composition root: every collaborator of the API built once, in one place."""
     client = make_client(settings)
     embedder = make_query_embedder(settings)
     if embedder.dimension != settings.embedding_dimension:
         raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
-    install_memories_index(client, settings, embedder.dimension)
-    keys = KeyStore(client, settings)
-    keys.install()
+    install_all(client, settings, embedder.dimension)
+    query_cache = QueryCache(embedder, settings.query_cache_size)
     graph = GraphStore(client, settings)
-    graph.install()
-    state = AppState(settings, client, embedder, QueryCache(embedder, settings.query_cache_size), keys, graph)
-    for name, factory in SERVICE_FACTORIES.items():
-        state.services[name] = factory(state)
-    return state
-
-
-def _retriever(state: AppState) -> Retriever:
-    return Retriever(state.client, state.settings, state.query_cache, state.graph)
-
-
-SERVICE_FACTORIES["retriever"] = _retriever
+    return AppState(
+        settings=settings,
+        client=client,
+        embedder=embedder,
+        query_cache=query_cache,
+        keys=KeyStore(client, settings),
+        graph=graph,
+        retriever=Retriever(client, settings, query_cache, graph),
+        ingest=make_ingest_service(settings, client, embedder),
+    )
 
 
 def _mcp_app(app: FastAPI) -> StreamableHTTPSessionManager:
     """`brain_recall` over streamable HTTP at /mcp/, with the same API keys as the HTTP API."""
 
     def recall_fn(tenant: str, req: RecallRequest) -> RecallResponse:
-        retriever: Retriever = app.state.brain.services["retriever"]
-        return retriever.recall(tenant, req)
+        state: AppState = app.state.brain
+        return state.retriever.recall(tenant, req)
 
     async def tenant_fn(request: Any) -> str:
         headers = getattr(request, "headers", {}) or {}
@@ -84,11 +87,7 @@ def create_app(settings: Settings | None = None, state: AppState | None = None) 
         async with mcp_manager.run():
             yield
         if state is None:  # a state passed in (tests) belongs to the caller
-            for service in app.state.brain.services.values():
-                close = getattr(service, "close", None)
-                if callable(close):
-                    close()
-            app.state.brain.client.close()
+            app.state.brain.close()
 
     app = FastAPI(
         title="brain-search",

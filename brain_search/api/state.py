@@ -1,9 +1,9 @@
-"""What the API process holds: built once in the lifespan, reached through `api/deps.py`."""
+"""What the API process holds: built once by ``api.app.build_state`` (the composition root),
+reached through ``api/deps.py``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from opensearchpy import OpenSearch
 
@@ -11,6 +11,8 @@ from brain_search.auth import KeyStore
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, QueryCache
 from brain_search.graph import GraphStore
+from brain_search.ingest.service import IngestService
+from brain_search.retrieval.pipeline import Retriever
 
 
 @dataclass
@@ -18,8 +20,13 @@ class AppState:
     settings: Settings
     client: OpenSearch
     embedder: Embedder
+    """the query encoder (documents are embedded by the ingest service's own)"""
     query_cache: QueryCache
     keys: KeyStore
     graph: GraphStore
-    # services added by later modules (retriever, ingest queue, graph) register here by name
-    services: dict[str, Any] = field(default_factory=dict)
+    retriever: Retriever
+    ingest: IngestService
+
+    def close(self) -> None:
+        self.ingest.close()
+        self.client.close()

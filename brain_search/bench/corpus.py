@@ -23,14 +23,14 @@ import numpy as np
 from opensearchpy import OpenSearch
 from opensearchpy.helpers import parallel_bulk
 
-from brain_search.auth import KeyStore
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, make_embedder
 from brain_search.eval.datasets import Memory, load_locomo, load_scifact, resolve_data_dir
 from brain_search.eval.embed_cache import CachedEmbedder
 from brain_search.eval.indexing import index_action
 from brain_search.graph import GraphStore
-from brain_search.store.templates import delete_indices, install_memories_index
+from brain_search.store.indices import install_all
+from brain_search.store.templates import delete_indices
 
 BULK_CHUNK = 500
 SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
@@ -190,10 +190,8 @@ def load_corpus(
         index = next(iter(client.indices.get_alias(name=settings.memories_alias)))
         return LoadReport(size, index, size, True, 0.0, 0.0, 0.0)
     delete_indices(client, settings)
-    index = install_memories_index(client, settings, pool.vectors.shape[1])
-    KeyStore(client, settings).install()
+    index = install_all(client, settings, pool.vectors.shape[1])
     graph = GraphStore(client, settings)
-    graph.install()
     client.indices.put_settings(index=index, body={"index": {"refresh_interval": "-1"}})
     t0 = time.perf_counter()
     failed: list[str] = []

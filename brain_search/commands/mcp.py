@@ -25,7 +25,7 @@ def mcp(
     state = build_state(settings)
 
     def recall_fn(tenant_id: str, req: RecallRequest) -> RecallResponse:
-        resp: RecallResponse = state.services["retriever"].recall(tenant_id, req)
+        resp: RecallResponse = state.retriever.recall(tenant_id, req)
         return resp
 
     server = build_server(recall_fn, static_tenant(tenant or settings.mcp_tenant))

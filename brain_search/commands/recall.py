@@ -37,7 +37,7 @@ def _local_recall(tenant: str, req: RecallRequest) -> RecallResponse:
     from brain_search.config import load_settings
 
     state = build_state(load_settings())
-    resp: RecallResponse = state.services["retriever"].recall(tenant, req)
+    resp: RecallResponse = state.retriever.recall(tenant, req)
     return resp
 
 

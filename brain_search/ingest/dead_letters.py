@@ -20,22 +20,7 @@ from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.ingest.bulk import ItemOutcome, bulk_body, encode_entry
 from brain_search.ingest.models import DeadLetter, DeadLetterPage, MemoryItem
-from brain_search.store.small_index import ensure_small_index
-
-MAPPING: dict[str, Any] = {
-    "dynamic": "strict",
-    "properties": {
-        "tenant_id": {"type": "keyword"},
-        "task_id": {"type": "keyword"},
-        "memory_id": {"type": "keyword"},
-        "reason": {"type": "text", "fields": {"raw": {"type": "keyword", "ignore_above": 512}}},
-        "status": {"type": "integer"},
-        "error_type": {"type": "keyword"},
-        "attempts": {"type": "integer"},
-        "payload": {"type": "object", "enabled": False},
-        "created_at": {"type": "date"},
-    },
-}
+from brain_search.store.indices import IndexNames
 
 
 def dead_letter_id(tenant_id: str, task_id: str, memory_id: str) -> str:
@@ -46,10 +31,7 @@ def dead_letter_id(tenant_id: str, task_id: str, memory_id: str) -> str:
 class DeadLetterStore:
     def __init__(self, client: OpenSearch, settings: Settings) -> None:
         self.client = client
-        self.index = f"{settings.index_prefix}-dead-letters"
-
-    def install(self) -> None:
-        ensure_small_index(self.client, self.index, MAPPING)
+        self.index = IndexNames.of(settings).dead_letters
 
     def add(
         self,

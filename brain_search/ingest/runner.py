@@ -200,18 +200,15 @@ class InProcessSubmitter:
         from brain_search.ingest.inprocess import InProcessQueue
         from brain_search.ingest.pipeline import IngestPipeline
         from brain_search.store.client import make_client
-        from brain_search.store.templates import install_memories_index
+        from brain_search.store.indices import install_all
 
         self.settings = settings
         self.default_tenant = validate_tenant_id(tenant_id) if tenant_id else None
         self.client = make_client(settings)
-        install_memories_index(self.client, settings, settings.embedding_dimension)
+        install_all(self.client, settings)
         self.graph = GraphStore(self.client, settings)
-        self.graph.install()
         self.keys = KeyStore(self.client, settings)
-        self.keys.install()
         dead_letters = DeadLetterStore(self.client, settings)
-        dead_letters.install()
         pipeline = IngestPipeline(self.client, make_embedder(settings), settings)
         self.queue = InProcessQueue(pipeline, dead_letters, settings)
         self._tenants: set[str] = set()

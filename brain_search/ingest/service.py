@@ -7,9 +7,10 @@ import threading
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
+from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, make_document_embedder
@@ -18,9 +19,6 @@ from brain_search.ingest.inprocess import InProcessQueue
 from brain_search.ingest.memories import MemoryStore
 from brain_search.ingest.models import IngestJob, MemoryItem, TaskStatus
 from brain_search.ingest.pipeline import IngestPipeline
-
-if TYPE_CHECKING:
-    from brain_search.api.state import AppState
 
 
 class IngestQueue(Protocol):
@@ -75,18 +73,20 @@ class BatchEmbedder:
         return embedder.encode(texts)
 
 
-def make_ingest_service(state: AppState) -> IngestService:
-    s = state.settings
-    dead_letters = DeadLetterStore(state.client, s)
-    dead_letters.install()
+def make_ingest_service(settings: Settings, client: OpenSearch, query_embedder: Embedder) -> IngestService:
+    """Worker mode when ``settings.redis_url`` is set (jobs go to Redis for ``workers/``), embedded
+    mode otherwise (a thread pool in this process). ``query_embedder``: the API's own encoder,
+    reused for documents only when it is the plain fp32 one on default threads."""
+    s = settings
     queue: IngestQueue
+    dead_letters = DeadLetterStore(client, s)
     if s.redis_url:
-        from workers.queue import CeleryQueue  # imports Celery only in worker mode
+        from brain_search.ingest.broker import CeleryQueue  # imports Celery only in worker mode
 
-        queue, mode = CeleryQueue(s, state.client), "workers"
+        queue, mode = CeleryQueue(s, client), "workers"
     else:
         # the API's query encoder is tuned for one short text (one thread, maybe int8): documents get their own
         reuse = s.query_embedding_threads <= 0 and not s.query_embedding_int8
-        embedder = state.embedder if reuse else BatchEmbedder(s)
-        queue, mode = InProcessQueue(IngestPipeline(state.client, embedder, s), dead_letters, s), "embedded"
-    return IngestService(queue, dead_letters, MemoryStore(state.client, s), mode)
+        embedder = query_embedder if reuse else BatchEmbedder(s)
+        queue, mode = InProcessQueue(IngestPipeline(client, embedder, s), dead_letters, s), "embedded"
+    return IngestService(queue, dead_letters, MemoryStore(client, s), mode)

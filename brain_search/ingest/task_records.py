@@ -20,24 +20,7 @@ from opensearchpy.exceptions import NotFoundError, TransportError
 from brain_search.config import Settings
 from brain_search.errors import NotFound, StoreUnavailable
 from brain_search.ingest.models import IngestJob, JobResult, TaskState, TaskStatus
-from brain_search.store.small_index import ensure_small_index
-
-MAPPING: dict[str, Any] = {
-    "dynamic": "strict",
-    "properties": {
-        "tenant_id": {"type": "keyword"},
-        "state": {"type": "keyword"},
-        "submitted": {"type": "integer"},
-        "indexed": {"type": "integer"},
-        "failed": {"type": "integer"},
-        "attempts": {"type": "integer"},
-        "failures": {"type": "object", "enabled": False},
-        "error": {"type": "text", "index": False},
-        "created_at": {"type": "date"},
-        "updated_at": {"type": "date"},
-        "expires_at": {"type": "date"},
-    },
-}
+from brain_search.store.indices import IndexNames
 
 
 def _now() -> datetime:
@@ -49,11 +32,8 @@ class TaskRecords:
 
     def __init__(self, client: OpenSearch, settings: Settings) -> None:
         self.client = client
-        self.index = f"{settings.index_prefix}-ingest-tasks"
+        self.index = IndexNames.of(settings).ingest_tasks
         self.ttl = timedelta(seconds=settings.task_ttl_s)
-
-    def install(self) -> None:
-        ensure_small_index(self.client, self.index, MAPPING)
 
     def _write(self, task_id: str, doc: dict[str, Any], *, partial: bool) -> None:
         try:

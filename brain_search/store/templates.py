@@ -14,6 +14,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
+from brain_search.store.indices import IndexNames
 
 
 def templates_dir() -> Path:
@@ -30,7 +31,7 @@ def load_template(name: str, directory: Path | None = None) -> dict[str, Any]:
 def memories_template(settings: Settings, dimension: int, directory: Path | None = None) -> dict[str, Any]:
     """The memories index template body for these settings (pure: no I/O beyond the JSON file)."""
     body = copy.deepcopy(load_template("memories", directory))
-    body["index_patterns"] = [f"{settings.index_prefix}-memories-*"]
+    body["index_patterns"] = [IndexNames.of(settings).memories_pattern]
     index_settings = body["template"]["settings"]["index"]
     index_settings["number_of_shards"] = settings.shards
     index_settings["number_of_replicas"] = settings.replicas
@@ -53,7 +54,7 @@ def install_memories_index(client: OpenSearch, settings: Settings, dimension: in
     """Put the template (idempotent) and create the first concrete index behind the read alias
     if the alias does not exist yet. Returns the concrete index name the alias points to."""
     client.indices.put_index_template(
-        name=f"{settings.index_prefix}-memories", body=memories_template(settings, dimension)
+        name=IndexNames.of(settings).memories_template, body=memories_template(settings, dimension)
     )
     alias = settings.memories_alias
     if client.indices.exists_alias(name=alias):
@@ -72,5 +73,6 @@ def install_memories_index(client: OpenSearch, settings: Settings, dimension: in
 
 def delete_indices(client: OpenSearch, settings: Settings) -> None:
     """Drop every index and template of this prefix (tests, `brain-search reset`)."""
-    client.indices.delete(index=f"{settings.index_prefix}-*", params={"expand_wildcards": "all"})
-    client.indices.delete_index_template(name=f"{settings.index_prefix}-*", ignore=[404])
+    everything = IndexNames.of(settings).everything
+    client.indices.delete(index=everything, params={"expand_wildcards": "all"})
+    client.indices.delete_index_template(name=everything, ignore=[404])

@@ -38,8 +38,9 @@ from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.queries import bm25_match, knn_query, scope_filter
 from brain_search.store.client import make_client
 from brain_search.store.documents import build_memory_doc, memory_doc_id
+from brain_search.store.indices import install_all
 from brain_search.store.local_node import LocalCluster
-from brain_search.store.templates import delete_indices, install_memories_index
+from brain_search.store.templates import delete_indices
 
 # bounded: the whole module (3-node start, three tests, wipe) takes a few minutes
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
@@ -193,7 +194,7 @@ def _wait_nodes(client: OpenSearch, n: int, timeout_s: float = 90.0) -> None:
 
 def _fresh_index(client: OpenSearch, settings: Settings) -> str:
     delete_indices(client, settings)
-    index = install_memories_index(client, settings, DIM)
+    index = install_all(client, settings)
     _wait_health(client, "green", index)
     return index
 

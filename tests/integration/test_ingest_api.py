@@ -22,7 +22,7 @@ def _post(api: Any, headers: dict[str, str], body: dict[str, Any]) -> dict[str, 
 
 def test_one_memory_round_trip_and_tenant_isolation(api, make_tenant) -> None:
     acme, other = make_tenant("acme"), make_tenant("other")
-    assert api.app.state.brain.services["ingest"].mode == "embedded"
+    assert api.app.state.brain.ingest.mode == "embedded"
     accepted = _post(api, acme, {"content": "The equity split is 53% for me", "memory_id": "m1", "refresh": True})
     assert accepted["submitted"] == 1 and accepted["memory_ids"] == ["m1"]
     task = wait_task(api, acme, accepted["task_id"])
@@ -99,7 +99,7 @@ BAD_REQUESTS = [
 
 def test_bad_input_is_422_naming_the_field_and_nothing_is_queued(api, make_tenant) -> None:
     acme = make_tenant("acme")
-    queue = api.app.state.brain.services["ingest"].queue
+    queue = api.app.state.brain.ingest.queue
     state = api.app.state.brain
     for body, loc in BAD_REQUESTS:
         case = str(body)[:80]
@@ -124,7 +124,7 @@ def test_malformed_item_goes_to_the_dead_letters_and_the_others_land(api, make_t
     """A payload that passed the API but that OpenSearch rejects (here, a date it cannot parse,
     as an older client or a bug might send) ends in the dead-letter store; the others are indexed."""
     acme, other = make_tenant("acme"), make_tenant("other")
-    service = api.app.state.brain.services["ingest"]
+    service = api.app.state.brain.ingest
     items = [MemoryItem(memory_id=f"g{i}", content=f"good memory {i}") for i in range(5)]
     items.insert(2, MemoryItem(memory_id="bad", content="bad date", timestamp="2023-13-45"))
     job = IngestJob(task_id="t-malformed", tenant_id="acme", items=items, refresh=True)

@@ -16,8 +16,9 @@ from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.ingest.models import IngestJob, MemoryItem
 from brain_search.store.client import make_client
+from brain_search.store.indices import install_all
 from brain_search.store.local_node import LocalCluster
-from brain_search.store.templates import delete_indices, install_memories_index
+from brain_search.store.templates import delete_indices
 from tests.integration.ingest_support import WorkerProcess, memory_ids, wait_celery_tasks, worker_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
@@ -68,8 +69,8 @@ def test_opensearch_down_10s_during_ingestion(settings, redis_url, own_node, tmp
     )
     client = make_client(s)
     delete_indices(client, s)
-    install_memories_index(client, s, s.embedding_dimension)
-    from workers.queue import CeleryQueue
+    install_all(client, s)
+    from brain_search.ingest.broker import CeleryQueue
 
     queue = CeleryQueue(s, client)
     worker = WorkerProcess(worker_env(s, bulk_max_docs=50), tmp_path / "worker.log", "outage")

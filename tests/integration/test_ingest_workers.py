@@ -20,7 +20,8 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.ingest.models import IngestJob, MemoryItem
-from brain_search.store.templates import delete_indices, install_memories_index
+from brain_search.store.indices import install_all
+from brain_search.store.templates import delete_indices
 from tests.integration.ingest_support import (
     WorkerProcess,
     memory_ids,
@@ -48,7 +49,7 @@ def wsettings(request, stack_settings: Settings, redis_url: str, client: OpenSea
     prefix = f"{stack_settings.index_prefix}-w{zlib.crc32(request.node.name.encode()) % 10_000}"
     s = stack_settings.model_copy(update={"index_prefix": prefix, "redis_url": redis_url, **FAST_REDELIVERY})
     delete_indices(client, s)
-    install_memories_index(client, s, s.embedding_dimension)
+    install_all(client, s)
     yield s
     delete_indices(client, s)
     import redis
@@ -77,7 +78,7 @@ def workers(wsettings: Settings, tmp_path: Path) -> Iterator[Any]:
 
 @pytest.fixture
 def queue(wsettings: Settings, client: OpenSearch) -> Iterator[Any]:
-    from workers.queue import CeleryQueue
+    from brain_search.ingest.broker import CeleryQueue
 
     q = CeleryQueue(wsettings, client)
     yield q
@@ -154,15 +155,24 @@ def worker_api(api_state, wsettings: Settings, client: OpenSearch) -> Iterator[A
     from brain_search.auth import KeyStore
     from brain_search.graph import GraphStore
     from brain_search.ingest.service import make_ingest_service
+    from brain_search.retrieval.pipeline import Retriever
+    from brain_search.store.indices import install_all
 
     s = wsettings.model_copy(update={"admin_key": api_state.settings.admin_key})
-    state = replace(api_state, settings=s, keys=KeyStore(client, s), graph=GraphStore(client, s), services={})
-    state.keys.install()
-    state.graph.install()
-    state.services["ingest"] = make_ingest_service(state)
-    assert build_state  # the real factory is covered elsewhere; here the state is assembled by hand
+    install_all(client, s)
+    graph = GraphStore(client, s)
+    state = replace(
+        api_state,
+        settings=s,
+        keys=KeyStore(client, s),
+        graph=graph,
+        retriever=Retriever(client, s, api_state.query_cache, graph),
+        ingest=make_ingest_service(s, client, api_state.embedder),
+    )
+    assert build_state  # the real factory is covered elsewhere; here the state shares the session's model
     with TestClient(create_app(state=state)) as tc:
         yield tc
+    state.ingest.close()
 
 
 def _tenant(api: Any, tenant: str) -> dict[str, str]:
@@ -177,7 +187,7 @@ def _tenant(api: Any, tenant: str) -> dict[str, str]:
 def test_malformed_item_is_dead_lettered_and_the_others_land(wsettings, workers, worker_api, client) -> None:
     workers("w1")
     acme, other = _tenant(worker_api, "acme"), _tenant(worker_api, "other")
-    service = worker_api.app.state.brain.services["ingest"]
+    service = worker_api.app.state.brain.ingest
     assert service.mode == "workers"
     items = [MemoryItem(memory_id=f"g{i}", content=f"good memory {i}") for i in range(20)]
     items.insert(7, MemoryItem(memory_id="bad", content="bad date", timestamp="2023-13-45"))

@@ -61,7 +61,7 @@ def test_smoke_load_has_no_errors(live_api, client, tmp_path: Path) -> None:
     ]
     kinds = ["auto", "auto", "auto", "auto", "focus", "z_value", "tiered", "nodes"]
     workload = Workload([Item("alice", k, None, b) for k, b in zip(kinds, bodies, strict=True)], {})
-    retriever = state.services["retriever"]
+    retriever = state.retriever
     from brain_search.models import RecallRequest
 
     payloads = [retriever.msearch_payload("alice", retriever.plan("alice", RecallRequest(**b)).bodies) for b in bodies]

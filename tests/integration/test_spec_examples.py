@@ -111,9 +111,7 @@ def test_spec_5_3_theme_matches_are_broad_and_shared_words_are_not(api, demo) ->
 
 def test_focus_still_moves_the_order(api, demo) -> None:
     def first(focus: str) -> list[dict]:  # type: ignore[type-arg]
-        r = api.post(
-            "/v1/recall", json={"query": "building founding teams", "focus": focus, "limit": 5}, headers=demo
-        )
+        r = api.post("/v1/recall", json={"query": "building founding teams", "focus": focus, "limit": 5}, headers=demo)
         assert r.status_code == 200, r.text
         return r.json()["results"]  # type: ignore[no-any-return]
 

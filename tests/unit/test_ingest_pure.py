@@ -147,7 +147,7 @@ def test_single_memory_form_becomes_a_batch() -> None:
 
 
 def test_celery_config() -> None:
-    from workers.app import celery_config, ingest_queue
+    from brain_search.ingest.broker import celery_config, ingest_queue
 
     s = load_settings(redis_url="redis://127.0.0.1:6399/0", index_prefix="t1")
     conf = celery_config(s)

@@ -15,10 +15,7 @@ router = APIRouter(prefix="/v1", tags=["memories"])
 
 
 async def get_ingest(state: StateDep) -> IngestService:
-    service = state.services.get("ingest")
-    if not isinstance(service, IngestService):
-        raise RuntimeError("the ingest service is not set up (SERVICE_FACTORIES['ingest'])")
-    return service
+    return state.ingest
 
 
 IngestDep = Annotated[IngestService, Depends(get_ingest)]

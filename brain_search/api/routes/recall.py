@@ -14,7 +14,7 @@ router = APIRouter(prefix="/v1", tags=["recall"])
 
 
 async def get_retriever(state: StateDep) -> Retriever:
-    retriever: Retriever = state.services["retriever"]
+    retriever: Retriever = state.retriever
     return retriever
 
 

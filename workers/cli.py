@@ -1,4 +1,7 @@
-"""CLI: `brain-search worker` runs a Celery worker that embeds and indexes memories."""
+"""`brain-search worker`: run a Celery worker that embeds and indexes memories.
+
+The command lives with the workers and reaches the `brain-search` CLI through the entry-point group
+``brain_search.commands`` (pyproject.toml), so the package never imports ``workers``."""
 
 from __future__ import annotations
 
@@ -21,7 +24,8 @@ def worker(
 
     from brain_search.config import load_settings
     from brain_search.errors import SetupError
-    from workers.app import ingest_queue, make_celery
+    from brain_search.ingest.broker import ingest_queue
+    from workers.app import make_celery
 
     settings = load_settings()
     try:

@@ -1,0 +1,95 @@
+"""Every index name of a deployment, from its one prefix, and the one place that installs them.
+
+A deployment (or a test run, or an evaluation dataset) owns ``<prefix>-*``:
+
+- ``<prefix>-memories``: the read/write alias over ``<prefix>-memories-v1`` (a re-index for a new
+  model is an alias swap), created from the ``<prefix>-memories`` index template;
+- ``<prefix>-tenants``, ``-keys``: tenants and API keys (``auth.KeyStore``);
+- ``<prefix>-nodes``, ``-node-tasks``: the knowledge graph and its move/delete tasks (``graph``);
+- ``<prefix>-ingest-tasks``: durable ingest task records (``ingest.task_records``);
+- ``<prefix>-dead-letters``: memories that could not be indexed (``ingest.dead_letters``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from opensearchpy import OpenSearch
+
+from brain_search.store import mappings
+from brain_search.store.small_index import ensure_small_index
+
+if TYPE_CHECKING:
+    from brain_search.config import Settings
+
+
+@dataclass(frozen=True)
+class IndexNames:
+    prefix: str
+
+    @classmethod
+    def of(cls, settings: Settings) -> IndexNames:
+        return cls(settings.index_prefix)
+
+    @property
+    def memories_alias(self) -> str:
+        return f"{self.prefix}-memories"
+
+    @property
+    def memories_index(self) -> str:
+        """The concrete index behind the alias (a new model gets a new version and an alias swap)."""
+        return f"{self.prefix}-memories-v1"
+
+    @property
+    def memories_template(self) -> str:
+        return f"{self.prefix}-memories"
+
+    @property
+    def memories_pattern(self) -> str:
+        return f"{self.prefix}-memories-*"
+
+    @property
+    def tenants(self) -> str:
+        return f"{self.prefix}-tenants"
+
+    @property
+    def keys(self) -> str:
+        return f"{self.prefix}-keys"
+
+    @property
+    def nodes(self) -> str:
+        return f"{self.prefix}-nodes"
+
+    @property
+    def node_tasks(self) -> str:
+        return f"{self.prefix}-node-tasks"
+
+    @property
+    def ingest_tasks(self) -> str:
+        return f"{self.prefix}-ingest-tasks"
+
+    @property
+    def dead_letters(self) -> str:
+        return f"{self.prefix}-dead-letters"
+
+    @property
+    def everything(self) -> str:
+        """The pattern of every index and template of this prefix."""
+        return f"{self.prefix}-*"
+
+
+def install_all(client: OpenSearch, settings: Settings, dimension: int | None = None) -> str:
+    """Install every index of ``settings``' prefix (idempotent): the memories template, index and
+    alias, and each small index. Returns the concrete memories index the alias points to."""
+    from brain_search.store.templates import install_memories_index
+
+    names = IndexNames.of(settings)
+    index = install_memories_index(client, settings, dimension or settings.embedding_dimension)
+    ensure_small_index(client, names.tenants, mappings.TENANTS)
+    ensure_small_index(client, names.keys, mappings.KEYS)
+    ensure_small_index(client, names.nodes, mappings.NODES, analysis=mappings.PATH_ANALYSIS)
+    ensure_small_index(client, names.node_tasks, mappings.NODE_TASKS)
+    ensure_small_index(client, names.ingest_tasks, mappings.INGEST_TASKS)
+    ensure_small_index(client, names.dead_letters, mappings.DEAD_LETTERS)
+    return index

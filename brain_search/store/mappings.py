@@ -1,0 +1,80 @@
+"""The mappings of the small bookkeeping indices (data only; ``indices.install_all`` creates them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TENANTS: dict[str, Any] = {
+    "properties": {"tenant_id": {"type": "keyword"}, "name": {"type": "keyword"}, "created_at": {"type": "date"}}
+}
+KEYS: dict[str, Any] = {
+    "properties": {
+        "key_id": {"type": "keyword"},
+        "tenant_id": {"type": "keyword"},
+        "label": {"type": "keyword"},
+        "revoked": {"type": "boolean"},
+        "created_at": {"type": "date"},
+        "revoked_at": {"type": "date"},
+    }
+}
+PATH_ANALYSIS: dict[str, Any] = {
+    "analyzer": {"path_index": {"type": "custom", "tokenizer": "path_tok"}},
+    "tokenizer": {"path_tok": {"type": "path_hierarchy", "delimiter": "/"}},
+}
+NODES: dict[str, Any] = {
+    "properties": {
+        "tenant_id": {"type": "keyword"},
+        "id": {"type": "keyword"},
+        "label": {"type": "keyword"},
+        "label_tree": {"type": "text", "analyzer": "path_index", "search_analyzer": "keyword"},
+        "parent": {"type": "keyword"},
+        "description": {"type": "text"},
+        "related": {"type": "keyword"},
+        "created_at": {"type": "date"},
+        "updated_at": {"type": "date"},
+    },
+}
+# Move / delete tasks, keyed by tenant + task id, so a tenant only ever sees its own.
+NODE_TASKS: dict[str, Any] = {
+    "properties": {
+        "tenant_id": {"type": "keyword"},
+        "task_id": {"type": "keyword"},
+        "kind": {"type": "keyword"},
+        "opensearch_task": {"type": "keyword"},
+        "node_id": {"type": "keyword"},
+        "from_label": {"type": "keyword"},
+        "to_label": {"type": "keyword"},
+        "created_at": {"type": "date"},
+        "result": {"type": "object", "enabled": False},
+    },
+}
+DEAD_LETTERS: dict[str, Any] = {
+    "dynamic": "strict",
+    "properties": {
+        "tenant_id": {"type": "keyword"},
+        "task_id": {"type": "keyword"},
+        "memory_id": {"type": "keyword"},
+        "reason": {"type": "text", "fields": {"raw": {"type": "keyword", "ignore_above": 512}}},
+        "status": {"type": "integer"},
+        "error_type": {"type": "keyword"},
+        "attempts": {"type": "integer"},
+        "payload": {"type": "object", "enabled": False},
+        "created_at": {"type": "date"},
+    },
+}
+INGEST_TASKS: dict[str, Any] = {
+    "dynamic": "strict",
+    "properties": {
+        "tenant_id": {"type": "keyword"},
+        "state": {"type": "keyword"},
+        "submitted": {"type": "integer"},
+        "indexed": {"type": "integer"},
+        "failed": {"type": "integer"},
+        "attempts": {"type": "integer"},
+        "failures": {"type": "object", "enabled": False},
+        "error": {"type": "text", "index": False},
+        "created_at": {"type": "date"},
+        "updated_at": {"type": "date"},
+        "expires_at": {"type": "date"},
+    },
+}
