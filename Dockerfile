@@ -31,10 +31,8 @@ COPY brain_search ./brain_search
 COPY workers ./workers
 COPY index_templates ./index_templates
 
-# `brain_search.store.templates` looks for index_templates/ next to the installed package
-# (the project root in a checkout); a non-editable install needs it beside site-packages.
+# index_templates/ ships inside the wheel (package data of the `index_templates` package)
 RUN pip install . \
- && ln -s /app/index_templates "$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/index_templates" \
  && python -c "from brain_search.store.templates import load_template; load_template('memories')" \
  && mkdir -p "$BRAIN_CACHE_DIR" && chown brain:brain "$BRAIN_CACHE_DIR"
 

@@ -7,8 +7,7 @@ from importlib.metadata import entry_points
 
 import typer
 
-from brain_search.commands import bench, demo, ingest, mcp, nodes, recall, serve, stack
-from brain_search.commands import eval as eval_command
+from brain_search.commands import demo, ingest, mcp, nodes, recall, serve, stack
 
 app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
 app.command()(stack.up)
@@ -18,17 +17,19 @@ app.command()(recall.recall)
 app.command()(mcp.mcp)
 app.command()(demo.demo)
 app.command()(ingest.ingest)
-app.command(name="eval")(eval_command.eval_cmd)
 app.add_typer(stack.opensearch_app, name="opensearch")
 app.add_typer(stack.redis_app, name="redis")
 nodes.register(app)
-app.add_typer(bench.bench_app, name="bench")
 
 
 def _plugins() -> None:
     """Commands other installed packages declare (``[project.entry-points."brain_search.commands"]``)."""
     for ep in entry_points(group="brain_search.commands"):
-        app.command(name=ep.name)(ep.load())
+        command = ep.load()
+        if isinstance(command, typer.Typer):
+            app.add_typer(command, name=ep.name)
+        else:
+            app.command(name=ep.name)(command)
 
 
 def main() -> None:

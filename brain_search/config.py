@@ -70,7 +70,7 @@ class Settings(BaseSettings):
     recall_candidates_max: int = 300
     # the Z axis (brain_search/retrieval/zaxis.py): "calibrated" (by kind of match) or "spec"
     # (semantic / (lexical + semantic)); the calibration is fitted on the dev split
-    # (`brain-search eval --parts z`, docs/eval): the median cosine of unrelated memories, a cosine
+    # (`brain-search eval --parts z`, lab/reports/eval): the median cosine of unrelated memories, a cosine
     # that counts as the same thing, and the match strength a memory needs to show in a tier
     z_formula: ZFormula = ZFormula.calibrated
     z_cos_unrelated: float = Field(0.105, ge=-1.0, le=1.0)

@@ -134,7 +134,7 @@ def quantized_export(onnx_dir: Path) -> Path:
     inside the export would make sentence-transformers warn on every load.
 
     Per channel, because per-tensor int8 bent query vectors too far (mean cosine to fp32 0.967,
-    against 0.994 per channel; docs/performance.md).
+    against 0.994 per channel; lab/reports/performance.md).
     """
     src = onnx_dir / "onnx" / "model.onnx"
     target = onnx_dir.with_name(onnx_dir.name + "-qint8") / "model.onnx"
@@ -234,7 +234,7 @@ def _onnx_kwargs(intra_op_threads: int) -> dict[str, object]:
 
     Why 1 for the API: concurrent requests already keep the cores busy, and a pool of spinning
     threads per encode fights them; on the 2-core machine a single-query encode under load took
-    about half the time with one thread (docs/performance.md).
+    about half the time with one thread (lab/reports/performance.md).
     """
     opts = _session_options(intra_op_threads)
     return {} if opts is None else {"session_options": opts}

@@ -11,7 +11,7 @@ statement; where no cue fired the model decides, and it overrides fired cues onl
 enough; a change gives the model's tier and that tier's centre Z.
 
 The weights ship as package data (``brain_search/data/intent_model.json``, with provenance) and are
-fitted by ``scripts/fit_intent.py`` (``brain_search.eval.intent_fit``) from the dev rows only.
+fitted by ``lab/scripts/fit_intent.py`` (``brain_lab.eval.intent_fit``) from the dev rows only.
 Nothing is loaded at import time: the detector reads the file on its first use.
 """
 

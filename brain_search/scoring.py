@@ -115,11 +115,11 @@ class RankingParams:
       so a memory holding the quote ranks above every memory that does not (spec: exact match).
 
     The defaults are learned on the dev split only (LoCoMo conversations 0–6 + SciFact train
-    qrels) by ``brain-search eval --fit`` (``brain_search/eval/fit.py``).
+    qrels) by ``brain-search eval --fit`` (``lab/brain_lab/eval/fit.py``).
     """
 
     # Learned on the dev split only (LoCoMo conversations 0–6, categories 1–4: 1033 questions;
-    # SciFact train qrels: 809 claims) by `brain-search eval --fit` (record: docs/eval/fit.json).
+    # SciFact train qrels: 809 claims) by `brain-search eval --fit` (record: lab/reports/eval/fit.json).
     # 2026-11-29, from the hand-set values (union normalisation, mid 0.5, slope 1.0, z_penalty
     # 0.3, outside_factor 0.5, no lexical anchor, no length scaling): LoCoMo nDCG@10 0.458 → 0.494,
     # R@10 0.595 → 0.651; SciFact nDCG@10 0.689 → 0.732, R@100 0.933 → 0.953, with no Z-distance
@@ -167,9 +167,6 @@ class RankingParams:
             outside_factor=self.explicit_outside_factor,
             far_factor=self.explicit_far_factor,
         )
-
-    def spec(self) -> RankingParams:
-        return RankingParams(mode="spec", z_penalty=0.3, outside_factor=0.5)
 
     def semantic_weight(self, target_z: float) -> float:
         w = self.sem_weight_mid + self.sem_weight_slope * (target_z - 0.5)

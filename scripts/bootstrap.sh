@@ -9,11 +9,13 @@ PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 
 stamp=.venv/.brain-deps
-want=$(sha256sum pyproject.toml | cut -c1-16)
+want=$(cat pyproject.toml lab/pyproject.toml | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "· installing Python dependencies into .venv (first time: a few minutes)"
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e ".[dev]"
+  # the measurement lab (lab/), beside the service, never inside its wheel
+  .venv/bin/pip install -q --no-deps -e lab
   echo "$want" > "$stamp"
 fi
 

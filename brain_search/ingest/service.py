@@ -54,7 +54,7 @@ class BatchEmbedder:
     """The model for ingestion in embedded mode: fp32 (the API's query embedder may be int8), on
     ``ingest_inprocess_embed_threads`` onnxruntime threads. One by default: the API's recalls
     already keep the cores busy, and a pool of one spinning thread per core beside them cost a
-    single-memory write ~76 ms of CPU instead of ~15 (docs/performance.md). Loaded on the first
+    single-memory write ~76 ms of CPU instead of ~15 (lab/reports/performance.md). Loaded on the first
     task, once per process, without torch (``make_document_embedder``)."""
 
     def __init__(self, settings: Settings) -> None:

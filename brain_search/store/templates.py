@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,11 @@ from brain_search.config import Settings
 from brain_search.store.indices import IndexNames
 
 
-def templates_dir() -> Path:
-    """``index_templates/`` at the project root (next to the package)."""
-    return Path(__file__).resolve().parents[2] / "index_templates"
-
-
 def load_template(name: str, directory: Path | None = None) -> dict[str, Any]:
-    body = json.loads(((directory or templates_dir()) / f"{name}.json").read_text())
+    """``index_templates/<name>.json``: package data of the top-level ``index_templates`` package
+    (shipped inside the wheel), or of ``directory``."""
+    source = (directory / f"{name}.json") if directory else files("index_templates").joinpath(f"{name}.json")
+    body = json.loads(source.read_text())
     body.pop("_comment", None)
     return body
 

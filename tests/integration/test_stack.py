@@ -138,7 +138,7 @@ def test_onnx_and_torch_give_the_same_vector(settings: Settings, embedder: Sente
 
 def test_query_encoder_matches_sentence_transformers(settings: Settings, embedder: SentenceTransformerEmbedder) -> None:
     """The API's direct ONNX encoder gives sentence-transformers' vectors (batches padded to
-    their longest text); its int8 model stays close (the quality figures: docs/performance.md)."""
+    their longest text); its int8 model stays close (the quality figures: lab/reports/performance.md)."""
     s = ["Find where I said '53% equity'", "ideas", "What did Caroline research about adoption agencies last May?"]
     fp32 = OnnxQueryEmbedder(settings.models_dir, quantized=False)
     int8 = OnnxQueryEmbedder(settings.models_dir, quantized=True)

@@ -2,32 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
-
-from brain_search.eval.fit import FitQuery
-from brain_search.eval.intent_eval import load_labelled_queries, project_detector
-from brain_search.eval.intent_fit import (
+from brain_lab.eval.fit import FitQuery
+from brain_lab.eval.intent_eval import LabelledQuery, load_labelled_queries, project_detector
+from brain_lab.eval.intent_fit import (
     ORIGINAL,
-    Detector,
+    FirstSeen,
+    FirstSeenStore,
     GroupScore,
     choose,
     choose_joint,
     choose_rule,
     current_detector,
+    design,
     dev_only,
     final_design,
-    first_seen_detectors,
     forward_cv,
+    load_first_seen,
     pooled,
     regex_baseline,
     retrieval_admissible,
     rows_hash,
-    todays_code_hash,
 )
-from brain_search.intent import TIER_TARGETS, QueryIntent, analyze
+
+from brain_search.intent import TIER_TARGETS, analyze
 from brain_search.intent_model import (
     REGEX_FEATURES,
     TIERS,
@@ -61,13 +63,13 @@ def test_shipped_model_loads_with_provenance_of_the_current_dev_rows() -> None:
     assert model.vocab and model.weights.shape == (384 + len(REGEX_FEATURES) + len(model.vocab), len(TIERS))
     prov = model.provenance
     assert prov["split"] == "dev"
-    # fails when the dev rows change without a refit (scripts/fit_intent.py)
+    # fails when the dev rows change without a refit (lab/scripts/fit_intent.py)
     rows = dev_only(load_labelled_queries())
     assert prov["rows"] == len(rows)
     assert prov["rows_sha256"] == rows_hash(rows)
-    # fails when is_statement or quotes_as_emphasis changes on a dev row without a refit: the
-    # training rows' statement and emphasis_quotes features come from today's code
-    assert prov["todays_code_sha256"] == todays_code_hash(rows)
+    # fails when the stored first-seen regex features of the dev rows change without a refit: the
+    # training rows' regex columns come from that file (not from today's regex)
+    assert prov["first_seen_sha256"] == load_first_seen().sha256
     assert 0.0 <= prov["min_probability"] < 1.0
     assert LearnedIntentDetector().hybrid_rule() == HybridRule(
         prov["min_probability"], prov["keep_statements"], prov["keep_quoted"]
@@ -248,9 +250,8 @@ def test_ngram_features_follow_the_models_vocabulary() -> None:
 def test_forward_validation_trains_only_on_earlier_groups() -> None:
     rows = [q for q in dev_only(load_labelled_queries()) if q.source is None or q.batch in ("4", "5")]
     vectors = np.stack([_vector(i) for i in range(len(rows))])
-    history = (("batch 4", "today"), ("batch 5", "today"))
     r0, r5 = HybridRule(0.0), HybridRule(0.5, keep_quoted=False)
-    cv = forward_cv(rows, vectors, (1.0,), (r0, r5), history, load=lambda commit: current_detector())
+    cv = forward_cv(rows, vectors, (1.0,), (r0, r5), _today(rows))
     scores = cv[1.0]
     n_original = sum(q.source is None for q in rows)
     assert [(s.group, s.trained_on) for s in scores] == [("batch 4", n_original), ("batch 5", n_original + 42)]
@@ -261,53 +262,45 @@ def test_forward_validation_trains_only_on_earlier_groups() -> None:
     assert choose(cv, [r5]) == (1.0, r5)
 
 
-def _recording_loader(loaded: list[str], seen: dict[str, list[str]]) -> Callable[[str], Detector]:
-    """A detector per commit that records which queries each one analysed."""
+def _today(rows: list[LabelledQuery]) -> FirstSeenStore:
+    """First-seen records of ``rows`` from today's detector."""
     today = current_detector()
-
-    def load(commit: str) -> Detector:
-        loaded.append(commit)
-
-        def run(query: str) -> QueryIntent:
-            seen.setdefault(commit, []).append(query)
-            return today.analyze(query)
-
-        return Detector(run, today.table)
-
-    return load
+    return FirstSeenStore(
+        tuple(FirstSeen.of(i, q.query, today.analyze(q.query), today.table, "today") for i, q in enumerate(rows))
+    )
 
 
-def test_training_rows_carry_the_features_of_the_detector_that_first_met_them() -> None:
+def test_training_rows_carry_their_stored_first_seen_features() -> None:
     rows = [q for q in dev_only(load_labelled_queries()) if q.source is None or q.batch in ("4", "5")]
     vectors = np.stack([_vector(i) for i in range(len(rows))])
-    history = (("batch 4", "c4"), ("batch 5", "c5"))
-    loaded: list[str] = []
-    seen: dict[str, list[str]] = {}
-    dets = first_seen_detectors(rows, history, _recording_loader(loaded, seen))
-    assert len(dets) == len(rows) and set(loaded) == {"c4", "c5"}
-    for q, d in zip(rows, dets, strict=True):
-        d.analyze(q.query)
-    by_group = {
-        "c4": {q.query for q in rows if q.source is None or q.batch == "4"},
-        "c5": {q.query for q in rows if q.batch == "5"},
-    }
-    # the original rows were met by no detector before them: the earliest one in history
-    assert {c: set(qs) for c, qs in seen.items()} == by_group
-    seen.clear()
-    forward_cv(rows, vectors, (1.0,), (HybridRule(0.0),), history, load=_recording_loader([], seen))
-    batch4 = {q.query for q in rows if q.batch == "4"}
-    # batch 4 is trained on with c4's features when batch 5 is predicted, never with c5's
-    assert batch4 <= set(seen["c4"]) and not batch4 & set(seen["c5"])
-    final = final_design(rows, vectors, 3, history, _recording_loader([], {}))
-    assert final.design.x.shape[0] == len(rows) and final.vocab
+    # batch 4 as a detector that read every row as broad, a plain statement, would have stored it
+    store = FirstSeenStore(
+        tuple(
+            replace(r, tier="broad", statement=True, detector="c4") if q.batch == "4" else r
+            for q, r in zip(rows, _today(rows).records, strict=True)
+        )
+    )
+    batch4 = [i for i, q in enumerate(rows) if q.batch == "4"]
+    d = design(rows, vectors, store.of(rows))
+    start = vectors.shape[1]
+    assert all(d.x[i, start + REGEX_FEATURES.index("regex_tier_broad")] == 1.0 for i in batch4)
+    assert all(d.x[i, start + REGEX_FEATURES.index("statement")] == 1.0 for i in batch4)
+    assert {d.regex[i].detected_intent for i in batch4} == {Intent.broad}
+    scores = forward_cv(rows, vectors, (1.0,), (HybridRule(0.0),), store)[1.0]
+    # the held-out batch is scored with its stored regex output, not today's
+    expected = np.mean([rows[i].label == "broad" for i in batch4])
+    assert scores[0].group == "batch 4" and scores[0].regex == pytest.approx(expected)
+    final = final_design(rows, vectors, 3, store)
+    assert final.design.x.shape[0] == len(rows) and final.vocab and final.first_seen_sha256 == store.sha256
+    without5 = FirstSeenStore(tuple(r for q, r in zip(rows, store.records, strict=True) if q.batch != "5"))
     with pytest.raises(ValueError, match="batch 5"):
-        final_design(rows, vectors, 3, history[:1], _recording_loader([], {}))
+        final_design(rows, vectors, 3, without5)
 
 
 def test_the_eval_detector_reads_the_vector() -> None:
     seen: list[str] = []
 
-    def encode(texts: list[str]) -> np.ndarray:
+    def encode(texts: Sequence[str]) -> np.ndarray:
         seen.extend(texts)
         return np.stack([_vector(len(t)) for t in texts])
 

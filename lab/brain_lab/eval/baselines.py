@@ -1,0 +1,160 @@
+"""The baseline systems, all over the same real index: BM25 only, kNN only, min-max fusion
+(0.5/0.5, as OpenSearch's hybrid search normalises and combines) and RRF (k = 60).
+
+The engine is asked once per query: one ``_msearch`` with a BM25 search per analysed field and one
+efficient-filtered kNN search, each ``depth`` deep (like a hybrid query's sub-queries); every
+baseline is then derived from those lists client-side (``fusion.py``).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from opensearchpy import OpenSearch
+
+from brain_lab.eval.fusion import Hit, min_max_fuse, rrf_fuse
+from brain_search.config import Settings
+from brain_search.embedding import Embedder
+from brain_search.retrieval.queries import bm25_match, knn_query, scope_filter
+
+BM25_FIELDS = ("content", "content.en")
+DEFAULT_DEPTH = 100
+RRF_K = 60
+# The BM25 field of the fusion baselines, chosen on the dev split (nDCG@10, content vs content.en):
+# LoCoMo dev 0.397 vs 0.424, SciFact train 0.668 vs 0.699 — the English analyzer wins on both.
+FUSION_FIELD = "content.en"
+
+
+class RetrievalSystem(Protocol):
+    """One named way to rank a tenant's memories for a query."""
+
+    @property
+    def name(self) -> str: ...
+
+    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
+        """Memory ids, best first, at most ``limit``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Candidates:
+    bm25: dict[str, list[Hit]]
+    """field → hits."""
+    knn: list[Hit]
+
+
+class EngineCandidates:
+    """BM25 (per field) and kNN hit lists for (tenant, query), fetched once and kept (LRU)."""
+
+    def __init__(
+        self,
+        client: OpenSearch,
+        settings: Settings,
+        embedder: Embedder,
+        depth: int = DEFAULT_DEPTH,
+        fields: Sequence[str] = BM25_FIELDS,
+        cache_size: int = 256,
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.embedder = embedder
+        self.depth = depth
+        self.fields = tuple(fields)
+        self._cache: OrderedDict[tuple[str, str], Candidates] = OrderedDict()
+        self._cache_size = cache_size
+
+    def _bodies(self, tenant_id: str, query: str) -> list[dict[str, Any]]:
+        filters = scope_filter(tenant_id)
+        header = {"index": self.settings.memories_alias, "routing": tenant_id}
+        src = {"_source": ["memory_id"], "size": self.depth}
+        lines: list[dict[str, Any]] = []
+        for field in self.fields:
+            lines += [header, {**src, "query": bm25_match(query, filters, field=field)}]
+        vector = self.embedder.encode([query])[0]
+        lines += [header, {**src, "query": knn_query(vector, self.depth, filters, self.settings.hnsw_ef_search)}]
+        return lines
+
+    def get(self, tenant_id: str, query: str) -> Candidates:
+        key = (tenant_id, query)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        resp = self.client.msearch(body=self._bodies(tenant_id, query))
+        lists: list[list[Hit]] = []
+        for r in resp["responses"]:
+            if "error" in r:
+                raise RuntimeError(f"search failed: {r['error']}")
+            lists.append([Hit(h["_source"]["memory_id"], float(h["_score"])) for h in r["hits"]["hits"]])
+        cand = Candidates(bm25=dict(zip(self.fields, lists[:-1], strict=True)), knn=lists[-1])
+        self._cache[key] = cand
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return cand
+
+
+def _ids(hits: Sequence[Hit], limit: int) -> list[str]:
+    return [h.memory_id for h in hits[:limit]]
+
+
+@dataclass
+class Bm25System:
+    candidates: EngineCandidates
+    field: str = "content"
+
+    @property
+    def name(self) -> str:
+        return f"BM25 ({self.field})"
+
+    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
+        return _ids(self.candidates.get(tenant_id, query).bm25[self.field], limit)
+
+
+@dataclass
+class KnnSystem:
+    candidates: EngineCandidates
+    name: str = "kNN"
+
+    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
+        return _ids(self.candidates.get(tenant_id, query).knn, limit)
+
+
+@dataclass
+class MinMaxFusionSystem:
+    candidates: EngineCandidates
+    field: str = "content"
+    weights: tuple[float, float] = (0.5, 0.5)
+
+    @property
+    def name(self) -> str:
+        return f"min-max {self.weights[0]:g}/{self.weights[1]:g} ({self.field})"
+
+    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
+        c = self.candidates.get(tenant_id, query)
+        return _ids(min_max_fuse([c.bm25[self.field], c.knn], self.weights), limit)
+
+
+@dataclass
+class RrfSystem:
+    candidates: EngineCandidates
+    field: str = "content"
+    rank_constant: int = RRF_K
+
+    @property
+    def name(self) -> str:
+        return f"RRF k={self.rank_constant} ({self.field})"
+
+    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
+        c = self.candidates.get(tenant_id, query)
+        return _ids(rrf_fuse([c.bm25[self.field], c.knn], self.rank_constant), limit)
+
+
+def baseline_systems(candidates: EngineCandidates, fusion_field: str = FUSION_FIELD) -> list[RetrievalSystem]:
+    """Every baseline: BM25 on each field, kNN, and the two fusions on ``fusion_field``."""
+    systems: list[RetrievalSystem] = [Bm25System(candidates, f) for f in candidates.fields]
+    systems.append(KnnSystem(candidates))
+    systems.append(MinMaxFusionSystem(candidates, fusion_field))
+    systems.append(RrfSystem(candidates, fusion_field))
+    return systems

@@ -1,0 +1,131 @@
+"""Bulk-load an evaluation dataset into its own index prefix (never the developer's data).
+
+Each dataset gets ``<prefix>-<dataset>`` as index prefix (e.g. ``bt-evalrun-locomo``), so BM25
+statistics of one corpus never leak into another. A fingerprint of the loaded documents is kept in
+the index mapping's ``_meta``: a re-run with the same data and model reuses the index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from opensearchpy import OpenSearch
+from opensearchpy.helpers import streaming_bulk
+
+from brain_lab.eval.datasets import Dataset, Memory
+from brain_search.config import Settings
+from brain_search.embedding import Embedder
+from brain_search.store.documents import build_memory_doc, content_hash, memory_doc_id
+from brain_search.store.templates import delete_indices, install_memories_index
+
+BULK_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class IndexedDataset:
+    settings: Settings
+    """Settings whose ``index_prefix`` points at this dataset's index."""
+    index: str
+    documents: int
+    reused: bool
+
+
+def dataset_settings(settings: Settings, dataset_name: str) -> Settings:
+    return settings.model_copy(update={"index_prefix": f"{settings.index_prefix}-{dataset_name}"})
+
+
+def fingerprint(dataset: Dataset, model: str, dimension: int) -> str:
+    h = hashlib.sha256(f"{model}\x1f{dimension}".encode())
+    for tenant in sorted(dataset.memories):
+        for m in sorted(dataset.memories[tenant], key=lambda m: m.memory_id):
+            ts = m.timestamp.isoformat() if m.timestamp else ""
+            h.update(f"{tenant}\x1f{m.memory_id}\x1f{content_hash(m.content)}\x1f{m.node_id}\x1f{ts}\n".encode())
+    return h.hexdigest()[:32]
+
+
+def _current_fingerprint(client: OpenSearch, alias: str) -> str | None:
+    if not client.indices.exists_alias(name=alias):
+        return None
+    mapping = client.indices.get_mapping(index=alias)
+    for body in mapping.values():
+        return (body.get("mappings", {}).get("_meta") or {}).get("eval_fingerprint")
+    return None
+
+
+def index_action(index: str, tenant: str, memory: Memory, vector: Sequence[float], model: str) -> dict[str, Any]:
+    """One bulk ``index`` action for an evaluation or benchmark memory: the service's document
+    (``build_memory_doc``), its deterministic id and the tenant routing."""
+    return {
+        "_op_type": "index",
+        "_index": index,
+        "_id": memory_doc_id(tenant, memory.memory_id),
+        "_routing": tenant,
+        "_source": build_memory_doc(
+            tenant_id=tenant,
+            memory_id=memory.memory_id,
+            content=memory.content,
+            embedding=vector,
+            embedding_model=model,
+            node_id=memory.node_id,
+            timestamp=memory.timestamp,
+            source=memory.source,
+            conversation_id=memory.conversation_id,
+        ),
+    }
+
+
+def _actions(dataset: Dataset, embedder: Embedder, index: str) -> Iterator[dict[str, Any]]:
+    for tenant, mems in dataset.memories.items():
+        vectors = embedder.encode([m.content for m in mems])
+        for m, vec in zip(mems, vectors, strict=True):
+            yield index_action(index, tenant, m, vec, embedder.name)
+
+
+def index_dataset(
+    client: OpenSearch,
+    settings: Settings,
+    dataset: Dataset,
+    embedder: Embedder,
+    *,
+    force: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> IndexedDataset:
+    """Create ``<prefix>-<dataset>`` and load every memory (text + vector, routed by tenant),
+    unless an index with the same fingerprint is already there. Raises on any failed document."""
+    s = dataset_settings(settings, dataset.name)
+    fp = fingerprint(dataset, embedder.name, embedder.dimension)
+    if not force and _current_fingerprint(client, s.memories_alias) == fp:
+        index = next(iter(client.indices.get_alias(name=s.memories_alias)))
+        count = int(client.count(index=s.memories_alias)["count"])
+        if count == dataset.n_memories:
+            return IndexedDataset(s, index, count, reused=True)
+    delete_indices(client, s)
+    index = install_memories_index(client, s, embedder.dimension)
+    client.indices.put_settings(index=index, body={"index": {"refresh_interval": "-1"}})
+    failed: list[str] = []
+    for ok, item in streaming_bulk(
+        client,
+        _actions(dataset, embedder, index),
+        chunk_size=BULK_CHUNK,
+        raise_on_error=False,
+        max_retries=3,
+        request_timeout=120,
+    ):
+        if not ok:
+            failed.append(str(item)[:300])
+        elif progress:
+            progress(1)
+    if failed:
+        raise RuntimeError(f"{len(failed)} documents failed to index, first: {failed[0]}")
+    client.indices.put_settings(index=index, body={"index": {"refresh_interval": "1s"}})
+    client.indices.refresh(index=index)
+    # one segment per shard: HNSW search over one graph is faster and the results reproducible
+    client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=600)
+    client.indices.put_mapping(index=index, body={"_meta": {"eval_fingerprint": fp}})
+    count = int(client.count(index=index)["count"])
+    if count != dataset.n_memories:
+        raise RuntimeError(f"index {index} holds {count} documents, expected {dataset.n_memories}")
+    return IndexedDataset(s, index, count, reused=False)

@@ -1,0 +1,340 @@
+"""Orchestration of ``brain-search eval``: load, index, run every part, gather one report.
+
+The command (``lab/brain_lab/commands/eval.py``) only parses options and draws progress bars;
+everything else happens here, so the integration test runs the same code.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from opensearchpy import OpenSearch
+
+from brain_lab.eval.baselines import FUSION_FIELD, EngineCandidates, RetrievalSystem, baseline_systems
+from brain_lab.eval.datasets import (
+    LOCOMO_SPLITS,
+    SCIFACT_TENANT,
+    Dataset,
+    EvalQuery,
+    Split,
+    load_locomo,
+    load_scifact,
+    resolve_data_dir,
+    spoken_text,
+    subsample,
+)
+from brain_lab.eval.embed_cache import CachedEmbedder
+from brain_lab.eval.exact_match import (
+    ExactMatchResult,
+    doc_split,
+    evaluate_exact_match,
+    phrase_queries,
+    sample_phrases,
+)
+from brain_lab.eval.indexing import IndexedDataset, index_dataset
+from brain_lab.eval.intent_eval import DEFAULT_QUERIES, evaluate_intents, load_labelled_queries, project_detector
+from brain_lab.eval.report import EvalReport
+from brain_lab.eval.retrieval_eval import LOCOMO_METRICS, SCIFACT_METRICS, evaluate_systems
+from brain_lab.eval.z_run import ZResult
+from brain_search.config import Settings
+from brain_search.embedding import Embedder, make_embedder, make_query_embedder
+
+PARTS = ("retrieval", "exact", "intent", "z")
+DATASETS = ("locomo", "scifact")
+SEED = 20260120
+FUSION_NOTE = (
+    "client-side, exactly as OpenSearch's normalization-processor (min_max + arithmetic_mean, "
+    "absent sub-query score 0): the neural-search plugin is not on Maven Central for 3.5.0.0"
+)
+
+
+class _Lazy:
+    """A progress callback whose bar appears only when the first step is reported."""
+
+    def __init__(self, factory: ProgressFactory, description: str, total: int) -> None:
+        self.factory, self.description, self.total = factory, description, total
+        self.bar: Callable[[int], None] | None = None
+
+    def __call__(self, n: int) -> None:
+        if self.bar is None:
+            self.bar = self.factory(self.description, self.total)
+        self.bar(n)
+
+
+class ProgressFactory(Protocol):
+    def __call__(self, description: str, total: int) -> Callable[[int], None]: ...
+
+
+def no_progress(description: str, total: int) -> Callable[[int], None]:
+    return lambda n: None
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    parts: Sequence[str] = PARTS
+    datasets: Sequence[str] = DATASETS
+    splits: Sequence[Split] = ("dev", "test")
+    quick: bool = False
+    phrases: int = 600
+    brain: bool = True
+    reindex: bool = False
+    fusion_field: str = FUSION_FIELD
+    query_int8: bool = False  # Brain systems encode queries with the API's int8 model (baselines stay fp32)
+    intent_queries: Path = DEFAULT_QUERIES
+    seed: int = SEED
+
+
+@dataclass
+class RoutedSystem:
+    """One system name over several indices: the tenant picks the index (LoCoMo or SciFact)."""
+
+    name: str
+    by_tenant: dict[str, RetrievalSystem] = field(default_factory=dict)
+
+    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
+        return self.by_tenant[tenant_id].search(tenant_id, query, limit)
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
+        return out.stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def load_locomo_ids(data_dir: Path, indices: Sequence[int]) -> list[str]:
+    """The tenant ids (``sample_id``) of these LoCoMo conversations."""
+    import json
+
+    samples = json.loads((data_dir / "locomo" / "locomo10.json").read_text())
+    return [str(samples[i]["sample_id"]) for i in indices]
+
+
+def _quick_locomo(data_dir: Path) -> Dataset:
+    # one dev and one test conversation, 40 questions each, every turn as a memory
+    full = load_locomo(data_dir, conversations=[LOCOMO_SPLITS["dev"][0], LOCOMO_SPLITS["test"][0]])
+    keep: list[EvalQuery] = []
+    for tenant in full.memories:
+        keep += [q for q in full.queries if q.tenant_id == tenant][:40]
+    full.queries = keep
+    return full
+
+
+class EvalRunner:
+    def __init__(
+        self,
+        client: OpenSearch,
+        settings: Settings,
+        options: EvalOptions,
+        progress: ProgressFactory = no_progress,
+        log: Callable[[str], None] = lambda s: None,
+    ) -> None:
+        self.client = client
+        self.settings = settings
+        self.options = options
+        self.progress = progress
+        self.log = log
+        self.data_dir = resolve_data_dir(settings)
+        self.embedder = CachedEmbedder(
+            settings.cache_dir / "embeddings",
+            settings.embedding_model,
+            settings.embedding_dimension,
+            lambda: make_embedder(settings),
+        )
+        self.indexed: dict[str, IndexedDataset] = {}
+        self.datasets: dict[str, Dataset] = {}
+        self.systems: dict[str, list[RetrievalSystem]] = {}
+        self.query_int8: Embedder | None = None
+        self.split_queries: dict[tuple[str, str], set[str]] = {}
+        """(dataset, split) → ids of that split's queries."""
+
+    # -- data ------------------------------------------------------------------------------------
+    def load(self, name: str) -> Dataset:
+        """The whole corpus of ``name`` (both splits' queries), indexed once."""
+        if name in self.datasets:
+            return self.datasets[name]
+        if name == "locomo":
+            ds = _quick_locomo(self.data_dir) if self.options.quick else load_locomo(self.data_dir)
+            for split, indices in LOCOMO_SPLITS.items():
+                tenants = set(load_locomo_ids(self.data_dir, indices))
+                self.split_queries[(name, split)] = {q.query_id for q in ds.queries if q.tenant_id in tenants}
+        else:
+            dev, test = load_scifact(self.data_dir, "dev"), load_scifact(self.data_dir, "test")
+            if self.options.quick:
+                dev, test = subsample(dev, 40, 600, seed=1), subsample(test, 40, 600, seed=2)
+            corpus = {m.memory_id: m for d in (dev, test) for m in d.memories[SCIFACT_TENANT]}
+            ds = Dataset(name, "all", {SCIFACT_TENANT: list(corpus.values())}, dev.queries + test.queries, dev.counts)
+            self.split_queries[(name, "dev")] = {q.query_id for q in dev.queries}
+            self.split_queries[(name, "test")] = {q.query_id for q in test.queries}
+        todo = self.embedder.missing([m.content for ms in ds.memories.values() for m in ms])
+        if todo:
+            self.log(f"encoding {len(todo)} {name} texts (cached under {self.embedder.folder})")
+            self.embedder.progress = self.progress(f"encoding {name}", len(todo))
+        indexed = index_dataset(
+            self.client,
+            self.settings,
+            ds,
+            self.embedder,
+            force=self.options.reindex,
+            progress=_Lazy(self.progress, f"indexing {name}", ds.n_memories),
+        )
+        self.embedder.progress = None
+        self.log(f"{name}: {indexed.documents} memories in {indexed.index}" + (" (reused)" if indexed.reused else ""))
+        self.indexed[name] = indexed
+        self.datasets[name] = ds
+        return ds
+
+    def split_of(self, name: str, split: Split) -> Dataset:
+        """The queries of one split (and, for LoCoMo, only that split's conversations)."""
+        ds = self.load(name)
+        ids = self.split_queries[(name, split)]
+        queries = [q for q in ds.queries if q.query_id in ids]
+        tenants = {q.tenant_id for q in queries} if name == "locomo" else set(ds.memories)
+        return Dataset(name, split, {t: m for t, m in ds.memories.items() if t in tenants}, queries, ds.counts)
+
+    def brain_query_embedder(self) -> Embedder | None:
+        """The API's int8 query encoder under ``--query-int8`` (the Brain systems and the intent
+        detector then see the vectors the API would give them), else None: the cached fp32 one."""
+        if not self.options.query_int8:
+            return None
+        if self.query_int8 is None:
+            self.query_int8 = make_query_embedder(self.settings.model_copy(update={"query_embedding_int8": True}))
+        return self.query_int8
+
+    def systems_for(self, name: str) -> list[RetrievalSystem]:
+        if name in self.systems:
+            return self.systems[name]
+        self.load(name)
+        s = self.indexed[name].settings
+        systems = baseline_systems(EngineCandidates(self.client, s, self.embedder), self.options.fusion_field)
+        if self.options.brain:
+            from brain_lab.eval.brain_systems import brain_systems
+
+            systems += brain_systems(self.client, s, self.embedder, query_embedder=self.brain_query_embedder())
+        self.systems[name] = systems
+        return systems
+
+    # -- parts -----------------------------------------------------------------------------------
+    def run(self, command: str) -> EvalReport:
+        o = self.options
+        report = EvalReport(command=command, meta=self._meta())
+        detect = project_detector((self.brain_query_embedder() or self.embedder).encode, self.settings.intent_model)
+        if "retrieval" in o.parts:
+            for name in o.datasets:
+                for split in o.splits:
+                    ds = self.split_of(name, split)
+                    self.embedder.encode([q.text for q in ds.queries])
+                    systems = self.systems_for(name)
+                    metrics = LOCOMO_METRICS if name == "locomo" else SCIFACT_METRICS
+                    limit = 10 if name == "locomo" else 100
+                    label = f"{name} {split}: {len(ds.queries)} queries × {len(systems)} systems"
+                    bar = self.progress(label, len(ds.queries))
+                    report.retrieval.append(evaluate_systems(ds, systems, metrics, limit, bar))
+                    report.detected.update({q.text: detect(q.text) for q in ds.queries})
+        if "exact" in o.parts:
+            for split in o.splits:
+                report.exact.append(self._exact(split))
+                report.detected.update({q.query: detect(q.query) for q in report.exact[-1].queries})
+        if "z" in o.parts:
+            for split in o.splits:
+                report.z.append(self._z(split))
+        if "intent" in o.parts:
+            labelled = load_labelled_queries(o.intent_queries)
+            for split in o.splits:
+                # per writer batch on the held-out split only: dev rows are in-sample (their
+                # first-seen figures come from lab/scripts/first_seen.py)
+                report.intent.append(evaluate_intents(labelled, detect, split, batches=split == "test"))
+        return report
+
+    def _exact(self, split: Split) -> ExactMatchResult:
+        o = self.options
+        n = max(10, o.phrases // 10) if o.quick else o.phrases
+        per = {name: n // len(o.datasets) for name in o.datasets}
+        phrases = []
+        routed: dict[str, RoutedSystem] = {}
+        contents: dict[tuple[str, str], str] = {}
+        for i, name in enumerate(o.datasets):
+            ds = self.split_of(name, split)
+            full = self.load(name)
+            if name == "locomo":
+                pools = ds.memories
+                found = sample_phrases(pools, per[name], o.seed + i, "locomo", text_of=spoken_text)
+            else:
+                found = sample_phrases(
+                    full.memories, per[name], o.seed + i, "scifact", eligible=lambda m: doc_split(m.memory_id) == split
+                )
+            phrases += found
+            contents.update(ds.content_by_id())
+            for system in self.systems_for(name):
+                r = routed.setdefault(system.name, RoutedSystem(system.name))
+                for tenant in ds.memories:
+                    r.by_tenant[tenant] = system
+        queries = phrase_queries(phrases, o.seed)
+        self.embedder.encode([q.query for q in queries])
+        bar = self.progress(f"exact match {split}: {len(queries)} phrases", len(queries))
+        return evaluate_exact_match(queries, list(routed.values()), contents, split, progress=bar)
+
+    def _z(self, split: Split) -> ZResult:
+        """The Z figures on LoCoMo ``split`` (and, on dev, the calibration fit with SciFact's
+        dev claims when SciFact is part of the run)."""
+        from brain_lab.eval.z_run import run_z, scifact_split
+        from brain_search.embedding import QueryCache
+        from brain_search.retrieval.pipeline import Retriever
+
+        ds = self.split_of("locomo", split)
+        s = self.indexed["locomo"].settings
+        encoder = self.brain_query_embedder() or self.embedder
+        retriever = Retriever(self.client, s, QueryCache(encoder, s.query_cache_size))
+        scifact = None
+        if split == "dev" and "scifact" in self.options.datasets:
+            full = self.load("scifact")
+            scifact = scifact_split(full, self.split_queries[("scifact", "dev")])
+        quick = self.options.quick
+        return run_z(
+            retriever,
+            self.embedder,
+            ds,
+            split,
+            self.options.seed,
+            n_phrases=20 if quick else 300,
+            n_questions=40 if quick else None,
+            progress=self.progress,
+            scifact=scifact,
+        )
+
+    def _meta(self) -> dict[str, str]:
+        o = self.options
+        return {
+            "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "commit": _git_commit(),
+            "splits": "dev = LoCoMo conversations 0–6 + SciFact train qrels; "
+            "test (held out) = LoCoMo conversations 7–9 + SciFact test qrels",
+            "reported splits": ", ".join(o.splits) + (" (quick subset)" if o.quick else ""),
+            "embedding model": f"{self.settings.embedding_model} ({self.settings.embedding_dimension} dims)"
+            + ("; Brain systems' and intent detection's queries: int8 model" if self.options.query_int8 else ""),
+            "index": f"prefix {self.settings.index_prefix}-<dataset>, {self.settings.knn_engine} HNSW "
+            f"(m={self.settings.hnsw_m}, ef_search={self.settings.hnsw_ef_search}), one shard",
+            "min-max fusion / RRF": FUSION_NOTE,
+            "fusion field": o.fusion_field,
+            "candidates": "baselines: top 100 of BM25 and of kNN per query; LoCoMo ranked to 10, SciFact to 100",
+            "LoCoMo memory": "'<speaker>: <text>' plus '[shared a photo: <caption>]' where the turn has one",
+            "Brain ranking": _ranking_note(),
+        }
+
+
+def _ranking_note() -> str:
+    from dataclasses import asdict
+
+    from brain_search.scoring import RankingParams
+
+    params = ", ".join(f"{k}={v}" for k, v in asdict(RankingParams()).items())
+    return (
+        f"{params}; learned on the dev split only (`brain-search eval --fit`, see lab/brain_lab/eval/fit.py); "
+        "Brain's candidates: one `_msearch`, BM25 and kNN each 3 × the limit deep (30 for LoCoMo, 300 for SciFact)"
+    )

@@ -1,0 +1,271 @@
+#!/usr/bin/env python
+"""Ingestion benchmark (not a test): N memories end to end — HTTP API → Redis → Celery worker →
+OpenSearch, searchable at the end — next to the bare embedder throughput on the same texts,
+measured in the same run (before and after, as the machine may be shared). Goal: end to end
+≥ 90% of bare embedding.
+
+    .venv/bin/python lab/scripts/bench_ingest.py            # 10,000 LoCoMo turns, 1 worker process
+
+It starts its own Redis (--redis-port), API (--api-port), worker and, unless --opensearch-url is
+given, its own single OpenSearch node (--node-port), and stops what it started.
+
+On a shared machine wall-clock figures move with the neighbours' load, so it also reports the CPU
+seconds each part spent per 1,000 memories (bare embedding vs worker + API + Redis + OpenSearch,
+the node's share being clean only on its own node): their ratio is the throughput ratio a
+dedicated, CPU-bound machine would see.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from brain_search.config import Settings, load_settings
+from brain_search.ingest.sources import read_locomo
+
+
+def texts_for(n: int, data_dir: Path) -> list[str]:
+    """n distinct texts: LoCoMo turns, cycled with a marker once they run out."""
+    base = [r.memory.content for r in read_locomo(data_dir / "locomo" / "locomo10.json") if r.memory]
+    return [base[i % len(base)] + ("" if i < len(base) else f" (again, {i // len(base)})") for i in range(n)]
+
+
+def bare_embedding(settings: Settings, texts: list[str], call_size: int) -> tuple[float, float]:
+    """The embedder alone, in calls of ``call_size`` texts (as the pipeline makes them):
+    (memories/s, CPU seconds of this process)."""
+    from brain_search.embedding import make_embedder
+
+    embedder = make_embedder(settings)
+    embedder.encode(texts[:64])  # warm-up
+    t, cpu = time.perf_counter(), time.process_time()
+    for i in range(0, len(texts), call_size):
+        embedder.encode(texts[i : i + call_size])
+    return len(texts) / (time.perf_counter() - t), time.process_time() - cpu
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds of a process and its children (0 when unknown)."""
+    try:
+        import psutil
+    except ImportError:
+        return float("nan")
+    if pid is None:
+        return 0.0
+    total = 0.0
+    try:
+        root = psutil.Process(pid)
+        for p in [root, *root.children(recursive=True)]:
+            t = p.cpu_times()
+            total += t.user + t.system
+    except psutil.Error:
+        pass
+    return total
+
+
+def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with log.open("wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "brain_search.cli", *args],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def wait_done(http: httpx.Client, headers: dict[str, str], task_ids: list[str], timeout_s: float) -> list[dict]:
+    deadline = time.monotonic() + timeout_s
+    done: dict[str, dict] = {}
+    while len(done) < len(task_ids):
+        for t in task_ids:
+            if t not in done:
+                body = http.get(f"/v1/tasks/{t}", headers=headers).json()
+                if body["state"] in ("succeeded", "failed"):
+                    done[t] = body
+        if time.monotonic() > deadline:
+            raise SystemExit(f"tasks not done after {timeout_s}s")
+        time.sleep(0.2)
+    return list(done.values())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=10_000)
+    ap.add_argument("--batch", type=int, default=1000, help="memories per POST /v1/memories")
+    ap.add_argument("--concurrency", type=int, default=1, help="worker processes")
+    ap.add_argument("--prefix", default="bench-ingest")
+    ap.add_argument("--redis-port", type=int, default=6382)
+    ap.add_argument("--api-port", type=int, default=8097)
+    ap.add_argument("--opensearch-url", default=None, help="use this OpenSearch instead of an own node")
+    ap.add_argument("--node-port", type=int, default=9271, help="HTTP port of the own node (transport +100)")
+    ap.add_argument("--data-dir", type=Path, default=None, help="default: BRAIN_DATA_DIR or ../shared/data")
+    ap.add_argument("--keep", action="store_true", help="keep the benchmark's indices")
+    a = ap.parse_args()
+
+    from brain_search.local_redis import LocalRedis
+    from brain_search.store.client import make_client
+    from brain_search.store.local_node import LocalCluster
+    from brain_search.store.templates import delete_indices, install_memories_index
+
+    data_dir = a.data_dir or Path(os.environ.get("BRAIN_DATA_DIR") or ROOT.parent / "shared" / "data")
+    admin_key = secrets.token_urlsafe(24)
+    settings = load_settings(
+        index_prefix=a.prefix, redis_port=a.redis_port, redis_url=f"redis://127.0.0.1:{a.redis_port}/0"
+    )
+    texts = texts_for(a.n, data_dir)
+    print(f"{a.n} texts, mean {sum(map(len, texts)) / len(texts):.0f} characters; CPUs: {os.cpu_count()}")
+
+    node = None
+    if a.opensearch_url:
+        settings = settings.model_copy(update={"opensearch_url": a.opensearch_url})
+    else:
+        node = LocalCluster(
+            settings, nodes=1, http_port=a.node_port, transport_port=a.node_port + 100,
+            cluster_name=f"{a.prefix}-node", log=print,
+        )  # fmt: skip
+        node.start()
+        settings = settings.model_copy(update={"opensearch_url": node.url})
+
+    try:
+        bare_before, bare_cpu_before = bare_embedding(settings, texts, settings.bulk_max_docs)
+        print(f"bare embedder (before): {bare_before:.1f} memories/s, {bare_cpu_before:.1f} CPU s")
+
+        redis = LocalRedis(settings, port=a.redis_port, log=print)
+        redis_started = not redis.running()
+        redis.start()
+        client = make_client(settings)
+        delete_indices(client, settings)
+        install_memories_index(client, settings, settings.embedding_dimension)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")}
+        env.update(
+            HF_HUB_OFFLINE="1",
+            BRAIN_INDEX_PREFIX=a.prefix,
+            BRAIN_REDIS_URL=str(settings.redis_url),
+            BRAIN_OPENSEARCH_URL=settings.opensearch_url,
+            BRAIN_ADMIN_KEY=admin_key,
+            BRAIN_CACHE_DIR=str(settings.cache_dir),
+        )
+        logs = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+        worker = spawn(["worker", f"--concurrency={a.concurrency}", "--loglevel=warning"], env, logs / "worker.log")
+        api = spawn(["serve", f"--port={a.api_port}"], env, logs / "api.log")
+        http = httpx.Client(base_url=f"http://127.0.0.1:{a.api_port}", timeout=120)
+        try:
+            deadline = time.monotonic() + 180
+            while True:
+                try:
+                    if http.get("/readyz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline or api.poll() is not None:
+                    raise SystemExit(f"the API did not start; see {logs / 'api.log'}")
+                time.sleep(0.5)
+            admin = {"Authorization": f"Bearer {admin_key}"}
+            http.post("/v1/admin/tenants", json={"tenant_id": "bench"}, headers=admin).raise_for_status()
+            key = http.post("/v1/admin/tenants/bench/keys", json={}, headers=admin).json()["key"]
+            headers = {"Authorization": f"Bearer {key}"}
+            # warm-up: the worker has loaded its model once this task is done
+            r = http.post("/v1/memories", json={"content": "warm-up", "memory_id": "warm-up"}, headers=headers)
+            wait_done(http, headers, [r.json()["task_id"]], 300)
+            http.delete("/v1/memories/warm-up", headers=headers)
+
+            node_pid = node._pid(node.nodes[0]) if node else None
+            parts = {"worker": worker.pid, "API": api.pid, "Redis": redis.pid(), "OpenSearch": node_pid}
+            cpu0 = {k: cpu_seconds(pid) for k, pid in parts.items()}
+            t0 = time.perf_counter()
+            task_ids = []
+            for i in range(0, a.n, a.batch):
+                body = {
+                    "memories": [{"content": t, "memory_id": f"b{i + j}"} for j, t in enumerate(texts[i : i + a.batch])]
+                }
+                r = http.post("/v1/memories", json=body, headers=headers)
+                r.raise_for_status()
+                task_ids.append(r.json()["task_id"])
+            t_queued = time.perf_counter() - t0
+            results = wait_done(http, headers, task_ids, 3600)
+            client.indices.refresh(index=settings.memories_alias)
+            count = client.count(index=settings.memories_alias, body={"query": {"term": {"tenant_id": "bench"}}})[
+                "count"
+            ]
+            elapsed = time.perf_counter() - t0
+            cpu = {k: cpu_seconds(pid) - cpu0[k] for k, pid in parts.items()}
+            indexed = sum(r["indexed"] for r in results)
+            failed = sum(r["failed"] for r in results)
+            # searchable by text and by vector
+            bm25 = client.search(
+                index=settings.memories_alias, body={"query": {"match": {"content": texts[123]}}, "size": 1}
+            )
+            vec = bm25["hits"]["hits"][0]["_source"]["embedding"] if bm25["hits"]["hits"] else None
+            knn = client.search(
+                index=settings.memories_alias,
+                body={"query": {"knn": {"embedding": {"vector": vec, "k": 1}}}, "size": 1},
+            )
+        finally:
+            http.close()
+            stop(api)
+            stop(worker)
+            if redis_started:
+                redis.stop()
+
+        bare_after, bare_cpu_after = bare_embedding(settings, texts, settings.bulk_max_docs)
+        e2e = a.n / elapsed
+        bare = (bare_before + bare_after) / 2
+        print(f"bare embedder (after):  {bare_after:.1f} memories/s, {bare_cpu_after:.1f} CPU s")
+        print(f"queued {a.n} memories in {t_queued:.1f}s ({len(task_ids)} requests)")
+        print(
+            f"end to end: {indexed} indexed, {failed} failed, {count} searchable in {elapsed:.1f}s"
+            f" → {e2e:.1f} memories/s"
+        )
+        print(
+            f"top BM25 hit for text #123: {bm25['hits']['hits'][0]['_source']['memory_id'] if vec else None}; "
+            f"kNN with its vector finds: {knn['hits']['hits'][0]['_source']['memory_id'] if vec else None}"
+        )
+        print(
+            f"RESULT end-to-end {e2e:.1f}/s vs bare embedding {bare:.1f}/s (mean of before/after)"
+            f" = {100 * e2e / bare:.0f}%"
+        )
+        per_k = 1000 / a.n
+        bare_cpu = (bare_cpu_before + bare_cpu_after) / 2
+        pipeline_cpu = sum(cpu.values())
+        print(
+            f"CPU s per 1,000 memories: bare embedding {bare_cpu * per_k:.1f}; pipeline {pipeline_cpu * per_k:.1f} = "
+            + " + ".join(f"{k} {v * per_k:.1f}" for k, v in cpu.items())
+        )
+        if node is not None:
+            print(f"RESULT CPU-bound ratio (bare embedding CPU / pipeline CPU) = {100 * bare_cpu / pipeline_cpu:.0f}%")
+        if not a.keep:
+            delete_indices(client, settings)
+        client.close()
+        if count != a.n or failed:
+            raise SystemExit("FAILED: not every memory is searchable")
+
+    finally:
+        if node is not None:
+            node.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""Pure pieces of the benchmarks: sizes, the mix, the workload, summaries and the knee."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from brain_lab.bench.corpus import Pool, corpus_rows, parse_size, size_label
+from brain_lab.bench.load import PhaseResult, knee, per_second, ratio, summarize
+from brain_lab.bench.workload import KINDS, build_workload, parse_mix
+from brain_lab.eval.datasets import Memory
+
+
+def _pool() -> Pool:
+    mems = [
+        (
+            "t1",
+            Memory(
+                f"D1:{i}",
+                f"Caroline: I went painting by the lake number {i}",
+                "t1/session_1",
+                datetime(2023, 5, 8, tzinfo=UTC),
+            ),
+        )
+        for i in range(3)
+    ] + [("t2", Memory("D1:1", "Mel: running a marathon in the rain", "t2/session_2"))]
+    vecs = np.eye(4, 8, dtype=np.float32)
+    return Pool(["t1", "t2"], mems, vecs, {"t1": ["What did Caroline paint?"], "t2": ["When did Mel run?"]})
+
+
+def test_sizes_round_trip() -> None:
+    assert parse_size("10k") == 10_000 and parse_size("100K") == 100_000 and parse_size("1m") == 1_000_000
+    assert parse_size("2500") == 2500 and size_label(100_000) == "100k" and size_label(2500) == "2500"
+
+
+def test_mix_is_normalised_and_strict() -> None:
+    mix = parse_mix("auto=3,write=1")
+    assert mix == {"auto": 0.75, "write": 0.25}
+    with pytest.raises(ValueError):
+        parse_mix("auto=1,typo=2")
+    with pytest.raises(ValueError):
+        parse_mix("auto=0")
+
+
+def test_recycled_rows_keep_tenant_and_text_with_unit_noisy_vectors() -> None:
+    pool = _pool()
+    rows = list(corpus_rows(pool, 10, noise=0.01))
+    assert len(rows) == 10
+    ids = [m.memory_id for _, m, _ in rows]
+    assert len(set(zip([t for t, _, _ in rows], ids, strict=True))) == 10  # (tenant, id) unique
+    tenant, mem, vec = rows[4]  # replica 1 of the first memory
+    assert tenant == "t1" and mem.memory_id == "D1:0~r1" and mem.content == pool.memories[0][1].content
+    assert abs(float(np.linalg.norm(vec)) - 1.0) < 1e-5
+    assert 0.95 < float(vec @ pool.vectors[0]) < 1.0
+
+
+def test_workload_follows_the_mix_and_skips_writes_without_the_route() -> None:
+    mix = parse_mix("auto=1,focus=1,z_value=1,tiered=1,nodes=1,write=1")
+    wl = build_workload(_pool(), 600, mix, with_writes=False)
+    assert set(wl.counts) == set(KINDS) - {"write"}
+    assert all(80 < n < 160 for n in wl.counts.values())
+    for it in wl.items:
+        if it.kind == "nodes":
+            assert it.body["nodes"][0].startswith(it.tenant + "/")
+        if it.kind == "auto":
+            assert it.tier in ("exact", "precise", "balanced", "conceptual", "broad")
+    writes = build_workload(_pool(), 200, mix, with_writes=True)
+    assert writes.counts.get("write", 0) > 0
+    assert build_workload(_pool(), 600, mix, with_writes=False).items == wl.items  # deterministic
+
+
+def test_summary_percentiles_and_rps_are_exact() -> None:
+    samples = [(100.0 + i * 0.1, "recall:auto", float(i + 1), i != 3) for i in range(11)]
+    s = summarize(samples)
+    assert s["requests"] == 11 and s["failures"] == 1
+    assert s["p50"] == pytest.approx(6.0) and s["rps"] == pytest.approx(11 / 1.0)
+    buckets = per_second(samples)
+    assert [b["rps"] for b in buckets] == [10.0, 1.0]
+
+
+def _phase(rps: float, p95: float, failures: int = 0) -> PhaseResult:
+    return PhaseResult("service", 8, rps, 10, 100, failures, rps, p95 / 2, p95, p95 * 1.5, p95 / 2, (0, 0, 0))
+
+
+def test_knee_is_the_fastest_step_within_the_limit_without_errors() -> None:
+    steps = [_phase(10, 20), _phase(30, 45), _phase(50, 120), _phase(70, 400), _phase(60, 30, failures=2)]
+    assert knee(steps, 50.0) is steps[1]
+    assert knee(steps, 199.999) is steps[2]
+    assert knee([_phase(10, 300)], 200) is None
+    assert ratio(_phase(10, 30), _phase(10, 10)) == pytest.approx(3.0)
+    assert ratio(_phase(10, 30), None) is None
+
+
+def test_client_pool_holds_the_configured_connections() -> None:
+    """opensearch-py ignores an unknown ``maxsize``: the pool must really be sized (found by the
+    load test: a pool of one made every concurrent request open and discard a connection)."""
+    from brain_search.config import load_settings
+    from brain_search.store.client import make_client
+
+    client = make_client(load_settings(opensearch_pool_size=24))
+    conn = client.transport.connection_pool.connections[0]
+    assert conn.pool.pool.maxsize == 24  # urllib3 pool → its queue of connections
+
+
+def test_replicas_map_back_to_their_original_text() -> None:
+    from brain_lab.bench.corpus import original_id, replica_id
+    from brain_lab.bench.ef import texts_of
+
+    assert original_id(replica_id("conv-3:D1:4", 17)) == "conv-3:D1:4"
+    assert original_id("conv-3:D1:4") == "conv-3:D1:4"
+    hits = [{"_source": {"memory_id": m}} for m in ("a", "a~r1", "a~r9", "b~r2")]
+    assert texts_of(hits) == {"a", "b"}
