@@ -90,7 +90,7 @@ class Settings(BaseSettings):
     query_embedding_threads: int = 1  # onnxruntime intra-op threads of the API's embedder (0: default)
     query_embedding_int8: bool = True  # the API encodes queries with the int8 model (documents stay fp32)
     query_max_tokens: int = 256  # word pieces a query is truncated to (the model reads at most 256)
-    # intent: the learned model (query embedding + regex output, brain_search/intent_model.py) on top
+    # intent: the learned model (query embedding + regex output, brain_search/retrieval/intent/model.py) on top
     # of the regex cues (default); false: the regex cues alone. The hybrid rule (when the model's tier
     # replaces the regex's) is the one fitted with the model, read from its file's provenance
     intent_model: bool = True

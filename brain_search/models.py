@@ -143,7 +143,6 @@ class Timings(BaseModel):
     intent_ms: float = 0.0
     embed_ms: float = 0.0
     search_ms: float = 0.0
-    fill_in_ms: float = 0.0
     rank_ms: float = 0.0
     total_ms: float = 0.0
 

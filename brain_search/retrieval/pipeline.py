@@ -23,8 +23,6 @@ from opensearchpy import OpenSearch
 from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.graph import GraphStore
-from brain_search.intent import IntentDetector, QueryIntent
-from brain_search.intent_model import make_intent_detector
 from brain_search.models import (
     MemoryResult,
     NodeRef,
@@ -33,21 +31,22 @@ from brain_search.models import (
     RecallResponse,
     ResultMetadata,
     Scores,
-    Tiers,
     Timings,
 )
 from brain_search.retrieval import queries
+from brain_search.retrieval.intent import IntentDetector, QueryIntent
+from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.presets import apply_overrides
-from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
-from brain_search.scoring import (
+from brain_search.retrieval.ranking import (
     RankingParams,
     contains_phrase,
     embedding_similarity,
     lexical_precision,
     query_terms,
-    tier_of,
     z_relevance,
 )
+from brain_search.retrieval.tiers import group_tiers
+from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
 
 TIERED_POOL = 50
 """candidates per sub-search at least, in tiered mode (tiers are filled from every candidate that
@@ -160,13 +159,12 @@ class Retriever:
         t_search = time.perf_counter()
 
         self._check_scores(candidates)
-        t_fill = time.perf_counter()
 
         formula = req.z_formula or self.settings.z_formula
         ranked = self._rank(plan.intent, plan.terms, candidates, ranking, formula)
         best = max((r.scores.match for r in ranked), default=0.0)
         shown = [r for r in ranked if self.calibration.clears_floor(r.match_kind, r.scores.match)]
-        tiers = self._tiers(shown, req.limit) if req.tiered else None
+        tiers = group_tiers(shown, req.limit) if req.tiered else None
         results = ranked[: req.limit]
         t_rank = time.perf_counter()
 
@@ -192,8 +190,7 @@ class Retriever:
                 intent_ms=plan.intent_ms,
                 embed_ms=plan.embed_ms,
                 search_ms=(t_search - t_search0) * ms,
-                fill_in_ms=(t_fill - t_search) * ms,
-                rank_ms=(t_rank - t_fill) * ms,
+                rank_ms=(t_rank - t_search) * ms,
                 total_ms=plan.intent_ms + plan.embed_ms + (t_rank - t_search0) * ms,
             ),
             candidates=len(candidates),
@@ -423,16 +420,3 @@ class Retriever:
                 extra=meta if isinstance(meta, dict) else None,
             ),
         )
-
-    @staticmethod
-    def _tiers(shown: list[MemoryResult], per_tier: int) -> Tiers:
-        """Group the results that cleared the relevance floor by Z (spec 3.4), at most
-        ``per_tier`` each, in relevance order; in the Exact tier the memories holding the phrase
-        come first (spec: exact matches always show when they exist)."""
-        ordered = sorted(shown, key=lambda r: r.match_kind is not MatchKind.phrase)  # stable: relevance within
-        groups: dict[str, list[MemoryResult]] = {}
-        for r in ordered:
-            bucket = groups.setdefault(tier_of(r.scores.z_position), [])
-            if len(bucket) < per_tier:
-                bucket.append(r)
-        return Tiers(**groups)

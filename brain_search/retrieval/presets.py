@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import MappingProxyType
 
-from brain_search.intent import QueryIntent, intent_for_z
 from brain_search.models import Focus, Intent
+from brain_search.retrieval.intent import QueryIntent, intent_for_z
 
 # focus → (target Z, tolerance). Targets sit mid-tier on the spec's Z table (section 2).
 FOCUS_PRESETS: MappingProxyType[Focus, tuple[float, float]] = MappingProxyType(
@@ -31,12 +32,6 @@ def apply_overrides(detected: QueryIntent, focus: Focus, z_value: float | None) 
 
 
 def _with_target(detected: QueryIntent, z: float, tolerance: float, label: Intent | None = None) -> QueryIntent:
-    return QueryIntent(
-        detected_intent=label or intent_for_z(z),
-        target_z=z,
-        z_tolerance=tolerance,
-        confidence=1.0,
-        cues=detected.cues,
-        lexical_query=detected.lexical_query,
-        phrases=detected.phrases,
+    return replace(
+        detected, detected_intent=label or intent_for_z(z), target_z=z, z_tolerance=tolerance, confidence=1.0
     )

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from brain_search.models import MatchKind, ZFormula
-from brain_search.scoring import STOPWORDS, normalize_text
+from brain_search.retrieval.ranking import STOPWORDS, normalize_text
 
 __all__ = ["Match", "MatchKind", "QueryTerms", "ZCalibration", "ZFormula", "match", "query_terms_of", "spec_z"]
 

@@ -5,7 +5,7 @@ the machine's noise hits them alike.
 
     .venv/bin/python lab/scripts/bench_ab.py --size 10k --n 150 6fadc63 WORKTREE
 
-Prints per version: total / search / fill_in p50 and p95 (ms) and this process's CPU per recall
+Prints per version: total / search p50 and p95 (ms) and this process's CPU per recall
 (response serialised). Revisions older than `Retriever.plan` (6fadc63) are not supported.
 """
 
@@ -88,9 +88,7 @@ def main() -> None:
         for it in items[:10]:  # warm-up
             for r in retrievers.values():
                 r.recall(it.tenant, RecallRequest(**it.body))
-        res: dict[str, dict[str, list[float]]] = {
-            rev: {"total": [], "search": [], "fill": [], "cpu": []} for rev in retrievers
-        }
+        res: dict[str, dict[str, list[float]]] = {rev: {"total": [], "search": [], "cpu": []} for rev in retrievers}
         for it in items:
             order = list(retrievers.items())
             random.shuffle(order)
@@ -101,14 +99,13 @@ def main() -> None:
                 res[rev]["cpu"].append((time.process_time() - c0) * 1000)
                 res[rev]["total"].append(out.timings.total_ms)
                 res[rev]["search"].append(out.timings.search_ms)
-                res[rev]["fill"].append(out.timings.fill_in_ms)
     load = "/".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{len(items)} recalls per version over {s.memories_alias}, interleaved; load avg {load}")
     for rev, d in res.items():
         p = {k: (np.percentile(v, 50), np.percentile(v, 95)) for k, v in d.items()}
         print(
             f"{rev:>12}: total p50 {p['total'][0]:6.1f} p95 {p['total'][1]:6.1f} | search p50 {p['search'][0]:5.1f}"
-            f" | fill_in p50 {p['fill'][0]:5.1f} p95 {p['fill'][1]:5.1f} | CPU/recall {np.mean(d['cpu']):.2f} ms"
+            f" | CPU/recall {np.mean(d['cpu']):.2f} ms"
         )
 
 

@@ -26,9 +26,9 @@ from brain_lab.eval.intent_eval import LabelledQuery, load_labelled_queries
 
 from brain_search.config import load_settings
 from brain_search.embedding import make_query_embedder
-from brain_search.intent import analyze
-from brain_search.intent_model import DEFAULT_MODEL_PATH, LearnedIntentDetector
 from brain_search.models import Intent
+from brain_search.retrieval.intent import analyze
+from brain_search.retrieval.intent.model import DEFAULT_MODEL_PATH, LearnedIntentDetector
 
 
 def line(name: str, rows: Sequence[LabelledQuery], regex: Sequence[str], service: Sequence[str]) -> str:

@@ -17,7 +17,7 @@ writes nothing and fails if the file on disk differs from the refit. Test rows a
 ``--add-first-seen COMMIT`` fits nothing: it gives every dev row without a first-seen record one
 from the current regex detector (COMMIT: the commit it is run at, ``git rev-parse --short HEAD``),
 renumbers the others where lines moved, and rewrites lab/data/intent_first_seen.jsonl. Run it
-when a new dev batch is committed, before anything changes ``brain_search/intent.py``.
+when a new dev batch is committed, before anything changes ``brain_search/retrieval/intent/``.
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ from brain_lab.eval.intent_fit import (
 
 from brain_search.config import load_settings
 from brain_search.embedding import make_query_embedder
-from brain_search.intent import analyze
-from brain_search.intent_model import DEFAULT_MODEL_PATH, HybridRule, combine
-from brain_search.scoring import RankingParams
+from brain_search.retrieval.intent import analyze
+from brain_search.retrieval.intent.model import DEFAULT_MODEL_PATH, HybridRule, combine
+from brain_search.retrieval.ranking import RankingParams
 
 # the dev candidates `brain-search eval --fit` stores: the retrieval check of each hybrid threshold
 DEFAULT_CANDIDATES = ROOT / "out" / "fit" / "dev-candidates.jsonl"

@@ -5,7 +5,7 @@ from pathlib import Path
 from brain_lab.eval import fit
 
 from brain_search.retrieval.pipeline import CandidateFeatures
-from brain_search.scoring import RankingParams
+from brain_search.retrieval.ranking import RankingParams
 
 
 def _query(dataset: str, qid: str, text: str, relevant: str) -> fit.FitQuery:
@@ -43,8 +43,8 @@ def test_fit_never_worsens_the_objective(tmp_path: Path) -> None:
 def test_intents_come_from_the_given_detector_with_the_query_vectors() -> None:
     import numpy as np
 
-    from brain_search.intent import QueryIntent, analyze
     from brain_search.models import Intent
+    from brain_search.retrieval.intent import QueryIntent, analyze
 
     seen: dict[str, float] = {}
 

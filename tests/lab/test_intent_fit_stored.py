@@ -28,9 +28,9 @@ from brain_lab.eval.intent_fit import (
     load_first_seen,
 )
 
-from brain_search.intent import QueryIntent, analyze
-from brain_search.intent_model import REGEX_FEATURES, HybridRule, features, regex_features
 from brain_search.models import Intent
+from brain_search.retrieval.intent import QueryIntent, analyze
+from brain_search.retrieval.intent.model import REGEX_FEATURES, HybridRule, features, regex_features
 
 
 def _vectors(n: int) -> np.ndarray:

@@ -1,8 +1,8 @@
 import pytest
 
 from brain_search.errors import InvalidInput
-from brain_search.intent import analyze, extract_phrases, intent_for_z, is_bare_code, is_statement
 from brain_search.models import Focus, Intent
+from brain_search.retrieval.intent import analyze, extract_phrases, intent_for_z, is_bare_code, is_statement
 from brain_search.retrieval.presets import FOCUS_PRESETS, apply_overrides
 
 # Spec section 2: the Z-range table.

@@ -29,8 +29,9 @@ from brain_lab.eval.intent_fit import (
     rows_hash,
 )
 
-from brain_search.intent import TIER_TARGETS, analyze
-from brain_search.intent_model import (
+from brain_search.models import Intent
+from brain_search.retrieval.intent import TIER_TARGETS, analyze
+from brain_search.retrieval.intent.model import (
     REGEX_FEATURES,
     TIERS,
     HybridRule,
@@ -42,9 +43,8 @@ from brain_search.intent_model import (
     ngram_vocab,
     ngrams,
 )
-from brain_search.models import Intent
 from brain_search.retrieval.pipeline import CandidateFeatures
-from brain_search.scoring import RankingParams
+from brain_search.retrieval.ranking import RankingParams
 
 
 def _vector(seed: int) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from brain_search.models import MatchKind
+from brain_search.retrieval.ranking import query_terms
 from brain_search.retrieval.zaxis import (
     ZCalibration,
     literal_span,
@@ -12,7 +13,6 @@ from brain_search.retrieval.zaxis import (
     query_terms_of,
     spec_z,
 )
-from brain_search.scoring import query_terms
 
 CAL = ZCalibration(cos_unrelated=0.1, cos_strong=0.6, floor=0.3)
 

@@ -20,7 +20,7 @@ from brain_lab.bench.workload import Item
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 
-STAGES = ("intent_ms", "embed_ms", "search_ms", "fill_in_ms", "rank_ms", "total_ms")
+STAGES = ("intent_ms", "embed_ms", "search_ms", "rank_ms", "total_ms")
 
 
 @dataclass
@@ -28,14 +28,11 @@ class StageTimes:
     label: str
     stages: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in STAGES})
     wall: list[float] = field(default_factory=list)
-    fill_in_skipped: int = 0
 
     def add(self, timings: dict[str, float], wall_ms: float) -> None:
         for s in STAGES:
             self.stages[s].append(float(timings.get(s, 0.0)))
         self.wall.append(wall_ms)
-        if timings.get("fill_in_ms", 0.0) < 0.05:
-            self.fill_in_skipped += 1
 
     def summary(self) -> dict[str, dict[str, float]]:
         out = {s: percentiles(v) for s, v in self.stages.items()}
@@ -78,11 +75,9 @@ def engine_sequential(client: OpenSearch, payloads: Sequence[str]) -> list[float
 
 
 def table(rows: Sequence[StageTimes], q: str = "p50") -> list[list[str]]:
-    """Rows of ``label, intent, embed, search, fill_in, rank, total, wall`` at percentile ``q``."""
+    """Rows of ``label, intent, embed, search, rank, total, wall`` at percentile ``q``."""
     out = []
     for st in rows:
         s = st.summary()
-        out.append(
-            [st.label, *[f"{s[k][q]:.2f}" for k in (*STAGES, "wall_ms")], f"{st.fill_in_skipped}/{len(st.wall)}"]
-        )
+        out.append([st.label, *[f"{s[k][q]:.2f}" for k in (*STAGES, "wall_ms")]])
     return out

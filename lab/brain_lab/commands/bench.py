@@ -267,7 +267,7 @@ def recall(
     mix: str = typer.Option("auto=1", help="request kinds measured"),
     out: Path = typer.Option(None, help="output folder"),
 ) -> None:
-    """The recall figure: p50/p95 per stage (intent, embed, search, fill_in, rank) over a corpus,
+    """The recall figure: p50/p95 per stage (intent, embed, search, rank) over a corpus,
     in-process through Retriever (cold then warm query cache) and over HTTP."""
     from brain_lab.bench import recall as rb
     from brain_lab.bench.corpus import cached_embedder, load_pool
@@ -298,7 +298,7 @@ def recall(
         keys = admin_keys(host, s.admin_key.get_secret_value(), sorted({it.tenant for it in items}))
         rows.append(rb.over_http(host, keys, items, "HTTP (server stages; wall = client)"))
         rows.append(rb.over_http(host, keys, items, "HTTP again (warm server cache)"))
-    headers = ["pass", "intent", "embed", "search", "fill_in", "rank", "total", "wall", "fill-in skipped"]
+    headers = ["pass", "intent", "embed", "search", "rank", "total", "wall"]
     passes: dict[str, object] = {}
     report = {"corpus": s.memories_alias, "n": len(items), "load_avg": _load_avg(), "passes": passes}
     for q in ("p50", "p95"):
@@ -309,7 +309,7 @@ def recall(
             t.add_row(*row)
         console.print(t)
     for st in rows:
-        passes[st.label] = {**st.summary(), "fill_in_skipped": st.fill_in_skipped}
+        passes[st.label] = st.summary()
     (folder / "recall.json").write_text(json.dumps(report, indent=2))
     console.print(f"results in {folder}")
 

@@ -138,8 +138,8 @@ def _fit(settings: Settings, options: EvalOptions, out: Path) -> None:
 
     from brain_lab.eval import fit
     from brain_lab.eval.runner import _git_commit
-    from brain_search.intent_model import make_intent_detector
-    from brain_search.scoring import RankingParams
+    from brain_search.retrieval.intent.model import make_intent_detector
+    from brain_search.retrieval.ranking import RankingParams
 
     with _runner(settings, options) as runner:
         for name in runner.options.datasets:

@@ -19,7 +19,7 @@ from brain_search.config import Settings
 from brain_search.embedding import Embedder, QueryCache
 from brain_search.models import Focus, RecallRequest
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.scoring import RankingParams
+from brain_search.retrieval.ranking import RankingParams
 
 Z_NAIVE = "Brain Z-naive (z_value=0.5)"
 Z_AWARE = "Brain Z-aware (focus auto)"

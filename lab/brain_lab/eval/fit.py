@@ -32,10 +32,10 @@ from brain_lab.eval.metrics import mean, ndcg_at_k, recall_at_k
 from brain_lab.paths import EVAL_REPORT
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, QueryCache
-from brain_search.intent import IntentDetector, QueryIntent, RegexIntentDetector
 from brain_search.models import RecallRequest
+from brain_search.retrieval.intent import IntentDetector, QueryIntent, RegexIntentDetector
 from brain_search.retrieval.pipeline import CandidateFeatures, Retriever
-from brain_search.scoring import RankingParams, query_terms
+from brain_search.retrieval.ranking import RankingParams, query_terms
 
 LIMITS = {"locomo": 10, "scifact": 100}
 DEEP = {"locomo": "R@10", "scifact": "R@100"}

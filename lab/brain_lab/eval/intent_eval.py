@@ -173,7 +173,7 @@ def project_detector(
     """The service's detector as query → tier name: ``make_intent_detector(learned)`` given the
     query's vector from ``encode`` (texts → vectors), as ``Retriever.plan`` gives it. ``encode``
     None: no vector, i.e. the regex alone."""
-    from brain_search.intent_model import make_intent_detector
+    from brain_search.retrieval.intent.model import make_intent_detector
 
     detector = make_intent_detector(learned)
 

@@ -1,4 +1,4 @@
-"""Fit and validate the learned intent model (``brain_search.intent_model``) on the dev rows only.
+"""Fit and validate the learned intent model (``brain_search.retrieval.intent.model``) on the dev rows only.
 
 Why the validation looks back in history: the regex detector of today was tuned on every dev row,
 so on any dev group it looks near perfect (0.99) and a model fed its output learns to trust it;
@@ -50,8 +50,17 @@ import numpy as np
 from brain_lab.eval.fit import FitQuery, score
 from brain_lab.eval.intent_eval import DEFAULT_QUERIES, ORIGINAL, LabelledQuery
 from brain_lab.paths import DATA
-from brain_search.intent import CUES, QueryIntent, analyze, intent_for_z, is_statement, quotes_as_emphasis
-from brain_search.intent_model import (
+from brain_search.models import Intent
+from brain_search.retrieval.intent import (
+    CUES,
+    QueryIntent,
+    analyze,
+    intent_for_z,
+    is_bare_quote,
+    is_statement,
+    quotes_as_emphasis,
+)
+from brain_search.retrieval.intent.model import (
     REGEX_FEATURES,
     TIERS,
     CueTable,
@@ -63,8 +72,7 @@ from brain_search.intent_model import (
     ngram_vocab,
     ngrams,
 )
-from brain_search.models import Intent
-from brain_search.scoring import RankingParams
+from brain_search.retrieval.ranking import RankingParams
 
 # a hybrid may cost dev nDCG@10 at most this much: half of one query's nDCG on the larger dev set (1033
 # LoCoMo and 809 SciFact queries), invisible at the report's three decimals. It was 1e-4 until the
@@ -139,7 +147,7 @@ class FirstSeen:
     """the row's 1-based line in ``lab/data/intent_queries.jsonl``"""
     query: str
     detector: str
-    """which detector: the commit whose ``brain_search/intent.py`` produced the record"""
+    """which detector: the commit whose ``brain_search/retrieval/intent/`` produced the record"""
     tier: str
     target_z: float
     confidence: float
@@ -191,7 +199,18 @@ class FirstSeen:
     def intent(self) -> QueryIntent:
         """The stored result as far as the hybrid rule (``combine``) reads it: tier, target Z,
         confidence and cues (no tolerance, lexical query or phrases)."""
-        return QueryIntent(Intent(self.tier), self.target_z, 0.0, self.confidence, self.cues, "", ())
+        return QueryIntent(
+            Intent(self.tier),
+            self.target_z,
+            0.0,
+            self.confidence,
+            self.cues,
+            "",
+            (),
+            statement=self.statement,
+            emphasis_quotes=self.emphasis_quotes,
+            bare_quote=is_bare_quote(self.query),
+        )
 
     def to_json(self) -> str:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__}

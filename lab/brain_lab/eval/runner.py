@@ -331,7 +331,7 @@ class EvalRunner:
 def _ranking_note() -> str:
     from dataclasses import asdict
 
-    from brain_search.scoring import RankingParams
+    from brain_search.retrieval.ranking import RankingParams
 
     params = ", ".join(f"{k}={v}" for k, v in asdict(RankingParams()).items())
     return (

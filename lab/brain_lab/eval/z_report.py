@@ -10,7 +10,7 @@ from typing import Any
 
 from brain_lab.eval.z_eval import LABELLED_KINDS, NothingMatchedResult
 from brain_lab.eval.z_run import ZResult
-from brain_search.scoring import TIER_NAMES
+from brain_search.retrieval.tiers import TIER_NAMES
 
 TIER_LABELS = {
     "exact_matches": "Exact (< 0.3)",

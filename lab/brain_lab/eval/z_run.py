@@ -28,8 +28,8 @@ from brain_lab.eval.z_eval import (
 from brain_search.embedding import Embedder
 from brain_search.models import RecallRequest, RecallResponse, ZFormula
 from brain_search.retrieval.pipeline import Retriever
+from brain_search.retrieval.ranking import query_terms
 from brain_search.retrieval.zaxis import ZCalibration
-from brain_search.scoring import query_terms
 
 Progress = Callable[[str, int], Callable[[int], None]]
 

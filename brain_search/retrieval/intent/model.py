@@ -1,6 +1,6 @@
 """Learned intent: a multinomial logistic regression on top of the regex detector.
 
-The regex cues (``brain_search.intent``) are precise where they fire but do not generalise to new
+The regex cues (``brain_search.retrieval.intent``) are precise where they fire but do not generalise to new
 phrasings (each new batch of dev queries scored 0.67–0.80 when first seen). The model reads the
 query's sentence embedding (the vector recall computes anyway), the regex detector's own output
 (its tier, target Z, confidence and which kinds of cue fired) and which of the word unigrams and
@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from brain_search.intent import (
+from brain_search.models import MAX_QUERY_CHARS, Intent
+from brain_search.retrieval.intent import (
     CUES,
     TIER_TARGETS,
     IntentDetector,
@@ -37,15 +38,11 @@ from brain_search.intent import (
     RegexIntentDetector,
     analyze,
     intent_for_z,
-    is_bare_quote,
-    is_statement,
-    quotes_as_emphasis,
     z_tolerance_for,
 )
-from brain_search.models import MAX_QUERY_CHARS, Intent
 
 TIERS: tuple[Intent, ...] = tuple(Intent)  # exact < precise < balanced < conceptual < broad
-DEFAULT_MODEL_PATH = Path(__file__).resolve().parent / "data" / "intent_model.json"
+DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[2] / "data" / "intent_model.json"
 # the cues ``analyze`` adds outside ``CUES`` (quotes and specifics) and the Z each pulls toward
 _OTHER_CUE_Z = {
     "quoted_phrase": 0.05,
@@ -112,8 +109,8 @@ def regex_features(query: str, qi: QueryIntent, table: CueTable | None = None) -
             qi.confidence,
             *toward,
             float("quoted_phrase" in cues),
-            float(bool(qi.phrases) and quotes_as_emphasis(query)),
-            float(is_statement(query)),
+            float(qi.emphasis_quotes),
+            float(qi.statement),
             float(bool(cues & table.ceil)),
             float(bool(cues & table.floor)),
             float(np.log1p(len(query.split()))),
@@ -277,11 +274,11 @@ class HybridRule:
 
 def regex_stands(query: str, regex: QueryIntent, rule: HybridRule) -> bool:
     """Whether ``rule`` keeps ``regex`` whatever the model says (a quoted search; a statement)."""
-    if "quoted_phrase" in regex.cues and (rule.keep_quoted or is_bare_quote(query)):
+    if "quoted_phrase" in regex.cues and (rule.keep_quoted or regex.bare_quote):
         return True
     if "code_string" in regex.cues:  # a search for identifier strings only (``is_bare_code``)
         return True
-    return rule.keep_statements and is_statement(query)
+    return rule.keep_statements and regex.statement
 
 
 def model_decides(query: str, regex: QueryIntent, p: float, rule: HybridRule) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from functools import lru_cache
 
 _NON_ALNUM = re.compile(r"[^\w]+", re.UNICODE)
@@ -89,6 +90,26 @@ def spec_z_relevance(lexical: float, semantic: float, z: float, target_z: float,
     return base * (1 - (distance / tolerance) * 0.3)
 
 
+class RankingMode(StrEnum):
+    fusion = "fusion"
+    """the learned blend of both normalised engine scores, with the Z-alignment factor"""
+    spec = "spec"
+    """the spec's ``z_relevance_score`` (3.3), literally"""
+
+
+class Normalisation(StrEnum):
+    """Over which hits each engine score is min-max normalised (``RankingParams.norm``)."""
+
+    sublist = "sublist"
+    union = "union"
+    bm25_sublist = "bm25-sublist"
+    cosine_sublist = "cosine-sublist"
+
+
+BM25_OVER_SUBLIST = frozenset({Normalisation.sublist, Normalisation.bm25_sublist})
+COSINE_OVER_SUBLIST = frozenset({Normalisation.sublist, Normalisation.cosine_sublist})
+
+
 @dataclass(frozen=True)
 class RankingParams:
     """How candidates are ranked.
@@ -129,8 +150,8 @@ class RankingParams:
     # it); LoCoMo nDCG@10 0.4939 → 0.4972, R@10 0.651 → 0.659, MRR@10 0.467 → 0.469; SciFact
     # nDCG@10 0.7352 → 0.7356, R@100 and MRR@10 unchanged. Per LoCoMo category only single-hop
     # MRR@10 moved down (−0.001; its R@10 +0.007).
-    mode: str = "fusion"
-    norm: str = "bm25-sublist"
+    mode: RankingMode = RankingMode.fusion
+    norm: Normalisation = Normalisation.bm25_sublist
     norm_depth: int = 0
     sem_weight_mid: float = 0.575
     sem_weight_slope: float = 1.25
@@ -222,13 +243,13 @@ def z_relevance(
         zs = list(z_positions)
     else:
         zs = [z_position(lx, sm) for lx, sm in zip(lexical, semantic, strict=True)]
-    if params.mode == "spec":
+    if params.mode is RankingMode.spec:
         return [
             spec_z_relevance(lx, sm, z, target_z, tolerance) for lx, sm, z in zip(lexical, semantic, zs, strict=True)
         ]
     depth = params.norm_depth
-    lex_n = minmax_over(bm25, in_lexical, depth) if params.norm in ("sublist", "bm25-sublist") else minmax(bm25)
-    sem_n = minmax_over(cosine, in_semantic, depth) if params.norm in ("sublist", "cosine-sublist") else minmax(cosine)
+    lex_n = minmax_over(bm25, in_lexical, depth) if params.norm in BM25_OVER_SUBLIST else minmax(bm25)
+    sem_n = minmax_over(cosine, in_semantic, depth) if params.norm in COSINE_OVER_SUBLIST else minmax(cosine)
     w_sem = params.semantic_weight(target_z)
     scale = params.length_factor(n_terms)
     anchor = params.lexical_anchor_weight * scale
@@ -260,17 +281,3 @@ def z_alignment(z: float, target_z: float, tolerance: float, params: RankingPara
         beyond = min((distance - tolerance) / (1.0 - tolerance), 1.0)
         return params.outside_factor + (params.far_factor - params.outside_factor) * beyond
     return 1 - params.z_penalty * (distance / tolerance)
-
-
-TIER_NAMES = ("exact_matches", "precise_matches", "semantic_matches", "conceptual_matches")
-
-
-def tier_of(z: float) -> str:
-    """Spec 3.4: exact Z<0.3, precise 0.3≤Z<0.5, semantic 0.5≤Z<0.7, conceptual Z≥0.7."""
-    if z < 0.3:
-        return "exact_matches"
-    if z < 0.5:
-        return "precise_matches"
-    if z < 0.7:
-        return "semantic_matches"
-    return "conceptual_matches"

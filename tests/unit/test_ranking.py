@@ -1,6 +1,6 @@
 import pytest
 
-from brain_search.scoring import (
+from brain_search.retrieval.ranking import (
     RankingParams,
     contains_phrase,
     embedding_similarity,
@@ -8,10 +8,10 @@ from brain_search.scoring import (
     minmax_over,
     query_terms,
     spec_z_relevance,
-    tier_of,
     z_position,
     z_relevance,
 )
+from brain_search.retrieval.tiers import tier_of
 
 
 def test_lexical_precision_anchors() -> None:
