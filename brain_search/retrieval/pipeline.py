@@ -237,6 +237,14 @@ class Retriever:
             embed_ms=(t_embed - t0) * 1000.0,
         )
 
+    def candidates(self, tenant_id: str, req: RecallRequest) -> tuple[SearchPlan, list[Candidate]]:
+        """The plan and the scored candidates of a recall, before ranking (what the lab's fitter
+        stores: ``features`` turns them into the ranking's inputs)."""
+        plan = self.plan(tenant_id, req)
+        found = self._search(tenant_id, plan)
+        self._check_scores(found)
+        return plan, list(found.values())
+
     def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:
         """The NDJSON body of one ``_msearch`` over the memories alias.
 

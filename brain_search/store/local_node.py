@@ -303,14 +303,14 @@ class LocalCluster:
                 start_new_session=True,
             )
 
-    def _pid(self, node: NodeSpec) -> int | None:
+    def pid(self, node: NodeSpec) -> int | None:
         try:
             return int(node.pid_file.read_text().strip())
         except (OSError, ValueError):
             return None
 
     def _node_status(self, node: NodeSpec) -> NodeStatus:
-        pid = self._pid(node)
+        pid = self.pid(node)
         alive = pid is not None and _pid_alive(pid)
         info = _http_json(f"http://127.0.0.1:{node.http_port}", 1.0)
         answering = bool(info and info.get("cluster_name") == self.cluster_name)
@@ -320,7 +320,7 @@ class LocalCluster:
         return [self._node_status(n) for n in self.nodes]
 
     def stop_node(self, node: NodeSpec, sig: int = signal.SIGTERM, timeout_s: float = 60.0) -> None:
-        pid = self._pid(node)
+        pid = self.pid(node)
         if pid is None or not _pid_alive(pid):
             node.pid_file.unlink(missing_ok=True)
             return

@@ -192,7 +192,7 @@ def main() -> None:
             wait_done(http, headers, [r.json()["task_id"]], 300)
             http.delete("/v1/memories/warm-up", headers=headers)
 
-            node_pid = node._pid(node.nodes[0]) if node else None
+            node_pid = node.pid(node.nodes[0]) if node else None
             parts = {"worker": worker.pid, "API": api.pid, "Redis": redis.pid(), "OpenSearch": node_pid}
             cpu0 = {k: cpu_seconds(pid) for k, pid in parts.items()}
             t0 = time.perf_counter()

@@ -22,13 +22,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 
 from brain_lab.bench.corpus import Pool, cached_embedder, load_pool
 from brain_lab.bench.stats import percentiles
 from brain_lab.bench.workload import Workload, build_workload, parse_mix
 from brain_lab.paths import LOADTESTS
+from brain_search.client import BrainClient
 from brain_search.config import Settings
 from brain_search.graph import GraphStore
 from brain_search.models import RecallRequest
@@ -232,24 +232,17 @@ def process_tree_cpu_s(pid: int) -> float:
 # ------------------------------------------------------------------------------- preparation
 def admin_keys(host: str, admin_key: str, tenants: Sequence[str]) -> dict[str, str]:
     """A fresh API key per tenant through the admin API (the tenant is created if missing)."""
-    keys: dict[str, str] = {}
-    headers = {"Authorization": f"Bearer {admin_key}"}
-    with httpx.Client(base_url=host, headers=headers, timeout=30.0) as http:
+    with BrainClient(host, admin_key=admin_key, timeout_s=30.0) as api:
+        keys = {}
         for tenant in tenants:
-            r = http.post("/v1/admin/tenants", json={"tenant_id": tenant})
-            if r.status_code not in (200, 201, 409):
-                raise RuntimeError(f"creating tenant {tenant}: HTTP {r.status_code} {r.text[:200]}")
-            r = http.post(f"/v1/admin/tenants/{tenant}/keys", json={"label": "bench"})
-            if r.status_code != 201:
-                raise RuntimeError(f"creating a key for {tenant}: HTTP {r.status_code} {r.text[:200]}")
-            keys[tenant] = r.json()["key"]
+            api.ensure_tenant(tenant)
+            keys[tenant] = api.create_key(tenant, "bench")
     return keys
 
 
 def service_routes(host: str) -> set[str]:
-    r = httpx.get(f"{host}/openapi.json", timeout=30.0)
-    r.raise_for_status()
-    return set(r.json().get("paths", {}))
+    with BrainClient(host, timeout_s=30.0) as api:
+        return api.routes()
 
 
 class CachedVectors:

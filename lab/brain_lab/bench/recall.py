@@ -12,11 +12,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import httpx
 from opensearchpy import OpenSearch
 
 from brain_lab.bench.stats import percentiles
 from brain_lab.bench.workload import Item
+from brain_search.client import BrainClient
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 
@@ -52,13 +52,12 @@ def in_process(retriever: Retriever, items: Sequence[Item], label: str) -> Stage
 
 def over_http(host: str, keys: dict[str, str], items: Sequence[Item], label: str) -> StageTimes:
     st = StageTimes(label)
-    with httpx.Client(base_url=host, timeout=30.0) as http:
+    with BrainClient(host, timeout_s=30.0) as api:
+        clients = {tenant: api.for_key(key) for tenant, key in keys.items()}
         for it in items:
             t0 = time.perf_counter()
-            r = http.post("/v1/recall", json=it.body, headers={"Authorization": f"Bearer {keys[it.tenant]}"})
-            wall = (time.perf_counter() - t0) * 1000.0
-            r.raise_for_status()
-            st.add(r.json()["timings"], wall)
+            resp = clients[it.tenant].recall(RecallRequest(**it.body))
+            st.add(resp.timings.model_dump(), (time.perf_counter() - t0) * 1000.0)
     return st
 
 

@@ -91,8 +91,7 @@ def collect(
         queries = [q for q in ds.queries if q.category != ADVERSARIAL]
         bar = progress(f"fit: candidates of {len(queries)} {name} dev queries", len(queries)) if progress else None
         for q in queries:
-            plan = retriever.plan(q.tenant_id, RecallRequest(query=q.text, limit=LIMITS[name]))
-            cands = list(retriever._search(q.tenant_id, plan).values())
+            plan, cands = retriever.candidates(q.tenant_id, RecallRequest(query=q.text, limit=LIMITS[name]))
             f = Retriever.features(plan.intent, plan.terms, cands)
             out.append(FitQuery(name, q.query_id, q.text, dict(q.relevant), [c.doc_id for c in cands], f))
             if bar:
