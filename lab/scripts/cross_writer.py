@@ -32,15 +32,17 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from brain_lab.eval.first_seen import (
+    FirstSeen,
+    dev_only,
+    group_of,
+    load_first_seen,
+)
 from brain_lab.eval.intent_eval import LabelledQuery, load_labelled_queries
 from brain_lab.eval.intent_fit import (
     NGRAM_MIN_COUNT,
     ORIGINAL,
-    FirstSeen,
     design,
-    dev_only,
-    group_of,
-    load_first_seen,
 )
 
 from brain_search.config import load_settings

@@ -33,21 +33,23 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from brain_lab.eval.first_seen import (
+    FIRST_SEEN_PATH,
+    add_first_seen,
+    dev_only,
+    load_first_seen,
+)
 from brain_lab.eval.fit import load
 from brain_lab.eval.intent_eval import load_labelled_queries
 from brain_lab.eval.intent_fit import (
-    FIRST_SEEN_PATH,
     NGRAM_MIN_COUNT,
-    add_first_seen,
     choose,
     choose_joint,
     cv_summary,
     cv_table,
-    dev_only,
     final_design,
     fit_final,
     forward_cv,
-    load_first_seen,
     pooled,
     pooled_rule,
     regex_baseline,
@@ -151,9 +153,16 @@ def main() -> int:
     print(f"\nint8 vs fp32 query vectors: same tier on {agree:.4f} of {len(texts)} dev queries")
     text = json.dumps(model.to_json(), indent=1) + "\n"
     if check:
-        same = DEFAULT_MODEL_PATH.is_file() and DEFAULT_MODEL_PATH.read_text() == text
-        if same:
+        shipped_json = json.loads(DEFAULT_MODEL_PATH.read_text()) if DEFAULT_MODEL_PATH.is_file() else {}
+        if DEFAULT_MODEL_PATH.is_file() and DEFAULT_MODEL_PATH.read_text() == text:
             print("the shipped model matches the refit")
+            return 0
+        if same_model(shipped_json, json.loads(text)):
+            # query vectors differ at rounding level between machines and library builds
+            print(f"the shipped model matches the refit within {WEIGHT_TOLERANCE:g} (weights, rule, vocabulary);")
+            print("  provenance figures that differ are listed below, for information")
+            for line in model_differences(shipped_json, json.loads(text)):
+                print(f"  {line}")
             return 0
         refit = ROOT / "out" / "fit" / "intent_model.refit.json"
         refit.parent.mkdir(parents=True, exist_ok=True)
@@ -166,6 +175,27 @@ def main() -> int:
     DEFAULT_MODEL_PATH.write_text(text)
     print(f"wrote {DEFAULT_MODEL_PATH.relative_to(ROOT)}")
     return 0
+
+
+WEIGHT_TOLERANCE = 1e-6
+MODEL_KEYS = ("tiers", "regex_features", "ngrams", "mean", "scale", "bias", "weights")
+RULE_KEYS = ("l2", "min_probability", "keep_statements", "keep_quoted", "first_seen_sha256", "rows_sha256")
+
+
+def same_model(shipped: dict[str, Any], refit: dict[str, Any]) -> bool:
+    """The same classifier: every model key equal, numbers within ``WEIGHT_TOLERANCE``."""
+
+    def close(a: Any, b: Any) -> bool:
+        if isinstance(a, list) and isinstance(b, list):
+            return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
+        if isinstance(a, float | int) and isinstance(b, float | int) and not isinstance(a, bool):
+            return abs(float(a) - float(b)) <= WEIGHT_TOLERANCE
+        return bool(a == b)
+
+    keys = [k for k in MODEL_KEYS if k in shipped or k in refit]
+    sp, rp = shipped.get("provenance", {}), refit.get("provenance", {})
+    rule = all(sp.get(k) == rp.get(k) for k in RULE_KEYS)
+    return bool(keys) and rule and all(close(shipped.get(k), refit.get(k)) for k in keys)
 
 
 def model_differences(shipped: dict[str, Any], refit: dict[str, Any], prefix: str = "") -> list[str]:

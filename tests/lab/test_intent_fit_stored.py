@@ -11,21 +11,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from brain_lab.eval import intent_fit
-from brain_lab.eval.intent_eval import load_labelled_queries
-from brain_lab.eval.intent_fit import (
+from brain_lab.eval import first_seen, intent_fit
+from brain_lab.eval.first_seen import (
     FIRST_SEEN_PATH,
     Detector,
     FirstSeen,
     FirstSeenStore,
     add_first_seen,
     current_detector,
-    design,
     dev_lines,
     dev_only,
+    load_first_seen,
+)
+from brain_lab.eval.intent_eval import load_labelled_queries
+from brain_lab.eval.intent_fit import (
+    design,
     final_design,
     forward_cv,
-    load_first_seen,
 )
 
 from brain_search.models import Intent
@@ -70,8 +72,10 @@ def test_the_fit_reads_no_regex_code_of_today(monkeypatch: pytest.MonkeyPatch) -
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("today's regex was run")
 
-    for name in ("analyze", "is_statement", "quotes_as_emphasis", "intent_for_z"):
-        monkeypatch.setattr(intent_fit, name, refuse)
+    for module in (intent_fit, first_seen):
+        for name in ("analyze", "is_statement", "quotes_as_emphasis", "intent_for_z"):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, refuse)
     rows = dev_only(load_labelled_queries())
     assert final_design(rows, _vectors(len(rows))).design.x.shape[0] == len(rows)
 

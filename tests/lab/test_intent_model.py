@@ -7,22 +7,24 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from brain_lab.eval.first_seen import (
+    FirstSeen,
+    FirstSeenStore,
+    current_detector,
+    dev_only,
+    load_first_seen,
+)
 from brain_lab.eval.fit import FitQuery
 from brain_lab.eval.intent_eval import LabelledQuery, load_labelled_queries, project_detector
 from brain_lab.eval.intent_fit import (
     ORIGINAL,
-    FirstSeen,
-    FirstSeenStore,
     GroupScore,
     choose,
     choose_joint,
     choose_rule,
-    current_detector,
     design,
-    dev_only,
     final_design,
     forward_cv,
-    load_first_seen,
     pooled,
     regex_baseline,
     retrieval_admissible,
