@@ -31,6 +31,7 @@ from brain_search.models import (
     RecallResponse,
     ResultMetadata,
     Scores,
+    Tiers,
     Timings,
 )
 from brain_search.retrieval import queries
@@ -45,7 +46,7 @@ from brain_search.retrieval.ranking import (
     query_terms,
     z_relevance,
 )
-from brain_search.retrieval.tiers import group_tiers
+from brain_search.retrieval.tiers import select
 from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
 
 TIERED_POOL = 50
@@ -120,6 +121,29 @@ def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
     return max(k, TIERED_POOL) if tiered else k
 
 
+@dataclass
+class Ranked:
+    """One recall's candidates, scored and ordered (``order``: indices, best first)."""
+
+    cands: list[Candidate]
+    lexical: list[float]
+    semantic: list[float]
+    zs: list[float]
+    relevance: list[float]
+    kinds: list[MatchKind]
+    strength: list[float]
+    order: list[int]
+    _built: dict[int, MemoryResult] = field(default_factory=dict)
+
+    def result(self, i: int) -> MemoryResult:
+        if i not in self._built:
+            self._built[i] = Retriever.result_of(
+                self.cands[i], self.lexical[i], self.semantic[i], self.zs[i], self.relevance[i], self.kinds[i],
+                self.strength[i],
+            )  # fmt: skip
+        return self._built[i]
+
+
 class Retriever:
     def __init__(
         self,
@@ -162,10 +186,13 @@ class Retriever:
 
         formula = req.z_formula or self.settings.z_formula
         ranked = self._rank(plan.intent, plan.terms, candidates, ranking, formula)
-        best = max((r.scores.match for r in ranked), default=0.0)
-        shown = [r for r in ranked if self.calibration.clears_floor(r.match_kind, r.scores.match)]
-        tiers = group_tiers(shown, req.limit) if req.tiered else None
-        results = ranked[: req.limit]
+        # result models only for what the response shows (building one per candidate cost ~2 ms)
+        results = [ranked.result(i) for i in ranked.order[: req.limit]]
+        shown = [self.calibration.clears_floor(k, s) for k, s in zip(ranked.kinds, ranked.strength, strict=True)]
+        tiers = None
+        if req.tiered:
+            picked = select(ranked.order, ranked.zs, ranked.kinds, shown, req.limit)
+            tiers = Tiers(**{name: [ranked.result(i) for i in idx] for name, idx in picked.items()})
         t_rank = time.perf_counter()
 
         intent = plan.intent
@@ -183,8 +210,8 @@ class Retriever:
                 lexical_query=intent.lexical_query,
                 phrases=list(intent.phrases),
                 z_formula=formula,
-                best_match=round(best, 6),
-                nothing_matched=not shown,
+                best_match=round(max(ranked.strength, default=0.0), 6),
+                nothing_matched=not any(shown),
             ),
             timings=Timings(
                 intent_ms=plan.intent_ms,
@@ -389,22 +416,19 @@ class Retriever:
         candidates: dict[str, Candidate],
         ranking: RankingParams,
         formula: ZFormula = ZFormula.calibrated,
-    ) -> list[MemoryResult]:
-        """Every candidate scored and ordered (each result carries its match kind and strength)."""
+    ) -> Ranked:
+        """Every candidate scored and ordered; result models are built on demand (``Ranked.result``)."""
         cands = list(candidates.values())
         if not cands:
-            return []
+            return Ranked([], [], [], [], [], [], [], [])
         f = self.features(intent, terms, cands, self.calibration, formula)
         rel = self.relevance(intent, f, ranking, len(terms))
-        zs, strength, kinds = f.z or [], f.strength or [], f.kinds or []
         order = sorted(range(len(cands)), key=lambda i: (-rel[i], cands[i].doc_id))
-        return [
-            self._result(cands[i], f.lexical[i], f.semantic[i], zs[i], rel[i], MatchKind(kinds[i]), strength[i])
-            for i in order
-        ]
+        kinds = [MatchKind(k) for k in f.kinds or []]
+        return Ranked(cands, f.lexical, f.semantic, f.z or [], rel, kinds, f.strength or [], order)
 
     @staticmethod
-    def _result(
+    def result_of(
         c: Candidate, lex: float, sem: float, z: float, rel: float, kind: MatchKind, strength: float
     ) -> MemoryResult:
         src = c.source

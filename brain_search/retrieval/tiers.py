@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from brain_search.models import MatchKind, MemoryResult, Tiers
+from collections.abc import Sequence
+
+from brain_search.models import MatchKind
 
 TIER_NAMES = ("exact_matches", "precise_matches", "semantic_matches", "conceptual_matches")
 
@@ -18,14 +20,16 @@ def tier_of(z: float) -> str:
     return "conceptual_matches"
 
 
-def group_tiers(shown: list[MemoryResult], per_tier: int) -> Tiers:
-    """Group the results that cleared the relevance floor by Z (spec 3.4), at most
-    ``per_tier`` each, in relevance order; in the Exact tier the memories holding the phrase
-    come first (spec: exact matches always show when they exist)."""
-    ordered = sorted(shown, key=lambda r: r.match_kind is not MatchKind.phrase)  # stable: relevance within
-    groups: dict[str, list[MemoryResult]] = {}
-    for r in ordered:
-        bucket = groups.setdefault(tier_of(r.scores.z_position), [])
+def select(
+    order: Sequence[int], zs: Sequence[float], kinds: Sequence[MatchKind], shown: Sequence[bool], per_tier: int
+) -> dict[str, list[int]]:
+    """Which candidates each tier shows (pure, over indices): those ``shown`` (above the relevance
+    floor), in ``order`` (relevance), at most ``per_tier`` per tier, the memories holding the
+    phrase first (spec: exact matches always show when they exist)."""
+    ordered = sorted((i for i in order if shown[i]), key=lambda i: kinds[i] is not MatchKind.phrase)  # stable
+    groups: dict[str, list[int]] = {name: [] for name in TIER_NAMES}
+    for i in ordered:
+        bucket = groups[tier_of(zs[i])]
         if len(bucket) < per_tier:
-            bucket.append(r)
-    return Tiers(**groups)
+            bucket.append(i)
+    return groups

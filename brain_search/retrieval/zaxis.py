@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Any
 
 from brain_search.models import MatchKind, ZFormula
@@ -67,6 +68,12 @@ class ZCalibration:
         """A memory shows in a tier: an exact match always, any other when ``strength`` ≥ ``floor``."""
         return kind in EXACT_KINDS or strength >= self.floor
 
+    @cached_property
+    def _strong(self) -> float:
+        """The strength of a memory at ``cos_strong`` sharing no word (within the floor's bounds)."""
+        f = min(max(self.floor, 1e-6), 1 - 2e-6)
+        return min(max(self.strength(self.cos_strong, 0.0), f + 1e-6), 1 - 1e-6)
+
     def sigma(self, cosine: float) -> float:
         """The cosine placed against unrelated memories' cosines: 0 at their median, 1 at
         ``cos_strong`` (what a relevant memory typically has)."""
@@ -86,7 +93,7 @@ class ZCalibration:
         strength of a memory at ``cos_strong`` sharing no word (a typical answer, said otherwise),
         0.5 at strength 1, linear in between; below the floor from 0.9 up to 1.0 at strength 0."""
         f = min(max(self.floor, 1e-6), 1 - 2e-6)
-        strong = min(max(self.strength(self.cos_strong, 0.0), f + 1e-6), 1 - 1e-6)
+        strong = self._strong
         if strength < f:
             return 0.9 + 0.1 * (1 - strength / f)
         if strength < strong:
@@ -145,6 +152,15 @@ class Match:
         return self.kind in EXACT_KINDS
 
 
+@lru_cache(maxsize=8192)
+def _words(content: str) -> tuple[str, tuple[str, ...], frozenset[str]]:
+    """The normalised text of a memory, its words and their set (cached: the same memories come
+    back across recalls, and every candidate is matched against each query)."""
+    text = normalize_text(content)
+    words = tuple(text.split())
+    return text, words, frozenset(words)
+
+
 def _contains(words_text: str, phrase: str) -> bool:
     p = normalize_text(phrase)
     return bool(p) and f" {p} " in f" {words_text} "
@@ -188,9 +204,7 @@ def match(
 ) -> Match:
     """The calibrated Z of one memory. ``stemmed_hits``: per term of ``q``, whether the engine's
     English analyzer found it in the memory (``matched_queries``); ``cosine``: raw, −1…1."""
-    text = normalize_text(content)
-    words = text.split()
-    present = set(words)
+    text, words, present = _words(content)
     literal = [t in present for t in q.terms]
     hits = [a or b for a, b in zip(literal, stemmed_hits, strict=True)]
     total = q.total_weight
