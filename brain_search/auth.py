@@ -26,6 +26,7 @@ from brain_search.errors import Conflict, InvalidInput, NotFound, Unauthorized
 from brain_search.store.indices import IndexNames
 
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+KEY_CHARS = re.compile(r"[!-~]{1,256}")
 KEY_PREFIX = "bsk_"
 
 
@@ -35,11 +36,15 @@ def hash_key(key: str) -> str:
 
 def api_key_from_headers(authorization: str | None, x_api_key: str | None) -> str | None:
     """The key of ``X-API-Key: <key>`` or ``Authorization: Bearer <key>`` (X-API-Key wins)."""
+    key = None
     if x_api_key:
-        return x_api_key.strip()
-    if authorization and authorization.lower().startswith("bearer "):
-        return authorization[7:].strip()
-    return None
+        key = x_api_key.strip()
+    elif authorization and authorization.lower().startswith("bearer "):
+        key = authorization[7:].strip()
+    if key is not None and not KEY_CHARS.fullmatch(key):
+        # printable ASCII without spaces, bounded: anything else is no key of ours (401, never a 500)
+        raise Unauthorized("malformed API key")
+    return key or None
 
 
 def validate_tenant_id(tenant_id: str) -> str:

@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     # more requests than this wait on the event loop instead of contending for the GIL
     api_threads: int = Field(40, ge=1, le=1000)
     api_access_log: bool = True  # uvicorn's line per request (BRAIN_API_ACCESS_LOG=0: off)
+    # request bodies past this are refused (413) before anything reads them: a full batch of
+    # ingest_max_batch memories of ingest_max_content_chars fits with room for metadata
+    api_max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024)
     admin_key: SecretStr | None = None
     mcp_tenant: str | None = None  # the tenant of the stdio MCP server
 

@@ -10,6 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
+MAX_NODES = 100  # distinct node filters per recall
+MAX_NODE_CHARS = 512
+MAX_PHRASES = 16  # quoted phrases per query (each is a phrase clause in both sub-searches)
 
 
 class Focus(StrEnum):
@@ -79,6 +82,20 @@ class RecallRequest(BaseModel):
         if not v.strip():
             raise ValueError("query must contain non-whitespace text")
         return v
+
+    @field_validator("nodes")
+    @classmethod
+    def _nodes_bounded(cls, v: list[str] | None) -> list[str] | None:
+        """De-duplicated (order kept), then at most ``MAX_NODES`` of at most ``MAX_NODE_CHARS``
+        each: a recall's cost must not grow with a client's repetition."""
+        if v is None:
+            return None
+        distinct = list(dict.fromkeys(v))
+        if len(distinct) > MAX_NODES:
+            raise ValueError(f"at most {MAX_NODES} distinct nodes per recall (got {len(distinct)})")
+        if any(len(n) > MAX_NODE_CHARS for n in distinct):
+            raise ValueError(f"a node id or label is at most {MAX_NODE_CHARS} characters")
+        return distinct
 
 
 class NodeRef(BaseModel):

@@ -12,6 +12,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from brain_search.api.deps import api_key_from_headers
 from brain_search.api.errors import install_error_handlers
+from brain_search.api.limits import RequestLimits
 from brain_search.api.routes import admin, health, memories, nodes, page, recall
 from brain_search.api.state import AppState
 from brain_search.auth import KeyStore
@@ -96,6 +97,7 @@ def create_app(settings: Settings | None = None, state: AppState | None = None) 
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    app.add_middleware(RequestLimits)
     for router in ROUTERS:
         app.include_router(router)
     mcp_manager = _mcp_app(app)

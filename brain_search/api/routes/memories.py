@@ -7,11 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Response, status
 
 from brain_search.api.deps import StateDep, TenantDep
+from brain_search.errors import InvalidInput
 from brain_search.ingest.models import DeadLetterPage, IngestRequest, MemoryOut, TaskAccepted, TaskStatus
 from brain_search.ingest.prepare import prepare_items
 from brain_search.ingest.service import IngestService, new_job
 
 router = APIRouter(prefix="/v1", tags=["memories"])
+DEAD_LETTER_WINDOW = 10_000
 
 
 async def get_ingest(state: StateDep) -> IngestService:
@@ -59,4 +61,7 @@ def get_dead_letters(
     offset: Annotated[int, Query(ge=0, le=10_000)] = 0,
 ) -> DeadLetterPage:
     """Memories that could not be indexed, newest first, with the reason and the payload."""
+    if offset + limit > DEAD_LETTER_WINDOW:
+        # the engine's result window: past it the search would fail (a 400 inside, a 5xx outside)
+        raise InvalidInput("offset", f"offset + limit must be at most {DEAD_LETTER_WINDOW} (narrow by task_id)")
     return ingest.dead_letters.list(tenant, task_id, memory_id, limit, offset)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from brain_search.errors import InvalidInput
-from brain_search.models import MAX_QUERY_CHARS, Intent
+from brain_search.models import MAX_PHRASES, MAX_QUERY_CHARS, Intent
 from brain_search.retrieval.intent.cues import (
     BROAD_FLOOR,
     CUES,
@@ -73,11 +73,13 @@ def named_entities(text: str) -> list[str]:
 
 def extract_phrases(query: str) -> list[str]:
     """Quoted phrases in straight, curly or single quotes (apostrophes inside words excluded)."""
-    out = []
+    out: list[str] = []
     for m in QUOTED.finditer(query):
         phrase = next(g for g in m.groups() if g is not None).strip()
-        if phrase:
+        if phrase and phrase not in out:
             out.append(phrase)
+    if len(out) > MAX_PHRASES:
+        raise InvalidInput("query", f"at most {MAX_PHRASES} distinct quoted phrases (got {len(out)})")
     return out
 
 
