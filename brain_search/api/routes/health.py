@@ -9,19 +9,41 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz")
-def healthz() -> dict[str, str]:
-    """Liveness: the process answers."""
+async def healthz() -> dict[str, str]:
+    """Liveness: the process answers. On the event loop, touching neither the engine nor the
+    thread pool that blocking request work waits in, so a slow engine never fails liveness."""
     return {"status": "ok"}
+
+
+def _redis_ok(url: str) -> tuple[bool, str | None]:
+    import redis
+
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
+        try:
+            return bool(client.ping()), None
+        finally:
+            client.close()
+    except Exception as exc:  # readiness reports, it does not raise
+        return False, str(exc)[:200]
 
 
 @router.get("/readyz")
 def readyz(state: StateDep) -> JSONResponse:
-    """Readiness: OpenSearch answers and the memories alias exists."""
+    """Readiness: OpenSearch answers, the memories alias exists and, in worker mode, Redis (the
+    task queue) answers."""
     try:
         health = state.client.cluster.health(params={"request_timeout": 2})
         alias_ok = state.client.indices.exists_alias(name=state.settings.memories_alias)
     except Exception as exc:  # readiness reports, it does not raise
         return JSONResponse({"status": "unavailable", "reason": str(exc)[:200]}, status_code=503)
     ok = alias_ok and health.get("status") in ("green", "yellow")
-    body = {"status": "ready" if ok else "unavailable", "cluster": health.get("status"), "alias": alias_ok}
+    body: dict[str, object] = {"cluster": health.get("status"), "alias": alias_ok, "mode": state.ingest.mode}
+    if state.settings.redis_url:
+        redis_ok, reason = _redis_ok(state.settings.redis_url)
+        body["redis"] = redis_ok
+        if not redis_ok:
+            body["reason"] = f"redis: {reason}"
+        ok = ok and redis_ok
+    body["status"] = "ready" if ok else "unavailable"
     return JSONResponse(body, status_code=200 if ok else 503)
