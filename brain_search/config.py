@@ -79,6 +79,9 @@ class Settings(BaseSettings):
 
     # --- Redis / Celery ---------------------------------------------------------------------
     redis_url: str | None = None
+    # "auto": worker mode when redis_url is set, embedded otherwise; "workers": redis_url is
+    # required (a deployment that runs workers must not fall back to ingesting in the API)
+    ingest_mode: Literal["auto", "embedded", "workers"] = "auto"
     redis_port: int = 6379
 
     # --- embedding --------------------------------------------------------------------------

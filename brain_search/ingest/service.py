@@ -14,6 +14,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, make_document_embedder
+from brain_search.errors import SetupError
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.inprocess import InProcessQueue
 from brain_search.ingest.memories import MemoryStore
@@ -80,7 +81,9 @@ def make_ingest_service(settings: Settings, client: OpenSearch, query_embedder: 
     s = settings
     queue: IngestQueue
     dead_letters = DeadLetterStore(client, s)
-    if s.redis_url:
+    if s.ingest_mode == "workers" and not s.redis_url:
+        raise SetupError("BRAIN_INGEST_MODE=workers needs BRAIN_REDIS_URL (is it missing from the secret?)")
+    if s.redis_url and s.ingest_mode != "embedded":
         from brain_search.ingest.broker import CeleryQueue  # imports Celery only in worker mode
 
         queue, mode = CeleryQueue(s, client), "workers"

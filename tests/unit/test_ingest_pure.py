@@ -159,3 +159,13 @@ def test_celery_config() -> None:
     assert vt > conf["task_time_limit"] + s.ingest_task_retry_cap_s
     with pytest.raises(SetupError, match="VISIBILITY"):
         celery_config(s.model_copy(update={"celery_visibility_timeout_s": 60}))
+
+
+def test_worker_mode_without_a_redis_url_is_an_error_not_a_silent_switch() -> None:
+    from brain_search.config import load_settings
+    from brain_search.errors import SetupError
+    from brain_search.ingest.service import make_ingest_service
+
+    s = load_settings(ingest_mode="workers", redis_url=None)
+    with pytest.raises(SetupError, match="BRAIN_REDIS_URL"):
+        make_ingest_service(s, None, None)  # type: ignore[arg-type]
