@@ -9,16 +9,8 @@ import time
 import pytest
 
 from tests.conftest import ADMIN_KEY
-from tests.integration.recall_corpus import index_corpus
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def alice(api, make_tenant, client):  # type: ignore[no-untyped-def]
-    headers = make_tenant("alice")
-    index_corpus(api.app.state.brain, client, "alice")
-    return headers
 
 
 def _field(r) -> list[str]:  # type: ignore[no-untyped-def]

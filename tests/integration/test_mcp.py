@@ -18,7 +18,6 @@ from mcp.client.streamable_http import streamablehttp_client
 
 from brain_search.api.app import create_app
 from brain_search.mcp_server import RECALL_INPUT_SCHEMA
-from tests.integration.recall_corpus import index_corpus
 
 pytestmark = pytest.mark.integration
 
@@ -27,13 +26,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def alice(api, make_tenant, client):  # type: ignore[no-untyped-def]
-    headers = make_tenant("alice")
-    index_corpus(api.app.state.brain, client, "alice")
-    return headers
 
 
 @pytest.fixture

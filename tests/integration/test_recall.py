@@ -11,13 +11,6 @@ from tests.integration.recall_corpus import CORPUS, index_corpus
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def alice(api, make_tenant, client):  # type: ignore[no-untyped-def]
-    headers = make_tenant("alice")
-    index_corpus(api.app.state.brain, client, "alice")
-    return headers
-
-
 def recall(api, headers, **body):  # type: ignore[no-untyped-def]
     r = api.post("/v1/recall", json=body, headers=headers)
     assert r.status_code == 200, r.text
