@@ -74,6 +74,25 @@ class SearchPlan:
     embed_ms: float
 
 
+def complete(response: dict[str, Any]) -> dict[str, Any]:
+    """One ``_msearch`` sub-response, checked: a failed sub-search, a shard that failed or a search
+    that timed out is a failure of the recall (``StoreUnavailable``, a 503 naming the reason),
+    never a 200 with fewer hits."""
+    if "error" in response:
+        raise StoreUnavailable(f"sub-search failed: {json.dumps(response['error'])[:300]}")
+    shards = response.get("_shards") or {}
+    if shards.get("failed", 0):
+        reasons = "; ".join(
+            str((f.get("reason") or {}).get("reason", f.get("reason")))[:120] for f in shards.get("failures", [])[:3]
+        )
+        raise StoreUnavailable(
+            f"partial results: {shards['failed']} of {shards.get('total')} shards failed ({reasons})"
+        )
+    if response.get("timed_out"):
+        raise StoreUnavailable("partial results: the search timed out")
+    return response
+
+
 def _hit_cosine(hit: dict[str, Any]) -> float:
     values = hit.get("fields", {}).get(queries.COSINE_FIELD)
     if not values:
@@ -297,13 +316,7 @@ class Retriever:
 
     def _msearch(self, tenant_id: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         resp = self.client.msearch(body=self.msearch_payload(tenant_id, bodies))
-        out = []
-        for r in resp["responses"]:
-            if "error" in r:
-                # a failed sub-search is a failure of the recall, never "no results"
-                raise StoreUnavailable(f"sub-search failed: {json.dumps(r['error'])[:300]}")
-            out.append(r)
-        return out
+        return [complete(r) for r in resp["responses"]]
 
     def _search(self, tenant_id: str, plan: SearchPlan) -> dict[str, Candidate]:
         has_lexical = plan.has_lexical

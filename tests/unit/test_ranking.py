@@ -125,3 +125,22 @@ def test_long_queries_lean_less_on_term_coverage() -> None:
     short = z_relevance(lex, sem, bm25, cos, 0.3, 0.2, p, n_terms=3)
     long = z_relevance(lex, sem, bm25, cos, 0.3, 0.2, p, n_terms=16)
     assert short[0] - short[1] > long[0] - long[1]
+
+
+def test_a_partial_or_failed_sub_search_is_a_failure_not_fewer_hits() -> None:
+    from brain_search.errors import StoreUnavailable
+    from brain_search.retrieval.pipeline import complete
+
+    ok = {"_shards": {"total": 3, "successful": 3, "failed": 0}, "timed_out": False, "hits": {"hits": []}}
+    assert complete(ok) is ok
+    failed = {
+        "_shards": {"total": 3, "successful": 2, "failed": 1, "failures": [{"reason": {"reason": "node left"}}]},
+        "timed_out": False,
+        "hits": {"hits": []},
+    }
+    with pytest.raises(StoreUnavailable, match=r"1 of 3 shards failed.*node left"):
+        complete(failed)
+    with pytest.raises(StoreUnavailable, match="timed out"):
+        complete({**ok, "timed_out": True})
+    with pytest.raises(StoreUnavailable, match="sub-search failed"):
+        complete({"error": {"type": "search_phase_execution_exception"}})
