@@ -143,6 +143,11 @@ class Settings(BaseSettings):
     celery_task_time_limit_s: int = 300
     celery_unacked_restore_interval_s: int = 10  # how often a worker looks for tasks of dead workers
     task_ttl_s: int = 7 * 24 * 3600  # task records and results
+    # --- lifecycle ---------------------------------------------------------------------------
+    # a delete's tombstone must outlast the longest a write accepted before it can wait (queue
+    # backlog + every task retry); a task record lives task_ttl_s, so by default as long
+    tombstone_ttl_s: int = Field(7 * 24 * 3600, ge=3600)
+    dead_letter_ttl_s: int = Field(30 * 24 * 3600, ge=3600)  # they hold what people wrote
 
     @property
     def memories_alias(self) -> str:

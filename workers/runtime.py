@@ -15,7 +15,9 @@ from opensearchpy import OpenSearch
 from brain_search.config import Settings
 from brain_search.embedding import make_embedder
 from brain_search.ingest.dead_letters import DeadLetterStore
+from brain_search.ingest.memories import MemoryStore
 from brain_search.ingest.pipeline import IngestPipeline
+from brain_search.ingest.service import purge_expired
 from brain_search.ingest.task_records import TaskRecords
 from brain_search.store.client import make_client
 from brain_search.store.indices import install_all
@@ -32,12 +34,14 @@ class WorkerRuntime:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def ensure_indices(self) -> None:
-        """Install the indices once (``install_all``, idempotent) and purge expired task records."""
+        """Install the indices once (``install_all``, idempotent) and purge expired task records,
+        tombstones and dead letters."""
         with self._lock:
             if self._indices_ready:
                 return
             install_all(self.client, self.settings)
             self.records.purge_expired()
+            purge_expired(MemoryStore(self.client, self.settings), self.dead_letters, self.settings)
             self._indices_ready = True
 
 

@@ -46,6 +46,8 @@ def build_state(settings: Settings) -> AppState:
     install_all(client, settings, embedder.dimension)
     query_cache = QueryCache(embedder, settings.query_cache_size)
     graph = GraphStore(client, settings)
+    ingest = make_ingest_service(settings, client, embedder)
+    ingest.purge_expired(settings)
     return AppState(
         settings=settings,
         client=client,
@@ -54,7 +56,7 @@ def build_state(settings: Settings) -> AppState:
         keys=KeyStore(client, settings),
         graph=graph,
         retriever=Retriever(client, settings, query_cache, graph),
-        ingest=make_ingest_service(settings, client, embedder),
+        ingest=ingest,
     )
 
 

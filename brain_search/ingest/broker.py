@@ -93,5 +93,8 @@ class CeleryQueue:
     def status(self, tenant_id: str, task_id: str) -> TaskStatus:
         return self.records.get(tenant_id, task_id)
 
+    def pending(self, tenant_id: str, memory_id: str) -> bool:
+        return self.records.pending(tenant_id, memory_id)
+
     def close(self) -> None:
         self.app.close()

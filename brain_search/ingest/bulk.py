@@ -35,10 +35,19 @@ class ItemOutcome:
     status: int | None = None
     error_type: str | None = None
     reason: str | None = None
+    superseded: bool = False  # a newer version (or a delete) of it is stored: nothing to do
 
 
-def index_action(index: str, doc_id: str, routing: str) -> dict[str, Any]:
-    return {"index": {"_index": index, "_id": doc_id, "routing": routing}}
+VERSION_CONFLICT = "version_conflict_engine_exception"
+
+
+def index_action(index: str, doc_id: str, routing: str, version: int | None = None) -> dict[str, Any]:
+    """``version``: external versioning (``external_gte``, so the same job written again is a
+    no-op rather than a conflict); a stored higher version makes the item a 409 (superseded)."""
+    action: dict[str, Any] = {"_index": index, "_id": doc_id, "routing": routing}
+    if version is not None:
+        action.update(version=version, version_type="external_gte")
+    return {"index": action}
 
 
 def encode_entry(memory_id: str, action: dict[str, Any], source: dict[str, Any]) -> BulkEntry:
@@ -91,6 +100,9 @@ def parse_bulk_response(response: dict[str, Any], entries: Sequence[BulkEntry]) 
             out.append(ItemOutcome(entry.memory_id, ok=True, status=status))
             continue
         error_type, reason = _error_fields(result.get("error"))
+        if status == 409 and error_type == VERSION_CONFLICT:
+            out.append(ItemOutcome(entry.memory_id, False, False, status, error_type, reason, superseded=True))
+            continue
         out.append(ItemOutcome(entry.memory_id, False, is_retriable_status(status), status, error_type, reason))
     return out
 

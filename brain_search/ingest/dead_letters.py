@@ -5,16 +5,22 @@ An OpenSearch index (``<prefix>-dead-letters``), not Redis, because it must work
 paging. The cost: it is unavailable when OpenSearch is; a memory is only dead-lettered for a
 permanent reason (OpenSearch answered) or after every retry, and a failed dead-letter write fails
 the attempt, so the task is retried rather than the failure lost.
+
+Dead letters hold what people wrote, so they do not stay forever: they expire after
+``dead_letter_ttl_s`` (purged at start by workers and the API), a tenant can purge its own
+(``DELETE /v1/dead-letters``), and a DELETE of a memory removes its dead-letter copies too.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from contextlib import suppress
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from opensearchpy import OpenSearch
+from opensearchpy.exceptions import TransportError
 
 from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
@@ -57,6 +63,9 @@ class DeadLetterStore:
                 "payload": item.model_dump(mode="json"),
                 "created_at": now,
             }
+            parent = (item.metadata or {}).get("chunk_of")
+            if isinstance(parent, str):
+                doc["chunk_of"] = parent
             action = {"index": {"_index": self.index, "_id": dead_letter_id(tenant_id, task_id, item.memory_id)}}
             entries.append(encode_entry(item.memory_id, action, doc))
         response = self.client.bulk(body=bulk_body(entries), params={"refresh": "wait_for"})
@@ -64,6 +73,43 @@ class DeadLetterStore:
             bad = [next(iter(i.values())) for i in response["items"]]
             bad = [b for b in bad if b.get("status", 500) >= 300]
             raise StoreUnavailable(f"{len(bad)} dead letters were not stored: {bad[0].get('error')}")
+
+    @staticmethod
+    def _filters(
+        tenant_id: str, task_id: str | None = None, memory_id: str | None = None, before: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        filters: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}]
+        if task_id:
+            filters.append({"term": {"task_id": task_id}})
+        if memory_id:  # the memory itself or a piece of it
+            filters.append(
+                {"bool": {"should": [{"term": {"memory_id": memory_id}}, {"term": {"chunk_of": memory_id}}]}}
+            )
+        if before is not None:
+            filters.append({"range": {"created_at": {"lt": before.isoformat()}}})
+        return filters
+
+    def purge(
+        self, tenant_id: str, task_id: str | None = None, memory_id: str | None = None, before: datetime | None = None
+    ) -> int:
+        """Delete a tenant's dead letters (all, or those matching); returns how many."""
+        body = {"query": {"bool": {"filter": self._filters(tenant_id, task_id, memory_id, before)}}}
+        try:
+            r = self.client.delete_by_query(
+                index=self.index, body=body, params={"refresh": "true", "conflicts": "proceed"}
+            )
+        except (TransportError, OSError) as exc:
+            raise StoreUnavailable(f"the dead letters were not purged: {exc}") from exc
+        return int(r.get("deleted", 0))
+
+    def purge_expired(self, ttl_s: float) -> None:
+        """Delete every tenant's dead letters older than ``ttl_s``, in the background."""
+        cutoff = (datetime.now(UTC) - timedelta(seconds=ttl_s)).isoformat()
+        body = {"query": {"range": {"created_at": {"lt": cutoff}}}}
+        with suppress(TransportError, OSError):  # the next start tries again
+            self.client.delete_by_query(
+                index=self.index, body=body, params={"wait_for_completion": "false", "conflicts": "proceed"}
+            )
 
     def list(
         self,
@@ -74,11 +120,7 @@ class DeadLetterStore:
         offset: int = 0,
     ) -> DeadLetterPage:
         """Newest first."""
-        filters: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}]
-        if task_id:
-            filters.append({"term": {"task_id": task_id}})
-        if memory_id:
-            filters.append({"term": {"memory_id": memory_id}})
+        filters = self._filters(tenant_id, task_id, memory_id)
         body = {
             "query": {"bool": {"filter": filters}},
             "sort": [{"created_at": "desc"}, {"memory_id": "asc"}],
@@ -88,7 +130,7 @@ class DeadLetterStore:
         }
         r = self.client.search(index=self.index, body=body)
         items = [
-            DeadLetter(id=h["_id"], **{k: v for k, v in h["_source"].items() if k != "tenant_id"})
+            DeadLetter(id=h["_id"], **{k: v for k, v in h["_source"].items() if k not in ("tenant_id", "chunk_of")})
             for h in r["hits"]["hits"]
         ]
         return DeadLetterPage(total=r["hits"]["total"]["value"], items=items)

@@ -76,6 +76,7 @@ def run_attempt(
 
     progress = job.progress.model_copy(deep=True)
     progress.indexed += len(outcome.indexed)
+    progress.superseded += len(outcome.superseded)
     progress.failed += len(dead)
     room = MAX_LISTED_FAILURES - len(progress.failures)
     progress.failures += [_failure(item, o, True) for item, o in dead[: max(0, room)]]
@@ -93,6 +94,7 @@ def run_attempt(
         submitted=job.submitted,
         indexed=progress.indexed,
         failed=progress.failed,
+        superseded=progress.superseded,
         failures=progress.failures,
         attempts=attempts,
     )

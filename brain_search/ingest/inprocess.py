@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +20,7 @@ from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.execute import Done, retry_after_error, run_attempt
 from brain_search.ingest.models import IngestJob, JobResult, TaskState, TaskStatus
 from brain_search.ingest.pipeline import IngestPipeline
+from brain_search.ingest.task_records import job_memory_ids
 
 log = logging.getLogger(__name__)
 
@@ -48,16 +49,31 @@ class InProcessQueue:
         self.max_records = max_records
         self.tasks_submitted = 0
         self._records: OrderedDict[str, _Record] = OrderedDict()
+        self._pending: Counter[tuple[str, str]] = Counter()  # (tenant, memory id) of unfinished tasks
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._pool = ThreadPoolExecutor(max(1, settings.ingest_inprocess_threads), thread_name_prefix="ingest")
 
     def submit(self, job: IngestJob) -> None:
+        ids = [(job.tenant_id, m) for m in job_memory_ids(job)]
         with self._lock:
             self._records[job.task_id] = _Record(job.tenant_id, job.submitted)
+            self._pending.update(ids)
             self.tasks_submitted += 1
             self._evict()
-        self._pool.submit(self._run, job)
+        self._pool.submit(self._run_and_release, job, ids)
+
+    def pending(self, tenant_id: str, memory_id: str) -> bool:
+        with self._lock:
+            return self._pending[(tenant_id, memory_id)] > 0
+
+    def _run_and_release(self, job: IngestJob, ids: list[tuple[str, str]]) -> None:
+        try:
+            self._run(job)
+        finally:
+            with self._lock:
+                self._pending.subtract(ids)
+                self._pending += Counter()  # drops the zeros
 
     def _evict(self) -> None:
         while len(self._records) > self.max_records:
@@ -108,7 +124,14 @@ class InProcessQueue:
             )
             if rec.result is not None:
                 r = rec.result
-                status = status.model_copy(update={"indexed": r.indexed, "failed": r.failed, "failures": r.failures})
+                status = status.model_copy(
+                    update={
+                        "indexed": r.indexed,
+                        "failed": r.failed,
+                        "superseded": r.superseded,
+                        "failures": r.failures,
+                    }
+                )
             return status
 
     def close(self) -> None:

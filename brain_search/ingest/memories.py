@@ -1,13 +1,27 @@
-"""Reading and deleting one memory of a tenant (routed by tenant, through the alias)."""
+"""Reading and deleting one memory of a tenant (routed by tenant, through the alias).
+
+A delete leaves a tombstone (``ingest/tombstones.py``) at the memory's id and at each stored piece
+of a chunked memory, with the delete's version: no write accepted before the delete can bring it
+back, whether it is still queued, retrying or redelivered.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from opensearchpy import NotFoundError, OpenSearch
 
 from brain_search.config import Settings
-from brain_search.errors import NotFound
+from brain_search.errors import Conflict, NotFound, StoreUnavailable
 from brain_search.ingest.models import MemoryOut
+from brain_search.ingest.tombstones import is_tombstone, purge_query, tombstone_entries, write_tombstones
 from brain_search.store.documents import memory_doc_id
+
+
+@dataclass(frozen=True)
+class Deletion:
+    stored: bool  # a stored memory, or stored pieces of it, were removed
+    pieces: int  # stored pieces of a chunked memory that were removed
 
 
 class MemoryStore:
@@ -25,13 +39,51 @@ class MemoryStore:
         except NotFoundError:
             raise NotFound("memory", memory_id) from None
         src = r["_source"]
-        if src.get("tenant_id") != tenant_id:  # the id embeds the tenant; this is belt and braces
+        if is_tombstone(src) or src.get("tenant_id") != tenant_id:  # the id embeds the tenant: belt and braces
             raise NotFound("memory", memory_id)
         return MemoryOut(**{k: v for k, v in src.items() if k in MemoryOut.model_fields})
 
-    def delete(self, tenant_id: str, memory_id: str, refresh: bool = True) -> None:
-        params = {"routing": tenant_id, **({"refresh": "wait_for"} if refresh else {})}
-        try:
-            self.client.delete(index=self.alias, id=memory_doc_id(tenant_id, memory_id), params=params)
-        except NotFoundError:
-            raise NotFound("memory", memory_id) from None
+    def _is_live(self, tenant_id: str, memory_id: str) -> bool:
+        r = self.client.get(
+            index=self.alias,
+            id=memory_doc_id(tenant_id, memory_id),
+            params={"routing": tenant_id, "_source_includes": "tenant_id"},
+            ignore=[404],
+        )
+        return bool(r.get("found")) and (r.get("_source") or {}).get("tenant_id") == tenant_id
+
+    def _stored_pieces(self, tenant_id: str, memory_id: str) -> list[str]:
+        """Ids of the stored pieces of a chunked memory (after a refresh, so a piece written a
+        moment ago is seen)."""
+        self.client.indices.refresh(index=self.alias)
+        body = {
+            "query": {
+                "bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"metadata.chunk_of": memory_id}}]}
+            },
+            "size": 10_000,
+            "_source": ["memory_id"],
+        }
+        r = self.client.search(index=self.alias, body=body, params={"routing": tenant_id})
+        return [h["_source"]["memory_id"] for h in r["hits"]["hits"]]
+
+    def delete(self, tenant_id: str, memory_id: str, version: int) -> Deletion:
+        """Tombstone the memory and its stored pieces with ``version``. Raises ``Conflict`` when a
+        write of it accepted after this delete is already stored (that write wins)."""
+        stored = self._is_live(tenant_id, memory_id)
+        [outcome] = write_tombstones(self.client, tombstone_entries(self.alias, tenant_id, [memory_id], version))
+        if outcome.superseded:
+            raise Conflict("a write of this memory accepted after the delete is already stored", memory_id=memory_id)
+        if not outcome.ok:
+            raise StoreUnavailable(f"the delete of {memory_id!r} was not stored: {outcome.reason}")
+        pieces = self._stored_pieces(tenant_id, memory_id)
+        buried = write_tombstones(self.client, tombstone_entries(self.alias, tenant_id, pieces, version))
+        failed = [o for o in buried if not (o.ok or o.superseded)]
+        if failed:
+            raise StoreUnavailable(f"{len(failed)} pieces of {memory_id!r} were not deleted: {failed[0].reason}")
+        return Deletion(stored=stored or bool(pieces), pieces=len(pieces))
+
+    def purge_tombstones(self, ttl_s: float) -> None:
+        """Delete tombstones older than ``ttl_s`` in the background (workers and the API do it at start)."""
+        self.client.delete_by_query(
+            index=self.alias, body=purge_query(ttl_s), params={"wait_for_completion": "false", "conflicts": "proceed"}
+        )

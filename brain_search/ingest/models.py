@@ -88,6 +88,7 @@ class Progress(BaseModel):
 
     indexed: int = 0
     failed: int = 0
+    superseded: int = 0
     failures: list[ItemFailure] = Field(default_factory=list)
 
 
@@ -101,6 +102,9 @@ class IngestJob(BaseModel):
     submitted: int = Field(default=0, description="memories in the original job (retries carry fewer items)")
     attempt: int = 0
     progress: Progress = Field(default_factory=Progress)
+    version: int | None = Field(
+        None, description="acceptance version of every write of this job (ingest/versions.py); None: unversioned"
+    )
 
     @model_validator(mode="after")
     def _default_submitted(self) -> IngestJob:
@@ -109,10 +113,14 @@ class IngestJob(BaseModel):
         return self
 
 
+SUPERSEDED_HELP = "memories not written because a newer version or a delete of them was accepted later"
+
+
 class JobResult(BaseModel):
     submitted: int
     indexed: int
     failed: int
+    superseded: int = Field(0, description=SUPERSEDED_HELP)
     failures: list[ItemFailure] = Field(default_factory=list, description="at most 100 are listed")
     attempts: int = 1
 
@@ -138,6 +146,7 @@ class TaskStatus(BaseModel):
     submitted: int
     indexed: int = 0
     failed: int = 0
+    superseded: int = Field(0, description=SUPERSEDED_HELP)
     failures: list[ItemFailure] = Field(default_factory=list)
     error: str | None = None
     created_at: datetime | None = None
@@ -171,3 +180,15 @@ class DeadLetter(BaseModel):
 class DeadLetterPage(BaseModel):
     total: int
     items: list[DeadLetter]
+
+
+class DeadLettersPurged(BaseModel):
+    deleted: int
+
+
+class DeleteAccepted(BaseModel):
+    """A DELETE of a memory that is not stored yet but that an unfinished task carries."""
+
+    memory_id: str
+    state: str = "deleted_before_stored"
+    detail: str = "the memory is not stored yet; its queued write will not land"

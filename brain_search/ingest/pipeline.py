@@ -34,6 +34,7 @@ from brain_search.ingest.bulk import (
     parse_bulk_response,
 )
 from brain_search.ingest.models import IngestJob, MemoryItem
+from brain_search.ingest.tombstones import tombstone_entries, tombstoned
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,12 @@ class AttemptOutcome:
     indexed: list[str] = field(default_factory=list)
     permanent: list[tuple[MemoryItem, ItemOutcome]] = field(default_factory=list)
     pending: list[tuple[MemoryItem, ItemOutcome]] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+
+
+def chunk_parent(item: MemoryItem) -> str | None:
+    parent = (item.metadata or {}).get("chunk_of")
+    return parent if isinstance(parent, str) else None
 
 
 def vector_problem(vec: np.ndarray, dimension: int) -> str | None:
@@ -78,7 +85,9 @@ class IngestPipeline:
         self.rng = rng
 
     # ---------------------------------------------------------------- documents
-    def _entries(self, tenant_id: str, items: Sequence[MemoryItem], out: AttemptOutcome) -> list[BulkEntry]:
+    def _entries(
+        self, tenant_id: str, items: Sequence[MemoryItem], out: AttemptOutcome, version: int | None
+    ) -> list[BulkEntry]:
         vectors = self.embedder.encode([it.content for it in items])
         entries = []
         for i, item in enumerate(items):
@@ -102,7 +111,8 @@ class IngestPipeline:
                 metadata=item.metadata,
             )
             doc["embedding"] = vec  # numpy, encoded by orjson (avoids a Python float per component)
-            action = index_action(self.settings.memories_alias, memory_doc_id(tenant_id, item.memory_id), tenant_id)
+            doc_id = memory_doc_id(tenant_id, item.memory_id)
+            action = index_action(self.settings.memories_alias, doc_id, tenant_id, version)
             entries.append(encode_entry(item.memory_id, action, doc))
         return entries
 
@@ -146,6 +156,7 @@ class IngestPipeline:
     # ---------------------------------------------------------------- one attempt
     def run(self, job: IngestJob) -> AttemptOutcome:
         out = AttemptOutcome()
+        job = self._drop_deleted_chunks(job, out)
         by_id = {it.memory_id: it for it in job.items}
         s = self.settings
         in_flight: Future[list[ItemOutcome]] | None = None
@@ -154,6 +165,8 @@ class IngestPipeline:
             for o in future.result() if future else []:
                 if o.ok:
                     out.indexed.append(o.memory_id)
+                elif o.superseded:
+                    out.superseded.append(o.memory_id)
                 elif o.retriable:
                     out.pending.append((by_id[o.memory_id], o))
                 else:
@@ -165,11 +178,46 @@ class IngestPipeline:
                 collect(in_flight)  # at most one request in flight: back-pressure on embedding
                 in_flight = writer.submit(self.write, chunk, job.refresh)
             collect(in_flight)
+        self._bury_deleted_chunks(job, out)
         return out
+
+    # ---------------------------------------------------------------- chunks of a deleted memory
+    # A chunked memory's pieces have their own ids, which a DELETE of the parent cannot know while
+    # the job is queued. The DELETE tombstones the parent, then the pieces it finds stored; the job
+    # checks the parent's tombstone before writing (skips the pieces) and after writing (buries
+    # the pieces it just wrote). Either the DELETE's search sees the pieces or the job's check
+    # sees the tombstone (tests/integration/test_durability.py).
+    def _deleted_parents(self, job: IngestJob) -> dict[str, int]:
+        if job.version is None:
+            return {}
+        parents = sorted({p for it in job.items if (p := chunk_parent(it))})
+        found = tombstoned(self.client, self.settings.memories_alias, job.tenant_id, parents)
+        return {p: v for p, v in found.items() if v > job.version}
+
+    def _drop_deleted_chunks(self, job: IngestJob, out: AttemptOutcome) -> IngestJob:
+        deleted = self._deleted_parents(job)
+        if not deleted:
+            return job
+        keep = [it for it in job.items if chunk_parent(it) not in deleted]
+        out.superseded += [it.memory_id for it in job.items if chunk_parent(it) in deleted]
+        return job.model_copy(update={"items": keep})
+
+    def _bury_deleted_chunks(self, job: IngestJob, out: AttemptOutcome) -> None:
+        deleted = self._deleted_parents(job)
+        if not deleted:
+            return
+        parent_of = {it.memory_id: chunk_parent(it) for it in job.items}
+        for parent, version in deleted.items():
+            written = [m for m in out.indexed if parent_of.get(m) == parent]
+            entries = tombstone_entries(self.settings.memories_alias, job.tenant_id, written, version)
+            outcomes = self.write(entries, job.refresh)
+            buried = {o.memory_id for o in outcomes if o.ok or o.superseded}
+            out.indexed = [m for m in out.indexed if m not in buried]
+            out.superseded += sorted(buried)
 
     def _all_entries(self, job: IngestJob, out: AttemptOutcome) -> Iterator[BulkEntry]:
         # one encode call per bulk chunk: the model sorts a call's texts by length and batches
         # them (embedding_batch_size), so larger calls waste less padding than one call per batch
         step = max(1, self.settings.embedding_batch_size, self.settings.bulk_max_docs)
         for start in range(0, len(job.items), step):
-            yield from self._entries(job.tenant_id, job.items[start : start + step], out)
+            yield from self._entries(job.tenant_id, job.items[start : start + step], out, job.version)

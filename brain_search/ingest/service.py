@@ -6,11 +6,13 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from contextlib import suppress
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 from opensearchpy import OpenSearch
+from opensearchpy.exceptions import TransportError
 
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, make_document_embedder
@@ -20,6 +22,7 @@ from brain_search.ingest.inprocess import InProcessQueue
 from brain_search.ingest.memories import MemoryStore
 from brain_search.ingest.models import IngestJob, MemoryItem, TaskStatus
 from brain_search.ingest.pipeline import IngestPipeline
+from brain_search.ingest.versions import VersionClock
 
 
 class IngestQueue(Protocol):
@@ -29,11 +32,15 @@ class IngestQueue(Protocol):
 
     def status(self, tenant_id: str, task_id: str) -> TaskStatus: ...
 
+    def pending(self, tenant_id: str, memory_id: str) -> bool:
+        """Whether an unfinished task of the tenant carries this memory."""
+        ...
+
     def close(self) -> None: ...
 
 
-def new_job(tenant_id: str, items: list[MemoryItem], refresh: bool) -> IngestJob:
-    return IngestJob(task_id=uuid.uuid4().hex, tenant_id=tenant_id, items=items, refresh=refresh)
+def new_job(tenant_id: str, items: list[MemoryItem], refresh: bool, version: int | None = None) -> IngestJob:
+    return IngestJob(task_id=uuid.uuid4().hex, tenant_id=tenant_id, items=items, refresh=refresh, version=version)
 
 
 @dataclass
@@ -42,9 +49,21 @@ class IngestService:
     dead_letters: DeadLetterStore
     memories: MemoryStore
     mode: str  # "embedded" | "workers"
+    versions: VersionClock = field(default_factory=VersionClock)
 
     def close(self) -> None:
         self.queue.close()
+
+    def purge_expired(self, settings: Settings) -> None:
+        """Start background purges of expired tombstones and dead letters (never raises: the
+        next start tries again)."""
+        purge_expired(self.memories, self.dead_letters, settings)
+
+
+def purge_expired(memories: MemoryStore, dead_letters: DeadLetterStore, settings: Settings) -> None:
+    dead_letters.purge_expired(settings.dead_letter_ttl_s)
+    with suppress(TransportError, OSError):
+        memories.purge_tombstones(settings.tombstone_ttl_s)
 
 
 _batch_embedders: dict[tuple[str, ...], Embedder] = {}

@@ -22,9 +22,18 @@ from brain_search.errors import NotFound, StoreUnavailable
 from brain_search.ingest.models import IngestJob, JobResult, TaskState, TaskStatus
 from brain_search.store.indices import IndexNames
 
+UNFINISHED = (TaskState.queued, TaskState.running, TaskState.retrying)
+
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def job_memory_ids(job: IngestJob) -> list[str]:
+    """The ids a job writes, with the parent id of each piece of a chunked memory."""
+    ids = {it.memory_id for it in job.items}
+    ids |= {p for it in job.items if isinstance(p := (it.metadata or {}).get("chunk_of"), str)}
+    return sorted(ids)
 
 
 class TaskRecords:
@@ -61,8 +70,29 @@ class TaskRecords:
             "created_at": now.isoformat(),
             "updated_at": now.isoformat(),
             "expires_at": (now + self.ttl).isoformat(),
+            "memory_ids": job_memory_ids(job),
         }
         self._write(job.task_id, doc, partial=False)
+
+    def pending(self, tenant_id: str, memory_id: str) -> bool:
+        """Whether an unfinished task of ``tenant_id`` carries ``memory_id`` (or a piece of it).
+        Refreshes the (small) records index first: a task accepted a moment ago counts."""
+        try:
+            self.client.indices.refresh(index=self.index)
+            body = {
+                "query": {
+                    "bool": {
+                        "filter": [
+                            {"term": {"tenant_id": tenant_id}},
+                            {"term": {"memory_ids": memory_id}},
+                            {"terms": {"state": [s.value for s in UNFINISHED]}},
+                        ]
+                    }
+                }
+            }
+            return int(self.client.count(index=self.index, body=body)["count"]) > 0
+        except (TransportError, OSError) as exc:
+            raise StoreUnavailable(f"the task store (OpenSearch) did not answer: {exc}") from exc
 
     def discard(self, task_id: str) -> None:
         """The queue refused the task: no record of a task that does not exist."""
@@ -83,6 +113,7 @@ class TaskRecords:
             "state": TaskState.succeeded.value,
             "indexed": result.indexed,
             "failed": result.failed,
+            "superseded": result.superseded,
             "failures": [f.model_dump(mode="json") for f in result.failures],
             "attempts": result.attempts,
             "error": None,
@@ -97,7 +128,8 @@ class TaskRecords:
     @staticmethod
     def _progress(job: IngestJob) -> dict[str, Any]:
         p = job.progress
-        return {"indexed": p.indexed, "failed": p.failed, "failures": [f.model_dump(mode="json") for f in p.failures]}
+        failures = [f.model_dump(mode="json") for f in p.failures]
+        return {"indexed": p.indexed, "failed": p.failed, "superseded": p.superseded, "failures": failures}
 
     def get(self, tenant_id: str, task_id: str) -> TaskStatus:
         """The task's status; NotFound for an unknown, expired or other tenant's task."""
@@ -116,6 +148,7 @@ class TaskRecords:
             submitted=src["submitted"],
             indexed=src.get("indexed") or 0,
             failed=src.get("failed") or 0,
+            superseded=src.get("superseded") or 0,
             failures=src.get("failures") or [],
             error=src.get("error"),
             created_at=datetime.fromisoformat(src["created_at"]),

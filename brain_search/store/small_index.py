@@ -15,6 +15,9 @@ def small_index_body(mapping: dict[str, Any], **index_settings: Any) -> dict[str
 
 
 def ensure_small_index(client: OpenSearch, index: str, mapping: dict[str, Any], **index_settings: Any) -> None:
-    """Create ``index`` unless it exists (a concurrent creator's 400 is ignored)."""
+    """Create ``index`` unless it exists (a concurrent creator's 400 is ignored); an existing one
+    gets the fields added to ``mapping`` since it was created (additive put-mapping)."""
     if not client.indices.exists(index=index):
         client.indices.create(index=index, body=small_index_body(mapping, **index_settings), ignore=[400])
+    else:
+        client.indices.put_mapping(index=index, body={"properties": mapping["properties"]})

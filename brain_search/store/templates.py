@@ -49,6 +49,10 @@ def memories_template(settings: Settings, dimension: int, directory: Path | None
     return body
 
 
+# Fields newer than the first memories indices, put on an existing index at install.
+ADDED_FIELDS = ("tombstone_of", "deleted_at")
+
+
 def install_memories_index(client: OpenSearch, settings: Settings, dimension: int) -> str:
     """Put the template (idempotent) and create the first concrete index behind the read alias
     if the alias does not exist yet. Returns the concrete index name the alias points to."""
@@ -57,7 +61,11 @@ def install_memories_index(client: OpenSearch, settings: Settings, dimension: in
     )
     alias = settings.memories_alias
     if client.indices.exists_alias(name=alias):
-        return next(iter(client.indices.get_alias(name=alias)))
+        index = next(iter(client.indices.get_alias(name=alias)))
+        # fields added since the index was created (additive: an existing field is never changed)
+        props = memories_template(settings, dimension)["template"]["mappings"]["properties"]
+        client.indices.put_mapping(index=index, body={"properties": {f: props[f] for f in ADDED_FIELDS}})
+        return index
     index = settings.memories_index
     if not client.indices.exists(index=index):
         client.indices.create(

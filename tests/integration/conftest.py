@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
-import pytest
+import zlib
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
+import pytest
+from opensearchpy import OpenSearch
+
+from brain_search.config import Settings
+from brain_search.store.indices import install_all
+from brain_search.store.templates import delete_indices
+from tests.integration.ingest_support import WorkerProcess, worker_env
 from tests.integration.recall_corpus import index_corpus
 
 
@@ -13,3 +24,85 @@ def alice(api, make_tenant, client):  # type: ignore[no-untyped-def]
     headers = make_tenant("alice")
     index_corpus(api.app.state.brain, client, "alice")
     return headers
+
+
+# Short enough for a test to see a crashed worker's task come back; the invariant the app checks
+# (visibility > time limit + longest retry countdown) still holds.
+FAST_REDELIVERY = {
+    "celery_task_time_limit_s": 40,
+    "ingest_task_retry_cap_s": 2,
+    "ingest_task_retry_base_s": 0.5,
+    "celery_visibility_timeout_s": 45,
+    "celery_unacked_restore_interval_s": 2,
+}
+
+
+@pytest.fixture
+def wsettings(request, stack_settings: Settings, redis_url: str, client: OpenSearch) -> Iterator[Settings]:
+    """Settings of this test's worker deployment (own index prefix → own queue)."""
+    prefix = f"{stack_settings.index_prefix}-w{zlib.crc32(request.node.name.encode()) % 10_000}"
+    s = stack_settings.model_copy(update={"index_prefix": prefix, "redis_url": redis_url, **FAST_REDELIVERY})
+    delete_indices(client, s)
+    install_all(client, s)
+    yield s
+    delete_indices(client, s)
+    import redis
+
+    r = redis.Redis.from_url(redis_url)
+    keys = list(r.scan_iter(f"{prefix}:*"))
+    if keys:
+        r.delete(*keys)
+    r.close()
+
+
+@pytest.fixture
+def workers(wsettings: Settings, tmp_path: Path) -> Iterator[Any]:
+    """start(name, **setting overrides) → a running WorkerProcess; all are stopped at the end."""
+    started: list[WorkerProcess] = []
+
+    def start(name: str, **overrides: object) -> WorkerProcess:
+        w = WorkerProcess(worker_env(wsettings, **overrides), tmp_path / f"{name}.log", name)
+        started.append(w)
+        return w.start()
+
+    yield start
+    for w in started:
+        w.stop()
+
+
+@pytest.fixture
+def queue(wsettings: Settings, client: OpenSearch) -> Iterator[Any]:
+    from brain_search.ingest.broker import CeleryQueue
+
+    q = CeleryQueue(wsettings, client)
+    yield q
+    q.close()
+
+
+@pytest.fixture
+def worker_api(api_state, wsettings: Settings, client: OpenSearch) -> Iterator[Any]:
+    """The API in worker mode (Redis), sharing the session's model; fresh indices."""
+    from fastapi.testclient import TestClient
+
+    from brain_search.api.app import build_state, create_app
+    from brain_search.auth import KeyStore
+    from brain_search.graph import GraphStore
+    from brain_search.ingest.service import make_ingest_service
+    from brain_search.retrieval.pipeline import Retriever
+    from brain_search.store.indices import install_all
+
+    s = wsettings.model_copy(update={"admin_key": api_state.settings.admin_key})
+    install_all(client, s)
+    graph = GraphStore(client, s)
+    state = replace(
+        api_state,
+        settings=s,
+        keys=KeyStore(client, s),
+        graph=graph,
+        retriever=Retriever(client, s, api_state.query_cache, graph),
+        ingest=make_ingest_service(s, client, api_state.embedder),
+    )
+    assert build_state  # the real factory is covered elsewhere; here the state shares the session's model
+    with TestClient(create_app(state=state)) as tc:
+        yield tc
+    state.ingest.close()

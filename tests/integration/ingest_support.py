@@ -143,3 +143,12 @@ def wait_celery_tasks(queue: Any, tenant_id: str, task_ids: list[str], timeout_s
         if time.monotonic() > deadline:
             raise AssertionError(f"tasks not finished after {timeout_s}s: {[s.state for s in statuses.values()]}")
         time.sleep(0.5)
+
+
+def tenant_headers(api: Any, tenant: str) -> dict[str, str]:
+    from tests.conftest import ADMIN_KEY
+
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    assert api.post("/v1/admin/tenants", json={"tenant_id": tenant}, headers=admin).status_code == 201
+    key = api.post(f"/v1/admin/tenants/{tenant}/keys", json={}, headers=admin).json()["key"]
+    return {"Authorization": f"Bearer {key}"}

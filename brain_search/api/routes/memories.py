@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response, status
 
 from brain_search.api.deps import StateDep, TenantDep
-from brain_search.errors import InvalidInput
-from brain_search.ingest.models import DeadLetterPage, IngestRequest, MemoryOut, TaskAccepted, TaskStatus
+from brain_search.errors import InvalidInput, NotFound
+from brain_search.ingest.models import (
+    DeadLetterPage,
+    DeadLettersPurged,
+    DeleteAccepted,
+    IngestRequest,
+    MemoryOut,
+    TaskAccepted,
+    TaskStatus,
+)
 from brain_search.ingest.prepare import prepare_items
 from brain_search.ingest.service import IngestService, new_job
 
@@ -28,7 +37,7 @@ def post_memories(body: IngestRequest, tenant: TenantDep, state: StateDep, inges
     """Queue one memory (its fields at the top level) or a batch (``memories``). Everything is
     validated first: on any error the answer is 422 naming the field, and nothing is queued."""
     items = prepare_items(body, tenant, state.settings, state.graph)
-    job = new_job(tenant, items, body.refresh)
+    job = new_job(tenant, items, body.refresh, ingest.versions.next())
     ingest.queue.submit(job)
     return TaskAccepted(task_id=job.task_id, submitted=len(items), memory_ids=[it.memory_id for it in items])
 
@@ -44,11 +53,26 @@ def get_memory(memory_id: str, tenant: TenantDep, ingest: IngestDep) -> MemoryOu
     return ingest.memories.get(tenant, memory_id)
 
 
-@router.delete("/memories/{memory_id:path}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/memories/{memory_id:path}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={202: {"model": DeleteAccepted}, 404: {}, 409: {}},
+)
 def delete_memory(memory_id: str, tenant: TenantDep, ingest: IngestDep) -> Response:
-    """Delete one memory; it is gone from search when this returns."""
-    ingest.memories.delete(tenant, memory_id)
-    return Response(status_code=status.HTTP_204_NO_CONTENT)
+    """Delete one memory (and the pieces of a chunked one, and its dead letters). 204: it was
+    stored and is gone from search when this returns. 202: it is not stored yet but a task still
+    carries it; that write will not land. 404: neither. A write accepted before the delete never
+    brings the memory back; one accepted after it does (409 if it is already stored)."""
+    version = ingest.versions.next()
+    pending = ingest.queue.pending(tenant, memory_id)  # before the tombstone: a task that ends now still counts
+    deletion = ingest.memories.delete(tenant, memory_id, version)
+    ingest.dead_letters.purge(tenant, memory_id=memory_id)
+    if deletion.stored:
+        return Response(status_code=status.HTTP_204_NO_CONTENT)
+    if pending:
+        body = DeleteAccepted(memory_id=memory_id)
+        return Response(body.model_dump_json(), status_code=status.HTTP_202_ACCEPTED, media_type="application/json")
+    raise NotFound("memory", memory_id)
 
 
 @router.get("/dead-letters")
@@ -65,3 +89,18 @@ def get_dead_letters(
         # the engine's result window: past it the search would fail (a 400 inside, a 5xx outside)
         raise InvalidInput("offset", f"offset + limit must be at most {DEAD_LETTER_WINDOW} (narrow by task_id)")
     return ingest.dead_letters.list(tenant, task_id, memory_id, limit, offset)
+
+
+@router.delete("/dead-letters")
+def purge_dead_letters(
+    tenant: TenantDep,
+    ingest: IngestDep,
+    task_id: str | None = None,
+    memory_id: str | None = None,
+    before: datetime | None = None,
+) -> DeadLettersPurged:
+    """Delete the caller's dead letters: all of them, or those of a task, a memory (with its
+    pieces) or created before a time. They also expire on their own (``BRAIN_DEAD_LETTER_TTL_S``)."""
+    if before is not None and before.tzinfo is None:
+        before = before.replace(tzinfo=UTC)
+    return DeadLettersPurged(deleted=ingest.dead_letters.purge(tenant, task_id, memory_id, before))

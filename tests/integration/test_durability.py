@@ -1,0 +1,163 @@
+"""Order and deletes on real processes: a deleted memory stays deleted, a stale write never wins.
+
+The worker tests pause the real `brain-search worker` processes with SIGSTOP (so the write is still
+queued when the DELETE arrives), then resume them with SIGCONT.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from brain_search.config import Settings
+from brain_search.ingest.bulk import ItemOutcome
+from brain_search.ingest.models import IngestJob, MemoryItem
+from brain_search.ingest.versions import VersionClock
+from tests.integration.ingest_support import (
+    WorkerProcess,
+    memory_ids,
+    tenant_headers,
+    wait_celery_tasks,
+    wait_task,
+)
+
+pytestmark = [pytest.mark.integration]
+
+LONG = " ".join(f"Sentence {i} of the long design document about the memory service." for i in range(60))
+
+
+@contextmanager
+def paused(worker: WorkerProcess) -> Iterator[None]:
+    """SIGSTOP the worker's whole process group (main process and pool), SIGCONT on exit."""
+    assert worker.proc is not None
+    os.killpg(worker.proc.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.killpg(worker.proc.pid, signal.SIGCONT)
+
+
+def _post(api: Any, headers: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
+    r = api.post("/v1/memories", json=body, headers=headers)
+    assert r.status_code == 202, r.text
+    return r.json()
+
+
+def _recall_ids(api: Any, headers: dict[str, str], query: str) -> list[str]:
+    r = api.post("/v1/recall", json={"query": query, "limit": 20}, headers=headers)
+    assert r.status_code == 200, r.text
+    return [m["id"] for m in r.json()["results"]]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_delete_while_the_write_is_queued_holds(wsettings, workers, worker_api, client) -> None:
+    """The issue's reproduction: pause the workers, POST m, DELETE m, resume: m never appears."""
+    w1 = workers("w1")
+    acme = tenant_headers(worker_api, "acme")
+    with paused(w1):
+        one = _post(worker_api, acme, {"content": "Jacob takes the CTO offer", "memory_id": "m1", "refresh": True})
+        doc = _post(worker_api, acme, {"content": LONG, "memory_id": "doc", "chunk": True, "refresh": True})
+        assert doc["submitted"] > 2  # a chunked memory: its pieces have their own ids
+        for m in ("m1", "doc"):
+            r = worker_api.delete(f"/v1/memories/{m}", headers=acme)
+            assert r.status_code == 202, r.text  # accepted: not stored yet, and its write will not land
+            assert r.json()["memory_id"] == m
+        assert worker_api.delete("/v1/memories/never-posted", headers=acme).status_code == 404
+    first = wait_task(worker_api, acme, one["task_id"], timeout_s=120)
+    pieces = wait_task(worker_api, acme, doc["task_id"], timeout_s=120)
+    assert (first["state"], first["indexed"], first["superseded"]) == ("succeeded", 0, 1), first
+    assert (pieces["indexed"], pieces["superseded"]) == (0, doc["submitted"]), pieces
+    assert worker_api.get("/v1/memories/m1", headers=acme).status_code == 404
+    assert memory_ids(client, wsettings, "acme") == []
+    assert _recall_ids(worker_api, acme, "Jacob CTO offer long design document") == []
+    # a write accepted after the delete wins: the memory can be stored again
+    again = _post(worker_api, acme, {"content": "Jacob takes the CTO offer", "memory_id": "m1", "refresh": True})
+    assert wait_task(worker_api, acme, again["task_id"], timeout_s=120)["indexed"] == 1
+    assert worker_api.get("/v1/memories/m1", headers=acme).status_code == 200
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_stale_write_or_redelivery_never_overwrites_a_newer_one(wsettings, workers, queue, client) -> None:
+    workers("w1")
+    clock = VersionClock()
+    old_v, new_v = clock.next(), clock.next()
+    run = uuid.uuid4().hex[:8]
+
+    def job(task: str, content: str, version: int) -> IngestJob:
+        item = MemoryItem(memory_id="m", content=content)
+        return IngestJob(task_id=f"{task}-{run}", tenant_id="acme", items=[item], refresh=True, version=version)
+
+    new = job("new", "the launch moved to May", new_v)
+    old = job("old", "the launch is in March", old_v)
+    queue.submit(new)
+    wait_celery_tasks(queue, "acme", [new.task_id], timeout_s=120)
+    queue.submit(old)  # an older task's retry landing late
+    status = wait_celery_tasks(queue, "acme", [old.task_id], timeout_s=120)[old.task_id]
+    assert (status.indexed, status.superseded) == (0, 1), status
+
+    # the newer task redelivered (same message again): a no-op, not a conflict
+    queue.submit(new)
+    status = wait_celery_tasks(queue, "acme", [new.task_id], timeout_s=120)[new.task_id]
+    assert (status.indexed, status.superseded) == (1, 0), status
+    queue.submit(old.model_copy(update={"task_id": f"old-again-{run}"}))
+    wait_celery_tasks(queue, "acme", [f"old-again-{run}"], timeout_s=120)
+
+    client.indices.refresh(index=wsettings.memories_alias)
+    hits = client.search(index=wsettings.memories_alias, body={"query": {"term": {"tenant_id": "acme"}}})["hits"]
+    assert [h["_source"]["content"] for h in hits["hits"]] == ["the launch moved to May"]
+
+
+def test_delete_removes_the_pieces_and_the_dead_letters(api, make_tenant, client, stack_settings: Settings) -> None:
+    acme, other = make_tenant("acme"), make_tenant("other")
+    state = api.app.state.brain
+    doc = _post(api, acme, {"content": LONG, "memory_id": "doc", "chunk": True, "refresh": True})
+    assert wait_task(api, acme, doc["task_id"])["indexed"] == doc["submitted"] > 2
+    plain = _post(api, acme, {"content": "a plain memory", "memory_id": "plain", "refresh": True})
+    wait_task(api, acme, plain["task_id"])
+    piece = MemoryItem(memory_id="doc#0", content="x", metadata={"chunk_of": "doc"})
+    reason = ItemOutcome("doc#0", False, reason="an earlier failure")
+    state.ingest.dead_letters.add("acme", "t-old", [(piece, reason)], 1)
+    state.ingest.dead_letters.add("acme", "t-old", [(MemoryItem(memory_id="plain", content="y"), reason)], 1)
+    assert api.get("/v1/dead-letters", params={"memory_id": "doc"}, headers=acme).json()["total"] == 1
+
+    assert api.delete("/v1/memories/doc", headers=other).status_code == 404  # another tenant's: unknown
+    assert api.delete("/v1/memories/doc", headers=acme).status_code == 204
+    assert sorted(memory_ids(client, stack_settings, "acme")) == ["plain"]
+    assert api.get("/v1/memories/doc%230", headers=acme).status_code == 404
+    assert api.get("/v1/dead-letters", params={"memory_id": "doc"}, headers=acme).json()["total"] == 0
+    assert "doc#0" not in _recall_ids(api, acme, "long design document about the memory service")
+    assert api.delete("/v1/memories/doc", headers=acme).status_code == 404  # already deleted
+
+    # the purge route: another tenant purges nothing of acme's, acme purges its own
+    assert api.delete("/v1/dead-letters", headers=other).json() == {"deleted": 0}
+    assert api.delete("/v1/dead-letters", params={"task_id": "t-old"}, headers=acme).json() == {"deleted": 1}
+    assert api.get("/v1/dead-letters", headers=acme).json()["total"] == 0
+    assert api.delete("/v1/dead-letters", params={"before": "yesterday"}, headers=acme).status_code == 422
+
+
+def test_tombstones_are_invisible_to_counts_and_expire(api, make_tenant, client, stack_settings: Settings) -> None:
+    acme = make_tenant("acme")
+    r = _post(api, acme, {"content": "to be forgotten", "memory_id": "gone", "refresh": True})
+    wait_task(api, acme, r["task_id"])
+    assert api.delete("/v1/memories/gone", headers=acme).status_code == 204
+    alias = stack_settings.memories_alias
+    client.indices.refresh(index=alias)
+    assert client.count(index=alias, body={"query": {"term": {"tenant_id": "acme"}}})["count"] == 0
+    assert client.count(index=alias, body={"query": {"term": {"tombstone_of": "acme"}}})["count"] == 1
+    state = api.app.state.brain
+    time.sleep(1.1)
+    state.ingest.memories.purge_tombstones(ttl_s=1)
+    deadline = time.monotonic() + 30
+    while client.count(index=alias, body={"query": {"term": {"tombstone_of": "acme"}}})["count"]:
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
+        client.indices.refresh(index=alias)
