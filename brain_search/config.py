@@ -143,6 +143,9 @@ class Settings(BaseSettings):
     celery_task_time_limit_s: int = 300
     celery_unacked_restore_interval_s: int = 10  # how often a worker looks for tasks of dead workers
     task_ttl_s: int = 7 * 24 * 3600  # task records and results
+    # a message whose worker died this many times running the same attempt is poison: its
+    # memories go to the dead letters with the reason, the task ends failed
+    ingest_max_deliveries: int = Field(3, ge=1)
     # --- lifecycle ---------------------------------------------------------------------------
     # a delete's tombstone must outlast the longest a write accepted before it can wait (queue
     # backlog + every task retry); a task record lives task_ttl_s, so by default as long

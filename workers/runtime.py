@@ -7,9 +7,11 @@ and its tasks retry.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field
 
+import redis
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
@@ -21,6 +23,9 @@ from brain_search.ingest.service import purge_expired
 from brain_search.ingest.task_records import TaskRecords
 from brain_search.store.client import make_client
 from brain_search.store.indices import install_all
+from workers.spool import Spool
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -30,6 +35,7 @@ class WorkerRuntime:
     pipeline: IngestPipeline
     dead_letters: DeadLetterStore
     records: TaskRecords
+    spool: Spool
     _indices_ready: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -43,6 +49,14 @@ class WorkerRuntime:
             self.records.purge_expired()
             purge_expired(MemoryStore(self.client, self.settings), self.dead_letters, self.settings)
             self._indices_ready = True
+
+    def drain_spool(self) -> None:
+        """Write what an earlier outage left in the spool (a no-op read when it is empty)."""
+        try:
+            if len(self.spool):
+                self.spool.drain(self.dead_letters, self.records)
+        except redis.RedisError as exc:
+            log.warning("spool not drained: %s", exc)
 
 
 _runtime: WorkerRuntime | None = None
@@ -58,7 +72,14 @@ def get_runtime(settings: Settings) -> WorkerRuntime:
             if embedder.dimension != settings.embedding_dimension:
                 raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
             pipeline = IngestPipeline(client, embedder, settings)
+            if not settings.redis_url:
+                raise RuntimeError("workers need BRAIN_REDIS_URL")
             _runtime = WorkerRuntime(
-                settings, client, pipeline, DeadLetterStore(client, settings), TaskRecords(client, settings)
+                settings,
+                client,
+                pipeline,
+                DeadLetterStore(client, settings),
+                TaskRecords(client, settings),
+                Spool(settings.redis_url, settings.index_prefix),
             )
         return _runtime

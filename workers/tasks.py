@@ -13,13 +13,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from celery import Task
-from celery.exceptions import Reject
+from celery.exceptions import Reject, SoftTimeLimitExceeded
 
 from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
-from brain_search.ingest.broker import INGEST_TASK
-from brain_search.ingest.execute import Done, RetryLater, retry_after_error, run_attempt
-from brain_search.ingest.models import IngestJob
+from brain_search.ingest.broker import INGEST_TASK, attempt_budget_s
+from brain_search.ingest.bulk import ItemOutcome
+from brain_search.ingest.execute import Done, RetryLater, retry_after_error, run_attempt, task_countdown
+from brain_search.ingest.models import IngestJob, MemoryItem
 
 if TYPE_CHECKING:
     from workers.app import BrainCelery
@@ -36,32 +37,76 @@ class IngestRetry(Exception):
     """Why a task is waiting to retry."""
 
 
+class Poison(Exception):
+    """The message killed its worker too many times: its memories are dead-lettered."""
+
+
+class TaskEnded(Exception):
+    """The task ended without success; its memories are dead-lettered (or spooled to be)."""
+
+
 def _attempt(job: IngestJob, runtime: WorkerRuntime, settings: Settings) -> Done | RetryLater:
-    """One attempt, its outcome recorded. Raises when the task has failed for good."""
+    """One attempt, its outcome recorded. Raises ``TaskEnded`` when the task has ended without
+    success (its memories are then dead-lettered, or spooled to be)."""
+    deadline = time.monotonic() + attempt_budget_s(settings)
     try:
         runtime.ensure_indices()
+        runtime.drain_spool()
         try:
-            runtime.records.running(job)
+            deliveries = runtime.records.running(job)
         except StoreUnavailable as exc:  # the attempt meets the outage itself, with its own retries
             log.warning("task %s: start not recorded: %s", job.task_id, exc)
-        step = run_attempt(job, runtime.pipeline, runtime.dead_letters, settings)
+            deliveries = 1
+        if deliveries > settings.ingest_max_deliveries:
+            raise Poison(
+                f"poison: delivered {deliveries} times, its worker died each time before it finished "
+                f"(BRAIN_INGEST_MAX_DELIVERIES={settings.ingest_max_deliveries})"
+            )
+        step = run_attempt(job, runtime.pipeline, runtime.dead_letters, settings, deadline=deadline)
         if isinstance(step, Done):
             runtime.records.succeeded(job.task_id, step.result)  # a failed write retries the (idempotent) job
         return step
+    except Poison as exc:
+        _give_up(runtime, job, str(exc))
+        raise TaskEnded(str(exc)) from exc
+    except SoftTimeLimitExceeded as exc:
+        reason = f"soft time limit ({settings.celery_task_time_limit_s} s task limit) in attempt {job.attempt + 1}"
+        if job.attempt < settings.ingest_task_max_retries:
+            log.warning("task %s: %s; retrying", job.task_id, reason)
+            return RetryLater(
+                job.model_copy(update={"attempt": job.attempt + 1}), task_countdown(job, settings), reason
+            )
+        _give_up(runtime, job, reason)
+        raise TaskEnded(reason) from exc
     except Exception as exc:
         retry = retry_after_error(job, exc, settings)
         if retry is None:
-            _record_failure(runtime, job.task_id, exc)
-            raise
+            log.exception("task %s failed for good", job.task_id)
+            _give_up(runtime, job, f"{type(exc).__name__}: {exc}")
+            raise TaskEnded(str(exc)) from exc
         log.warning("task %s: attempt %d failed (%s); retrying", job.task_id, job.attempt + 1, exc)
         return retry
 
 
-def _record_failure(runtime: WorkerRuntime, task_id: str, exc: Exception) -> None:
+def _give_up(runtime: WorkerRuntime, job: IngestJob, error: str) -> None:
+    """The task ends without success: every memory it still carries goes to the dead letters
+    with the reason and the record says failed; while OpenSearch cannot take that, it is spooled
+    to Redis and drained later. Never silent."""
+    attempts = job.attempt + 1
+    reason = f"gave up after {attempts} attempts: {error}"
+    failures: list[tuple[MemoryItem, ItemOutcome]] = [
+        (item, ItemOutcome(item.memory_id, False, False, None, "task_failed", reason)) for item in job.items
+    ]
     try:
-        runtime.records.failed(task_id, f"{type(exc).__name__}: {exc}")
-    except StoreUnavailable as store_exc:
-        log.error("task %s failed (%s) and its record could not say so: %s", task_id, exc, store_exc)
+        runtime.dead_letters.add(job.tenant_id, job.task_id, failures, attempts)
+        runtime.records.failed(job.task_id, error, failed=job.progress.failed + len(failures))
+        return
+    except Exception as exc:
+        log.warning("task %s: end not stored in OpenSearch (%s); spooling it", job.task_id, exc)
+    try:
+        runtime.spool.give_up(job.tenant_id, job.task_id, failures, attempts, error)
+    except Exception as exc:
+        log.error("task %s ended (%s) and neither OpenSearch nor Redis took its end: %s", job.task_id, error, exc)
 
 
 def run_ingest_task(task: Task, settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
@@ -70,19 +115,23 @@ def run_ingest_task(task: Task, settings: Settings, payload: dict[str, Any]) -> 
     job = IngestJob.model_validate(payload)
     runtime = get_runtime(settings)
     while True:
-        step = _attempt(job, runtime, settings)
+        try:
+            step = _attempt(job, runtime, settings)
+        except TaskEnded as exc:  # recorded (dead letters + failed record, or the spool): acknowledge
+            return {"failed": True, "error": str(exc)}
         if isinstance(step, Done):
             return step.result.model_dump(mode="json")
+        step = RetryLater(step.job.model_copy(update={"step": job.step + 1}), step.countdown_s, step.reason)
         try:
             runtime.records.retrying(step.job, step.reason)
         except StoreUnavailable as exc:  # OpenSearch is what failed: the record catches up next attempt
             log.warning("task %s: retry not recorded: %s", job.task_id, exc)
         try:
+            # retries are bounded inside the job (ingest_task_max_retries); continuations of a job
+            # larger than one attempt's time budget are bounded by its size: no Celery cap (max_retries=None)
             raise task.retry(
                 kwargs={"job": step.job.model_dump(mode="json")},
                 countdown=step.countdown_s,
-                # bounded by ingest_task_max_retries inside the job (None would mean Celery's 3)
-                max_retries=settings.ingest_task_max_retries + 1,
                 exc=IngestRetry(step.reason),
             )
         except Reject as exc:
@@ -95,6 +144,6 @@ def run_ingest_task(task: Task, settings: Settings, payload: dict[str, Any]) -> 
 
 
 def register_tasks(app: BrainCelery) -> None:
-    @app.task(bind=True, name=INGEST_TASK, acks_late=True, reject_on_worker_lost=True)
+    @app.task(bind=True, name=INGEST_TASK, acks_late=True, reject_on_worker_lost=True, max_retries=None)
     def ingest_batch(self: Task, job: dict[str, Any]) -> dict[str, Any]:
         return run_ingest_task(self, app.settings, job)

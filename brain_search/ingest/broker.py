@@ -27,6 +27,18 @@ def ingest_queue(settings: Settings) -> str:
     return f"{settings.index_prefix}-ingest"
 
 
+def soft_time_limit_s(settings: Settings) -> float:
+    """When a task is warned (``SoftTimeLimitExceeded``) before the hard limit kills it."""
+    return max(settings.celery_task_time_limit_s * 0.9, settings.celery_task_time_limit_s - 30)
+
+
+def attempt_budget_s(settings: Settings) -> float:
+    """How long one attempt starts new batches: well inside the soft limit, so the batch in
+    flight finishes; the rest of a larger job continues in the next attempt (pipeline ``deadline``)."""
+    soft = soft_time_limit_s(settings)
+    return max(soft * 0.5, soft - 60)
+
+
 def celery_config(settings: Settings) -> dict[str, Any]:
     """The Celery configuration for these settings (pure)."""
     if settings.celery_visibility_timeout_s <= settings.celery_task_time_limit_s + settings.ingest_task_retry_cap_s:
@@ -43,10 +55,14 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "task_acks_on_failure_or_timeout": True,
+        # a task killed at the hard time limit is requeued, not acknowledged: it comes back (its
+        # record counts the deliveries) until BRAIN_INGEST_MAX_DELIVERIES sends it to the dead
+        # letters. Every other failure is handled inside the task (dead letters, spool).
+        "task_acks_on_timeout": False,
         # nothing reads Celery's results: status is written to the task records by the task itself
         "task_ignore_result": True,
         "task_time_limit": settings.celery_task_time_limit_s,
-        "task_soft_time_limit": max(settings.celery_task_time_limit_s * 0.9, settings.celery_task_time_limit_s - 30),
+        "task_soft_time_limit": soft_time_limit_s(settings),
         "worker_prefetch_multiplier": 1,
         # False: a task running when Redis goes away finishes (its writes are idempotent) and, not
         # acknowledged, is redelivered after the visibility timeout and finishes again. True

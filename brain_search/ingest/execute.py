@@ -61,10 +61,13 @@ def run_attempt(
     dead_letters: DeadLetterStore,
     settings: Settings,
     rng: Callable[[], float] = random.random,
+    deadline: float | None = None,
 ) -> Done | RetryLater:
     """Run one attempt. Permanent failures are dead-lettered now; transient ones are retried
-    (``RetryLater``) until ``ingest_task_max_retries``, then dead-lettered too."""
-    outcome = pipeline.run(job)
+    (``RetryLater``) until ``ingest_task_max_retries``, then dead-lettered too. Items the
+    attempt's time budget (``deadline``) left unstarted continue at once in a next attempt that
+    does not count as a retry."""
+    outcome = pipeline.run(job, deadline)
     attempts = job.attempt + 1
     dead = list(outcome.permanent)
     retry = bool(outcome.pending) and job.attempt < settings.ingest_task_max_retries
@@ -80,6 +83,17 @@ def run_attempt(
     progress.failed += len(dead)
     room = MAX_LISTED_FAILURES - len(progress.failures)
     progress.failures += [_failure(item, o, True) for item, o in dead[: max(0, room)]]
+    if outcome.deferred:
+        next_items = [item for item, _ in outcome.pending] if retry else []
+        next_job = job.model_copy(
+            update={
+                "items": next_items + outcome.deferred,
+                "attempt": attempts if retry else job.attempt,
+                "progress": progress,
+            }
+        )
+        left = len(next_job.items)
+        return RetryLater(next_job, 0.0, f"continuing: {left} memories left after this attempt's time budget")
     if retry:
         reason = outcome.pending[0][1].reason or "transient failure"
         log.warning(

@@ -101,6 +101,7 @@ class IngestJob(BaseModel):
     refresh: bool = False
     submitted: int = Field(default=0, description="memories in the original job (retries carry fewer items)")
     attempt: int = 0
+    step: int = Field(0, description="messages this job has been carried by before (retries and continuations)")
     progress: Progress = Field(default_factory=Progress)
     version: int | None = Field(
         None, description="acceptance version of every write of this job (ingest/versions.py); None: unversioned"

@@ -46,6 +46,7 @@ class AttemptOutcome:
     permanent: list[tuple[MemoryItem, ItemOutcome]] = field(default_factory=list)
     pending: list[tuple[MemoryItem, ItemOutcome]] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
+    deferred: list[MemoryItem] = field(default_factory=list)  # not started: the attempt's time budget ran out
 
 
 def chunk_parent(item: MemoryItem) -> str | None:
@@ -154,7 +155,10 @@ class IngestPipeline:
         return [final[e.memory_id] for e in entries]
 
     # ---------------------------------------------------------------- one attempt
-    def run(self, job: IngestJob) -> AttemptOutcome:
+    def run(self, job: IngestJob, deadline: float | None = None) -> AttemptOutcome:
+        """``deadline`` (on this pipeline's clock): no new batch starts past it; the items not
+        started come back as ``deferred`` for the next attempt, so a job larger than one task's
+        time limit is split over attempts instead of being killed."""
         out = AttemptOutcome()
         job = self._drop_deleted_chunks(job, out)
         by_id = {it.memory_id: it for it in job.items}
@@ -174,7 +178,7 @@ class IngestPipeline:
 
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulk") as writer:
             # embedding is lazy: the next chunk is embedded while the previous one is being written
-            for chunk in chunk_entries(self._all_entries(job, out), s.bulk_max_docs, s.bulk_max_bytes):
+            for chunk in chunk_entries(self._all_entries(job, out, deadline), s.bulk_max_docs, s.bulk_max_bytes):
                 collect(in_flight)  # at most one request in flight: back-pressure on embedding
                 in_flight = writer.submit(self.write, chunk, job.refresh)
             collect(in_flight)
@@ -215,9 +219,12 @@ class IngestPipeline:
             out.indexed = [m for m in out.indexed if m not in buried]
             out.superseded += sorted(buried)
 
-    def _all_entries(self, job: IngestJob, out: AttemptOutcome) -> Iterator[BulkEntry]:
+    def _all_entries(self, job: IngestJob, out: AttemptOutcome, deadline: float | None) -> Iterator[BulkEntry]:
         # one encode call per bulk chunk: the model sorts a call's texts by length and batches
         # them (embedding_batch_size), so larger calls waste less padding than one call per batch
         step = max(1, self.settings.embedding_batch_size, self.settings.bulk_max_docs)
         for start in range(0, len(job.items), step):
+            if deadline is not None and start and self.clock() >= deadline:
+                out.deferred = list(job.items[start:])
+                return
             yield from self._entries(job.tenant_id, job.items[start : start + step], out, job.version)

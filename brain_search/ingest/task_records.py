@@ -99,9 +99,32 @@ class TaskRecords:
         with suppress(TransportError, OSError):  # else it reads "queued" until it expires; the caller got its 503
             self.client.delete(index=self.index, id=task_id, ignore=[404])
 
-    def running(self, job: IngestJob) -> None:
+    def running(self, job: IngestJob) -> int:
+        """Mark the task running; returns how many times this message (``job.step``) has been
+        delivered: 1 the first time, more when a worker died running it and it came back."""
         doc = {"state": TaskState.running.value, "attempts": job.attempt + 1, "updated_at": _now().isoformat()}
-        self._write(job.task_id, {**doc, **self._progress(job)}, partial=True)
+        script = {
+            "lang": "painless",
+            "source": (
+                "ctx._source.putAll(params.doc);"
+                "if (ctx._source.delivery_attempt == params.attempt) {"
+                "  ctx._source.deliveries = (ctx._source.deliveries == null ? 0 : ctx._source.deliveries) + 1;"
+                "} else { ctx._source.delivery_attempt = params.attempt; ctx._source.deliveries = 1; }"
+            ),
+            "params": {"doc": {**doc, **self._progress(job)}, "attempt": job.step},
+        }
+        try:
+            r = self.client.update(
+                index=self.index,
+                id=job.task_id,
+                body={"script": script},
+                params={"retry_on_conflict": 5, "_source": "deliveries"},
+            )
+        except NotFoundError as exc:
+            raise StoreUnavailable(f"task record {job.task_id} is missing: {exc}") from exc
+        except (TransportError, OSError) as exc:
+            raise StoreUnavailable(f"the task record of {job.task_id} was not stored: {exc}") from exc
+        return int(((r.get("get") or {}).get("_source") or {}).get("deliveries") or 1)
 
     def retrying(self, job: IngestJob, reason: str) -> None:
         """``job`` is the next attempt's job (its progress is what is done so far)."""
@@ -121,8 +144,10 @@ class TaskRecords:
         }
         self._write(task_id, doc, partial=True)
 
-    def failed(self, task_id: str, error: str) -> None:
-        doc = {"state": TaskState.failed.value, "error": error, "updated_at": _now().isoformat()}
+    def failed(self, task_id: str, error: str, failed: int | None = None) -> None:
+        doc: dict[str, Any] = {"state": TaskState.failed.value, "error": error, "updated_at": _now().isoformat()}
+        if failed is not None:
+            doc["failed"] = failed
         self._write(task_id, doc, partial=True)
 
     @staticmethod

@@ -79,5 +79,7 @@ INGEST_TASKS: dict[str, Any] = {
         "updated_at": {"type": "date"},
         "expires_at": {"type": "date"},
         "memory_ids": {"type": "keyword"},
+        "deliveries": {"type": "integer"},
+        "delivery_attempt": {"type": "integer"},
     },
 }

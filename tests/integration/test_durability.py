@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.ingest.bulk import ItemOutcome
@@ -161,3 +163,64 @@ def test_tombstones_are_invisible_to_counts_and_expire(api, make_tenant, client,
         assert time.monotonic() < deadline
         time.sleep(0.3)
         client.indices.refresh(index=alias)
+
+
+def _record(client: OpenSearch, s: Settings, task_id: str) -> dict[str, Any]:
+    from brain_search.store.indices import IndexNames
+
+    r = client.get(index=IndexNames.of(s).ingest_tasks, id=task_id, ignore=[404])
+    return dict(r.get("_source") or {})
+
+
+def _pool_child(worker: WorkerProcess) -> int:
+    assert worker.proc is not None
+    out = subprocess.run(["pgrep", "-P", str(worker.proc.pid)], capture_output=True, text=True, check=False)
+    children = [int(p) for p in out.stdout.split()]
+    assert len(children) == 1, children
+    return children[0]
+
+
+def _items(prefix: str, n: int) -> list[MemoryItem]:
+    return [MemoryItem(memory_id=f"{prefix}{i}", content=f"{prefix} memory {i} about topic {i % 37}") for i in range(n)]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_message_that_kills_its_worker_ends_in_the_dead_letters(wsettings, workers, queue, client) -> None:
+    """A poison message: its worker process dies each time it runs it (SIGKILL of the pool child
+    stands in for a crash, an OOM kill or the hard time limit). After BRAIN_INGEST_MAX_DELIVERIES
+    deliveries its memories go to the dead letters with the reason; the worker goes on."""
+    w1 = workers("w1", bulk_max_docs=20, embedding_batch_size=8, ingest_max_deliveries=2)
+    job = IngestJob(task_id=f"poison-{uuid.uuid4().hex[:8]}", tenant_id="acme", items=_items("p", 3000))
+    queue.submit(job)
+    for delivery in (1, 2):
+        deadline = time.monotonic() + 180
+        while _record(client, wsettings, job.task_id).get("deliveries") != delivery:
+            assert time.monotonic() < deadline, w1.log()[-3000:]
+            time.sleep(0.05)
+        os.kill(_pool_child(w1), signal.SIGKILL)
+    status = wait_celery_tasks(queue, "acme", [job.task_id], timeout_s=300)[job.task_id]
+    assert status.state.value == "failed" and "poison: delivered 3 times" in (status.error or ""), status
+    from brain_search.ingest.dead_letters import DeadLetterStore
+
+    page = DeadLetterStore(client, wsettings).list("acme", task_id=job.task_id, limit=1)
+    assert page.total == 3000 and "poison" in page.items[0].reason
+    # the worker is still serving
+    after = IngestJob(task_id=f"after-{job.task_id}", tenant_id="acme", items=_items("q", 5), refresh=True)
+    queue.submit(after)
+    assert wait_celery_tasks(queue, "acme", [after.task_id], timeout_s=120)[after.task_id].indexed == 5
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_job_larger_than_the_time_limit_is_split_over_attempts(wsettings, workers, queue, client) -> None:
+    """A 20 s task limit and a job that takes longer to embed: each attempt stops starting
+    batches inside its budget and the rest continues at once; every memory lands, none twice."""
+    w1 = workers("w1", celery_task_time_limit_s=20, bulk_max_docs=100)
+    job = IngestJob(task_id=f"big-{uuid.uuid4().hex[:8]}", tenant_id="acme", items=_items("b", 6000))
+    queue.submit(job)
+    status = wait_celery_tasks(queue, "acme", [job.task_id], timeout_s=600)[job.task_id]
+    assert (status.state.value, status.indexed, status.failed) == ("succeeded", 6000, 0), status
+    assert "continuing:" in w1.log(), "the job fitted in one attempt: make it larger"
+    ids = memory_ids(client, wsettings, "acme")
+    assert len(ids) == 6000 and len(set(ids)) == 6000

@@ -3,7 +3,9 @@ is lost or doubled. Runs its own single node (from port 9231): the shared node i
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import time
 import uuid
@@ -114,3 +116,68 @@ def test_opensearch_down_10s_during_ingestion(settings, redis_url, own_node, tmp
         worker.stop()
         queue.close()
         delete_indices(client, s)
+
+
+def test_an_outage_longer_than_the_retry_budget_ends_in_dead_letters(
+    settings, redis_url, own_node, tmp_path: Path
+) -> None:
+    """Retries spent while OpenSearch is still down: the task's end (its memories dead-lettered,
+    its record failed) is spooled to Redis and written once OpenSearch is back. Nothing is lost."""
+    s = settings.model_copy(
+        update={
+            "index_prefix": f"{settings.index_prefix}-long-outage",
+            "opensearch_url": own_node.url,
+            "redis_url": redis_url,
+            "ingest_retry_deadline_s": 2.0,
+            "ingest_retry_cap_s": 1.0,
+            "ingest_task_retry_base_s": 0.5,
+            "ingest_task_retry_cap_s": 1.0,
+            "ingest_task_max_retries": 1,
+            "celery_task_time_limit_s": 60,
+            "celery_visibility_timeout_s": 70,
+            "opensearch_timeout_s": 3,
+        }
+    )
+    client = make_client(s)
+    delete_indices(client, s)
+    install_all(client, s)
+    from brain_search.ingest.broker import CeleryQueue
+
+    queue = CeleryQueue(s, client)
+    worker = WorkerProcess(worker_env(s), tmp_path / "worker.log", "long-outage")
+    run = uuid.uuid4().hex[:8]
+    lost = IngestJob(
+        task_id=f"lost-{run}",
+        tenant_id="acme",
+        items=[MemoryItem(memory_id=f"l{i}", content=f"written during the outage {i}") for i in range(30)],
+    )
+    try:
+        worker.start()
+        os.killpg(worker.proc.pid, signal.SIGSTOP)  # type: ignore[union-attr]
+        queue.submit(lost)  # accepted (record written) while the engine is up
+        own_node.stop_node(own_node.nodes[0])
+        os.killpg(worker.proc.pid, signal.SIGCONT)  # type: ignore[union-attr]
+        deadline = time.monotonic() + 120
+        while "spooling it" not in worker.log():
+            assert time.monotonic() < deadline, worker.log()[-3000:]
+            time.sleep(0.5)
+        own_node.start()
+        # the next task any worker runs drains the spool first
+        nxt = IngestJob(task_id=f"next-{run}", tenant_id="acme", items=[MemoryItem(memory_id="n1", content="after")])
+        queue.submit(nxt)
+        statuses = wait_celery_tasks(queue, "acme", [lost.task_id, nxt.task_id], timeout_s=180)
+        assert statuses[nxt.task_id].indexed == 1
+        ended = statuses[lost.task_id]
+        assert (ended.state.value, ended.failed) == ("failed", 30), ended
+        from brain_search.ingest.dead_letters import DeadLetterStore
+
+        page = DeadLetterStore(client, s).list("acme", task_id=lost.task_id, limit=100)
+        assert page.total == 30 and all("gave up after 2 attempts" in d.reason for d in page.items)
+        assert {d.payload["memory_id"] for d in page.items} == {it.memory_id for it in lost.items}  # none lost
+    finally:
+        if worker.proc is not None and worker.proc.poll() is None:
+            os.killpg(worker.proc.pid, signal.SIGCONT)
+        worker.stop()
+        queue.close()
+        with contextlib.suppress(Exception):
+            delete_indices(client, s)

@@ -146,3 +146,38 @@ def test_attempts_carry_progress_and_dead_letter_what_is_left() -> None:
     assert (r.submitted, r.indexed, r.failed, r.attempts) == (3, 1, 2, 2)
     assert {f.memory_id for f in r.failures} == {"m1", "m2"} and all(f.dead_lettered for f in r.failures)
     assert "gave up after 2 attempts" in dl.added[1][1][0][1].reason  # type: ignore[operator]
+
+
+def test_a_job_past_its_time_budget_continues_in_a_next_attempt_that_is_not_a_retry() -> None:
+    client = FakeClient([])
+    ticks = iter([0.0, 0.0, 99.0, 99.0, 99.0, 99.0])  # the budget runs out before the third batch starts
+    pipeline = IngestPipeline(
+        client, FakeEmbedder(), S, sleep=lambda s: None, clock=lambda: next(ticks), rng=lambda: 0.0
+    )  # type: ignore[arg-type]
+    job = _job(*[f"memory {i}" for i in range(7)])
+    step = run_attempt(job, pipeline, FakeDeadLetters(), S, deadline=10.0)  # type: ignore[arg-type]
+    assert isinstance(step, RetryLater) and step.countdown_s == 0.0
+    assert [it.memory_id for it in step.job.items] == ["m6"]
+    assert step.job.attempt == 0 and step.job.progress.indexed == 6  # a continuation, not a retry
+    last = run_attempt(step.job, _pipeline(client), FakeDeadLetters(), S)  # type: ignore[arg-type]
+    assert isinstance(last, Done) and (last.result.indexed, last.result.failed) == (7, 0)
+
+
+def test_a_version_conflict_is_superseded_not_failed() -> None:
+    client = FakeClient([{"m1": 409}])
+    original = client.bulk
+
+    def bulk(body: bytes, params: dict[str, Any]) -> dict[str, Any]:
+        r = original(body, params)
+        for item in r["items"]:
+            if item["index"]["status"] == 409:
+                item["index"]["error"] = {"type": "version_conflict_engine_exception", "reason": "newer"}
+        return r
+
+    client.bulk = bulk  # type: ignore[method-assign]
+    job = _job("old write", "other").model_copy(update={"version": 5})
+    step = run_attempt(job, _pipeline(client), FakeDeadLetters(), S)  # type: ignore[arg-type]
+    assert isinstance(step, Done)
+    assert (step.result.indexed, step.result.superseded, step.result.failed) == (1, 1, 0)
+    action = client.requests[0][0][0]["index"]
+    assert (action["version"], action["version_type"]) == (5, "external_gte")
