@@ -146,6 +146,10 @@ class Settings(BaseSettings):
     # a message whose worker died this many times running the same attempt is poison: its
     # memories go to the dead letters with the reason, the task ends failed
     ingest_max_deliveries: int = Field(3, ge=1)
+    # workers look this often for unfinished tasks whose message vanished from Redis (one worker
+    # at a time), re-queueing those not updated for the grace period
+    reconcile_interval_s: float = Field(60.0, gt=0)
+    reconcile_grace_s: float = Field(120.0, gt=0)
     # --- lifecycle ---------------------------------------------------------------------------
     # a delete's tombstone must outlast the longest a write accepted before it can wait (queue
     # backlog + every task retry); a task record lives task_ttl_s, so by default as long

@@ -16,13 +16,20 @@ from celery.signals import worker_process_init
 
 from brain_search.config import Settings
 from brain_search.errors import SetupError
-from brain_search.ingest.broker import celery_config
+from brain_search.ingest.broker import INGEST_TASK, celery_config, ingest_queue
+from brain_search.ingest.models import IngestJob
 
 
 class BrainCelery(Celery):
     """A Celery app that carries the Settings it was built from."""
 
     settings: Settings
+
+
+def send_job(app: BrainCelery, job: IngestJob) -> None:
+    """Queue a job again under its own task id (the reconciler)."""
+    kwargs = {"job": job.model_dump(mode="json")}
+    app.send_task(INGEST_TASK, kwargs=kwargs, task_id=job.task_id, queue=ingest_queue(app.settings))
 
 
 def make_celery(settings: Settings) -> BrainCelery:
@@ -39,7 +46,7 @@ def make_celery(settings: Settings) -> BrainCelery:
         # prefork children load the model before their first task, not while holding one
         from workers.runtime import get_runtime
 
-        get_runtime(settings)
+        get_runtime(settings).start_reconciler(lambda job: send_job(app, job))
 
     worker_process_init.connect(_warm_up, weak=False, dispatch_uid="brain-search-warm-up")
     return app

@@ -8,7 +8,10 @@ and its tasks retry.
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import redis
@@ -16,9 +19,12 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.embedding import make_embedder
+from brain_search.ingest.broker import ingest_queue
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.memories import MemoryStore
+from brain_search.ingest.models import IngestJob
 from brain_search.ingest.pipeline import IngestPipeline
+from brain_search.ingest.reconcile import present_task_ids, reconcile
 from brain_search.ingest.service import purge_expired
 from brain_search.ingest.task_records import TaskRecords
 from brain_search.store.client import make_client
@@ -37,6 +43,7 @@ class WorkerRuntime:
     records: TaskRecords
     spool: Spool
     _indices_ready: bool = False
+    _reconciler: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def ensure_indices(self) -> None:
@@ -57,6 +64,38 @@ class WorkerRuntime:
                 self.spool.drain(self.dead_letters, self.records)
         except redis.RedisError as exc:
             log.warning("spool not drained: %s", exc)
+
+    def start_reconciler(self, send: Callable[[IngestJob], None]) -> None:
+        """A daemon thread that re-queues unfinished tasks whose message vanished from Redis
+        (``ingest/reconcile.py``); one pass per ``reconcile_interval_s`` across all workers (a
+        Redis lock)."""
+        if self._reconciler is not None:
+            return
+        self._reconciler = threading.Thread(target=self._reconcile_loop, args=(send,), name="reconcile", daemon=True)
+        self._reconciler.start()
+
+    def _reconcile_loop(self, send: Callable[[IngestJob], None]) -> None:
+        s = self.settings
+        r = self.spool.redis
+        prefix = s.index_prefix
+        lock = f"{prefix}:brain:reconcile-lock"
+
+        def requeue(job: IngestJob) -> None:
+            send(job)
+            self.records.requeued(job.task_id)
+
+        while True:
+            time.sleep(s.reconcile_interval_s)
+            try:
+                if not r.set(lock, os.getpid(), nx=True, ex=max(1, int(s.reconcile_interval_s * 0.9))):
+                    continue  # another worker's pass
+                reconcile(
+                    lambda: self.records.stale_unfinished(s.reconcile_grace_s),
+                    lambda: present_task_ids(r, [f"{prefix}:{ingest_queue(s)}"], f"{prefix}:unacked"),
+                    requeue,
+                )
+            except Exception as exc:
+                log.warning("reconcile pass failed: %s", exc)
 
 
 _runtime: WorkerRuntime | None = None

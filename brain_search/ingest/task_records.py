@@ -71,8 +71,42 @@ class TaskRecords:
             "updated_at": now.isoformat(),
             "expires_at": (now + self.ttl).isoformat(),
             "memory_ids": job_memory_ids(job),
+            # kept until the job ends, so a job whose message vanished can be queued again (reconcile.py)
+            "payload": job.model_dump(mode="json"),
         }
         self._write(job.task_id, doc, partial=False)
+
+    def stale_unfinished(self, grace_s: float, limit: int = 500) -> list[tuple[str, dict[str, Any]]]:
+        """(task id, job payload) of unfinished tasks not updated for ``grace_s``, oldest first."""
+        cutoff = (_now() - timedelta(seconds=grace_s)).isoformat()
+        body = {
+            "query": {
+                "bool": {
+                    "filter": [
+                        {"terms": {"state": [s.value for s in UNFINISHED]}},
+                        {"range": {"updated_at": {"lt": cutoff}}},
+                        {"range": {"expires_at": {"gt": "now"}}},
+                    ]
+                }
+            },
+            "sort": [{"updated_at": "asc"}],
+            "size": limit,
+            "_source": ["payload"],
+        }
+        r = self.client.search(index=self.index, body=body)
+        return [(h["_id"], h["_source"]["payload"]) for h in r["hits"]["hits"] if h["_source"].get("payload")]
+
+    def requeued(self, task_id: str) -> None:
+        script = {
+            "lang": "painless",
+            "source": "ctx._source.state = 'queued'; ctx._source.updated_at = params.now;"
+            "ctx._source.requeued = (ctx._source.requeued == null ? 0 : ctx._source.requeued) + 1;",
+            "params": {"now": _now().isoformat()},
+        }
+        try:
+            self.client.update(index=self.index, id=task_id, body={"script": script}, params={"retry_on_conflict": 5})
+        except (TransportError, OSError) as exc:
+            raise StoreUnavailable(f"the task record of {task_id} was not updated: {exc}") from exc
 
     def pending(self, tenant_id: str, memory_id: str) -> bool:
         """Whether an unfinished task of ``tenant_id`` carries ``memory_id`` (or a piece of it).
@@ -134,6 +168,7 @@ class TaskRecords:
     def succeeded(self, task_id: str, result: JobResult) -> None:
         doc = {
             "state": TaskState.succeeded.value,
+            "payload": None,  # the job has ended: its payload is no longer needed
             "indexed": result.indexed,
             "failed": result.failed,
             "superseded": result.superseded,
@@ -145,7 +180,12 @@ class TaskRecords:
         self._write(task_id, doc, partial=True)
 
     def failed(self, task_id: str, error: str, failed: int | None = None) -> None:
-        doc: dict[str, Any] = {"state": TaskState.failed.value, "error": error, "updated_at": _now().isoformat()}
+        doc: dict[str, Any] = {
+            "state": TaskState.failed.value,
+            "error": error,
+            "updated_at": _now().isoformat(),
+            "payload": None,  # its memories are in the dead letters
+        }
         if failed is not None:
             doc["failed"] = failed
         self._write(task_id, doc, partial=True)
@@ -159,7 +199,7 @@ class TaskRecords:
     def get(self, tenant_id: str, task_id: str) -> TaskStatus:
         """The task's status; NotFound for an unknown, expired or other tenant's task."""
         try:
-            r = self.client.get(index=self.index, id=task_id, ignore=[404])
+            r = self.client.get(index=self.index, id=task_id, ignore=[404], params={"_source_excludes": "payload"})
         except (TransportError, OSError) as exc:
             raise StoreUnavailable(f"the task store (OpenSearch) did not answer: {exc}") from exc
         src = r.get("_source") if r.get("found") else None

@@ -81,5 +81,7 @@ INGEST_TASKS: dict[str, Any] = {
         "memory_ids": {"type": "keyword"},
         "deliveries": {"type": "integer"},
         "delivery_attempt": {"type": "integer"},
+        "requeued": {"type": "integer"},
+        "payload": {"type": "object", "enabled": False},
     },
 }

@@ -224,3 +224,30 @@ def test_a_job_larger_than_the_time_limit_is_split_over_attempts(wsettings, work
     assert "continuing:" in w1.log(), "the job fitted in one attempt: make it larger"
     ids = memory_ids(client, wsettings, "acme")
     assert len(ids) == 6000 and len(set(ids)) == 6000
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_tasks_lost_to_a_redis_flushall_are_queued_again(wsettings, workers, queue, client, redis_url) -> None:
+    """Redis FLUSHALL while tasks wait in the queue: the records keep the payloads, the
+    reconciler sees no message for them and queues them again; every memory lands once."""
+    import redis
+
+    w1 = workers("w1", reconcile_interval_s=2, reconcile_grace_s=3)
+    run = uuid.uuid4().hex[:8]
+    jobs = [IngestJob(task_id=f"flush-{run}-{j}", tenant_id="acme", items=_items(f"f{j}-", 50)) for j in range(3)]
+    with paused(w1):
+        for job in jobs:
+            queue.submit(job)
+        r = redis.Redis.from_url(redis_url)
+        prefix = wsettings.index_prefix
+        # waiting in the queue (one may already sit in the paused worker's socket: its BRPOP was
+        # answered, it has not read it yet; that one survives the FLUSHALL in the worker)
+        assert r.llen(f"{prefix}:{prefix}-ingest") >= 2
+        r.flushall()
+        r.close()
+    statuses = wait_celery_tasks(queue, "acme", [j.task_id for j in jobs], timeout_s=180)
+    assert all(s.state.value == "succeeded" and s.indexed == 50 for s in statuses.values()), statuses
+    ids = memory_ids(client, wsettings, "acme")
+    assert len(ids) == 150 and len(set(ids)) == 150
+    assert "queued again" in w1.log()
