@@ -150,6 +150,9 @@ class Settings(BaseSettings):
     # at a time), re-queueing those not updated for the grace period
     reconcile_interval_s: float = Field(60.0, gt=0)
     reconcile_grace_s: float = Field(120.0, gt=0)
+    # the liveness file a worker touches from its event loop (workers/probes.py); "" = none
+    worker_heartbeat_file: str = ""
+    worker_heartbeat_interval_s: float = Field(15.0, gt=0)
     # --- lifecycle ---------------------------------------------------------------------------
     # a delete's tombstone must outlast the longest a write accepted before it can wait (queue
     # backlog + every task retry); a task record lives task_ttl_s, so by default as long

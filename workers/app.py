@@ -41,6 +41,9 @@ def make_celery(settings: Settings) -> BrainCelery:
     app.settings = settings
     app.conf.update(celery_config(settings))
     register_tasks(app)
+    from workers.probes import Heartbeat
+
+    app.steps["worker"].add(Heartbeat)
 
     def _warm_up(**_: Any) -> None:
         # prefork children load the model before their first task, not while holding one

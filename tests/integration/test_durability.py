@@ -251,3 +251,21 @@ def test_tasks_lost_to_a_redis_flushall_are_queued_again(wsettings, workers, que
     ids = memory_ids(client, wsettings, "acme")
     assert len(ids) == 150 and len(set(ids)) == 150
     assert "queued again" in w1.log()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_the_liveness_file_is_fresh_while_the_worker_runs_and_stale_when_it_is_stopped(
+    wsettings, workers, tmp_path
+) -> None:
+    beat = tmp_path / "alive"
+    w1 = workers("w1", worker_heartbeat_file=str(beat), worker_heartbeat_interval_s=0.5)
+    first = beat.stat().st_mtime
+    time.sleep(2)
+    assert beat.stat().st_mtime > first  # touched by the running worker's loop
+    with paused(w1):
+        frozen = beat.stat().st_mtime
+        time.sleep(2)
+        assert beat.stat().st_mtime == frozen  # a stopped worker fails the probe
+    time.sleep(2)
+    assert beat.stat().st_mtime > frozen
