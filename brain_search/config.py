@@ -142,6 +142,7 @@ class Settings(BaseSettings):
     celery_visibility_timeout_s: int = 600
     celery_task_time_limit_s: int = 300
     celery_unacked_restore_interval_s: int = 10  # how often a worker looks for tasks of dead workers
+    redis_socket_timeout_s: float = Field(5.0, gt=0)  # every Redis read and connect (API and workers)
     task_ttl_s: int = 7 * 24 * 3600  # task records and results
     # a message whose worker died this many times running the same attempt is poison: its
     # memories go to the dead letters with the reason, the task ends failed

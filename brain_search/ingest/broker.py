@@ -9,17 +9,22 @@ unknown (404), and a Redis crash loses neither the record nor the outcome. Redis
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
+from collections import deque
 from typing import Any
 
 from celery import Celery
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.errors import SetupError, StoreUnavailable
+from brain_search.errors import SetupError
 from brain_search.ingest.models import IngestJob, TaskStatus
 from brain_search.ingest.task_records import TaskRecords
 
 INGEST_TASK = "brain.ingest_batch"
+log = logging.getLogger(__name__)
 
 
 def ingest_queue(settings: Settings) -> str:
@@ -76,7 +81,14 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # on a busy machine: tests/integration/test_cluster.py), so give the model load its time
         "worker_proc_alive_timeout": 120.0,
         "broker_connection_retry_on_startup": True,
+        # a hung Redis (SIGSTOP, a network partition) must not hold an API thread: every socket
+        # read and connect is bounded and a publish is tried once (the outbox retries it), so
+        # POST /v1/memories answers within about BRAIN_REDIS_SOCKET_TIMEOUT_S (test_durability.py)
+        "broker_connection_timeout": settings.redis_socket_timeout_s,
+        "task_publish_retry": False,
         "broker_transport_options": {
+            "socket_timeout": settings.redis_socket_timeout_s,
+            "socket_connect_timeout": settings.redis_socket_timeout_s,
             "visibility_timeout": settings.celery_visibility_timeout_s,
             "unacked_restore_interval": settings.celery_unacked_restore_interval_s,
             "unacked_restore_throttle": 1,
@@ -86,7 +98,19 @@ def celery_config(settings: Settings) -> dict[str, Any]:
 
 
 class CeleryQueue:
-    """The ingest queue of worker mode (the ``IngestQueue`` protocol)."""
+    """The ingest queue of worker mode (the ``IngestQueue`` protocol).
+
+    A task is accepted once its record (with the job's payload) is stored in OpenSearch; putting
+    it on Redis is the fast path. When Redis does not take it (down, hung, partitioned) the job
+    waits in this process's outbox, re-published every ``OUTBOX_RETRY_S`` until Redis answers,
+    and for ``BREAKER_S`` after a failure new jobs go straight to the outbox instead of waiting
+    for a socket timeout each. The outbox is memory: if this process dies first, the workers'
+    reconciler queues the job from its record (``reconcile.py``). So a 202 always lands.
+    """
+
+    OUTBOX_RETRY_S = 2.0
+    BREAKER_S = 10.0
+    OUTBOX_MAX = 1000  # jobs kept in memory; beyond, the reconciler has them
 
     def __init__(self, settings: Settings, client: OpenSearch) -> None:
         if not settings.redis_url:
@@ -95,16 +119,48 @@ class CeleryQueue:
         self.app.conf.update(celery_config(settings))
         self.queue = ingest_queue(settings)
         self.records = TaskRecords(client, settings)
+        self._outbox: deque[IngestJob] = deque()
+        self._lock = threading.Lock()
+        self._open_until = 0.0
+        self._closed = threading.Event()
+        self._flusher: threading.Thread | None = None
 
     def submit(self, job: IngestJob) -> None:
-        self.records.create(job)  # raises StoreUnavailable: nothing queued
+        self.records.create(job)  # raises StoreUnavailable: nothing accepted
+        if time.monotonic() < self._open_until or not self._publish(job):
+            self._defer(job)
+
+    def _publish(self, job: IngestJob) -> bool:
         try:
             self.app.send_task(
                 INGEST_TASK, kwargs={"job": job.model_dump(mode="json")}, task_id=job.task_id, queue=self.queue
             )
-        except Exception as exc:  # redis errors, kombu's OperationalError after its own publish retries
-            self.records.discard(job.task_id)
-            raise StoreUnavailable(f"the task queue (Redis) did not take the task: {exc}") from exc
+            return True
+        except Exception as exc:  # redis errors, kombu's OperationalError, socket timeouts
+            log.warning("task %s: the queue (Redis) did not take it (%s); held in the outbox", job.task_id, exc)
+            self._open_until = time.monotonic() + self.BREAKER_S
+            return False
+
+    def _defer(self, job: IngestJob) -> None:
+        with self._lock:
+            if len(self._outbox) < self.OUTBOX_MAX:
+                self._outbox.append(job)
+            if self._flusher is None:
+                self._flusher = threading.Thread(target=self._flush_loop, name="outbox", daemon=True)
+                self._flusher.start()
+
+    @property
+    def outbox_size(self) -> int:
+        return len(self._outbox)
+
+    def _flush_loop(self) -> None:
+        while not self._closed.wait(self.OUTBOX_RETRY_S):
+            while self._outbox:
+                job = self._outbox[0]
+                if not self._publish(job):
+                    break
+                with self._lock:
+                    self._outbox.popleft()
 
     def status(self, tenant_id: str, task_id: str) -> TaskStatus:
         return self.records.get(tenant_id, task_id)
@@ -113,4 +169,5 @@ class CeleryQueue:
         return self.records.pending(tenant_id, memory_id)
 
     def close(self) -> None:
+        self._closed.set()
         self.app.close()

@@ -128,11 +128,6 @@ class TaskRecords:
         except (TransportError, OSError) as exc:
             raise StoreUnavailable(f"the task store (OpenSearch) did not answer: {exc}") from exc
 
-    def discard(self, task_id: str) -> None:
-        """The queue refused the task: no record of a task that does not exist."""
-        with suppress(TransportError, OSError):  # else it reads "queued" until it expires; the caller got its 503
-            self.client.delete(index=self.index, id=task_id, ignore=[404])
-
     def running(self, job: IngestJob) -> int:
         """Mark the task running; returns how many times this message (``job.step``) has been
         delivered: 1 the first time, more when a worker died running it and it came back."""

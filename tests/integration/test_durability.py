@@ -269,3 +269,48 @@ def test_the_liveness_file_is_fresh_while_the_worker_runs_and_stale_when_it_is_s
         assert beat.stat().st_mtime == frozen  # a stopped worker fails the probe
     time.sleep(2)
     assert beat.stat().st_mtime > frozen
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_stopped_redis_costs_a_write_one_socket_timeout_and_loses_nothing(
+    wsettings, workers, worker_api, client, settings
+) -> None:
+    """SIGSTOP of Redis (a hung broker, not a dead one: connections stay open and nothing
+    answers). A write is accepted within a bound (its record holds the job; the API's outbox
+    publishes it once Redis answers) and lands after SIGCONT; nothing is lost or doubled."""
+    import threading
+
+    from brain_search.local_redis import LocalRedis
+
+    workers("w1")
+    acme = tenant_headers(worker_api, "acme")
+    warm = _post(worker_api, acme, {"content": "before the stop", "memory_id": "b1", "refresh": True})
+    wait_task(worker_api, acme, warm["task_id"], timeout_s=120)
+    pid = LocalRedis(settings).pid()
+    assert pid is not None
+    result: dict[str, Any] = {}
+
+    def write() -> None:
+        for m in ("d1", "d2"):  # the second one meets the open breaker: no wait at all
+            t0 = time.monotonic()
+            r = worker_api.post("/v1/memories", json={"content": f"during the stop {m}", "memory_id": m}, headers=acme)
+            result[m] = {"status": r.status_code, "body": r.json(), "seconds": time.monotonic() - t0}
+
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        thread = threading.Thread(target=write, daemon=True)
+        thread.start()
+        thread.join(timeout=60)
+        assert not thread.is_alive(), "POST /v1/memories still hangs after 60 s with Redis stopped"
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    d1, d2 = result["d1"], result["d2"]
+    print(f"SIGSTOP Redis: POST answered {d1['status']} in {d1['seconds']:.1f} s, then {d2['seconds']:.2f} s")
+    assert d1["status"] == d2["status"] == 202, result
+    assert d1["seconds"] < 3 * wsettings.redis_socket_timeout_s and d2["seconds"] < 2, result
+    for d in (d1, d2):
+        assert wait_task(worker_api, acme, d["body"]["task_id"], timeout_s=120)["indexed"] == 1
+    after = _post(worker_api, acme, {"content": "after the stop", "memory_id": "a1", "refresh": True})
+    assert wait_task(worker_api, acme, after["task_id"], timeout_s=120)["indexed"] == 1
+    assert sorted(memory_ids(client, wsettings, "acme")) == ["a1", "b1", "d1", "d2"]
