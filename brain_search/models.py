@@ -75,6 +75,10 @@ class RecallRequest(BaseModel):
     z_formula: ZFormula | None = Field(
         None, description="calibrated (default: Z by kind of match) or spec (semantic / (lexical + semantic))"
     )
+    allow_partial: bool = Field(
+        False,
+        description="when some shards do not answer, return what the others found (marked `partial`) instead of a 503",
+    )
 
     @field_validator("query")
     @classmethod
@@ -164,9 +168,18 @@ class Timings(BaseModel):
     total_ms: float = 0.0
 
 
+class PartialResults(BaseModel):
+    """Set only when the caller allowed partial results and some shards did not answer."""
+
+    shards_total: int
+    shards_answered: int
+    reason: str
+
+
 class RecallResponse(BaseModel):
     results: list[MemoryResult]
     tiers: Tiers | None = None
     query_analysis: QueryAnalysis
     timings: Timings
     candidates: int = Field(0, description="distinct candidates scored before the cut")
+    partial: PartialResults | None = Field(None, description="some shards did not answer (allow_partial)")

@@ -26,6 +26,7 @@ from brain_search.graph import GraphStore
 from brain_search.models import (
     MemoryResult,
     NodeRef,
+    PartialResults,
     QueryAnalysis,
     RecallRequest,
     RecallResponse,
@@ -74,23 +75,35 @@ class SearchPlan:
     embed_ms: float
 
 
-def complete(response: dict[str, Any]) -> dict[str, Any]:
-    """One ``_msearch`` sub-response, checked: a failed sub-search, a shard that failed or a search
-    that timed out is a failure of the recall (``StoreUnavailable``, a 503 naming the reason),
-    never a 200 with fewer hits."""
-    if "error" in response:
-        raise StoreUnavailable(f"sub-search failed: {json.dumps(response['error'])[:300]}")
+def shortfall(response: dict[str, Any]) -> PartialResults | None:
+    """What one ``_msearch`` sub-response is missing (None when every shard answered). A shard
+    with no live copy (a lost primary without a replica) is counted neither failed nor
+    successful, only missing from ``successful``: both are checked."""
     shards = response.get("_shards") or {}
-    if shards.get("failed", 0):
+    total = int(shards.get("total", 0))
+    answered = int(shards.get("successful", 0)) + int(shards.get("skipped", 0))
+    failed = int(shards.get("failed", 0))
+    if failed or answered < total:
         reasons = "; ".join(
             str((f.get("reason") or {}).get("reason", f.get("reason")))[:120] for f in shards.get("failures", [])[:3]
         )
-        raise StoreUnavailable(
-            f"partial results: {shards['failed']} of {shards.get('total')} shards failed ({reasons})"
-        )
+        why = f"{total - answered} of {total} shards did not answer" + (f" ({reasons})" if reasons else "")
+        return PartialResults(shards_total=total, shards_answered=answered, reason=why)
     if response.get("timed_out"):
-        raise StoreUnavailable("partial results: the search timed out")
-    return response
+        return PartialResults(shards_total=total, shards_answered=answered, reason="the search timed out")
+    return None
+
+
+def complete(response: dict[str, Any], allow_partial: bool = False) -> tuple[dict[str, Any], PartialResults | None]:
+    """One ``_msearch`` sub-response, checked: a failed sub-search is a ``StoreUnavailable`` (a
+    503 naming the reason); so is a partial one (shards that failed or did not answer, a timed-out
+    search) unless ``allow_partial``, when it comes back marked. Never a silent 200 with fewer hits."""
+    if "error" in response:
+        raise StoreUnavailable(f"sub-search failed: {json.dumps(response['error'])[:300]}")
+    missing = shortfall(response)
+    if missing is not None and not allow_partial:
+        raise StoreUnavailable(f"partial results: {missing.reason} (send allow_partial to accept them)")
+    return response, missing
 
 
 def _hit_cosine(hit: dict[str, Any]) -> float:
@@ -198,7 +211,7 @@ class Retriever:
         if ranking is None:
             ranking = self.ranking if plan.source == "auto" else self.ranking.for_explicit_z()
         t_search0 = time.perf_counter()
-        candidates = self._search(tenant_id, plan)
+        candidates, missing = self._search(tenant_id, plan, req.allow_partial)
         t_search = time.perf_counter()
 
         self._check_scores(candidates)
@@ -240,6 +253,7 @@ class Retriever:
                 total_ms=plan.intent_ms + plan.embed_ms + (t_rank - t_search0) * ms,
             ),
             candidates=len(candidates),
+            partial=missing,
         )
 
     def plan(self, tenant_id: str, req: RecallRequest, exclude: Sequence[str] = ()) -> SearchPlan:
@@ -287,7 +301,7 @@ class Retriever:
         """The plan and the scored candidates of a recall, before ranking (what the lab's fitter
         stores: ``features`` turns them into the ranking's inputs)."""
         plan = self.plan(tenant_id, req)
-        found = self._search(tenant_id, plan)
+        found, _ = self._search(tenant_id, plan)
         self._check_scores(found)
         return plan, list(found.values())
 
@@ -314,13 +328,20 @@ class Retriever:
             raise StoreUnavailable("node filters need the knowledge graph store")
         return self.graph.expand_scope(tenant_id, req.nodes, req.expand_related)
 
-    def _msearch(self, tenant_id: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _msearch(
+        self, tenant_id: str, bodies: list[dict[str, Any]], allow_partial: bool = False
+    ) -> tuple[list[dict[str, Any]], PartialResults | None]:
         resp = self.client.msearch(body=self.msearch_payload(tenant_id, bodies))
-        return [complete(r) for r in resp["responses"]]
+        checked = [complete(r, allow_partial) for r in resp["responses"]]
+        missing = next((m for _, m in checked if m is not None), None)
+        return [r for r, _ in checked], missing
 
-    def _search(self, tenant_id: str, plan: SearchPlan) -> dict[str, Candidate]:
+    def _search(
+        self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False
+    ) -> tuple[dict[str, Candidate], PartialResults | None]:
+        """The scored candidates, and what was missing when partial results were allowed."""
         has_lexical = plan.has_lexical
-        responses = self._msearch(tenant_id, plan.bodies)
+        responses, missing = self._msearch(tenant_id, plan.bodies, allow_partial)
         candidates: dict[str, Candidate] = {}
         if has_lexical:
             for hit in responses[0]["hits"]["hits"]:
@@ -344,7 +365,7 @@ class Retriever:
             candidates[hit["_id"]] = Candidate(
                 hit["_id"], hit["_source"], bm25, _hit_cosine(hit), matched, semantic_hit=True
             )
-        return candidates
+        return candidates, missing
 
     @staticmethod
     def _check_scores(candidates: dict[str, Candidate]) -> None:

@@ -118,6 +118,76 @@ def test_opensearch_down_10s_during_ingestion(settings, redis_url, own_node, tmp
         delete_indices(client, s)
 
 
+def test_opensearch_sigstopped_15s_during_ingestion(settings, redis_url, own_node, tmp_path: Path) -> None:
+    """SIGSTOP of the engine (hung, not dead: its sockets stay open, nothing answers) in the middle
+    of an ingestion. A status read is a StoreUnavailable within the client timeout, never a hang;
+    after SIGCONT every task completes: nothing lost, nothing doubled."""
+    s = settings.model_copy(
+        update={
+            "index_prefix": f"{settings.index_prefix}-sigstop",
+            "opensearch_url": own_node.url,
+            "redis_url": redis_url,
+            "opensearch_timeout_s": 5,
+            "ingest_retry_deadline_s": 15.0,
+            "ingest_retry_cap_s": 3.0,
+            "ingest_task_retry_base_s": 1.0,
+            "ingest_task_retry_cap_s": 5.0,
+            "ingest_task_max_retries": 30,
+            "celery_task_time_limit_s": 60,
+            "celery_visibility_timeout_s": 70,
+        }
+    )
+    client = make_client(s)
+    delete_indices(client, s)
+    install_all(client, s)
+    from brain_search.ingest.broker import CeleryQueue
+
+    queue = CeleryQueue(s, client)
+    worker = WorkerProcess(worker_env(s, bulk_max_docs=50), tmp_path / "worker.log", "sigstop")
+    pid = own_node.pid(own_node.nodes[0])
+    assert pid is not None
+    try:
+        worker.start()
+        run = uuid.uuid4().hex[:8]
+        jobs = [
+            IngestJob(
+                task_id=f"sigstop-{run}-{j}",
+                tenant_id="acme",
+                items=[MemoryItem(memory_id=f"s{j}-{i}", content=f"batch {j} memory {i}") for i in range(100)],
+            )
+            for j in range(8)
+        ]
+        for job in jobs:
+            queue.submit(job)
+        deadline = time.monotonic() + 180
+        while queue.status("acme", jobs[0].task_id).state.value != "succeeded":
+            assert time.monotonic() < deadline, worker.log()[-3000:]
+            time.sleep(0.2)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            t0 = time.monotonic()
+            with pytest.raises(StoreUnavailable):
+                queue.status("acme", jobs[-1].task_id)
+            waited = time.monotonic() - t0
+            time.sleep(max(0.0, 15 - waited))
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        print(
+            f"SIGSTOP OpenSearch 15 s: a status read failed after {waited:.1f} s "
+            f"(client timeout {s.opensearch_timeout_s} s)"
+        )
+        assert waited < 4 * s.opensearch_timeout_s
+        statuses = wait_celery_tasks(queue, "acme", [j.task_id for j in jobs], timeout_s=300)
+        assert all(st.state.value == "succeeded" and st.failed == 0 for st in statuses.values()), statuses
+        ids = memory_ids(client, s, "acme")
+        assert len(ids) == 800 and sorted(ids) == sorted(it.memory_id for j in jobs for it in j.items)
+    finally:
+        worker.stop()
+        queue.close()
+        with contextlib.suppress(Exception):
+            delete_indices(client, s)
+
+
 def test_an_outage_longer_than_the_retry_budget_ends_in_dead_letters(
     settings, redis_url, own_node, tmp_path: Path
 ) -> None:

@@ -132,15 +132,21 @@ def test_a_partial_or_failed_sub_search_is_a_failure_not_fewer_hits() -> None:
     from brain_search.retrieval.pipeline import complete
 
     ok = {"_shards": {"total": 3, "successful": 3, "failed": 0}, "timed_out": False, "hits": {"hits": []}}
-    assert complete(ok) is ok
+    assert complete(ok) == (ok, None)
     failed = {
         "_shards": {"total": 3, "successful": 2, "failed": 1, "failures": [{"reason": {"reason": "node left"}}]},
         "timed_out": False,
         "hits": {"hits": []},
     }
-    with pytest.raises(StoreUnavailable, match=r"1 of 3 shards failed.*node left"):
+    with pytest.raises(StoreUnavailable, match=r"1 of 3 shards did not answer.*node left"):
         complete(failed)
+    # a lost primary without a replica: neither failed nor successful (seen on a real cluster)
+    unassigned = {"_shards": {"total": 3, "successful": 2, "skipped": 0, "failed": 0}, "hits": {"hits": []}}
+    with pytest.raises(StoreUnavailable, match="1 of 3 shards did not answer"):
+        complete(unassigned)
+    _, missing = complete(unassigned, allow_partial=True)
+    assert missing is not None and (missing.shards_total, missing.shards_answered) == (3, 2)
     with pytest.raises(StoreUnavailable, match="timed out"):
         complete({**ok, "timed_out": True})
     with pytest.raises(StoreUnavailable, match="sub-search failed"):
-        complete({"error": {"type": "search_phase_execution_exception"}})
+        complete({"error": {"type": "search_phase_execution_exception"}}, allow_partial=True)
