@@ -7,7 +7,7 @@ from importlib.metadata import entry_points
 
 import typer
 
-from brain_search.commands import demo, ingest, mcp, nodes, recall, serve, stack
+from brain_search.commands import demo, ingest, mcp, memories, nodes, recall, serve, stack
 
 app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
 app.command()(stack.up)
@@ -20,6 +20,7 @@ app.command()(ingest.ingest)
 app.add_typer(stack.opensearch_app, name="opensearch")
 app.add_typer(stack.redis_app, name="redis")
 nodes.register(app)
+memories.register(app)
 
 
 def _plugins() -> None:

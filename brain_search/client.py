@@ -104,12 +104,14 @@ class BrainClient:
         params: dict[str, Any] | None = None,
         admin: bool = False,
         ok: tuple[int, ...] = (),
+        headers: dict[str, str] | None = None,
     ) -> httpx.Response:
         """One call; an answer ≥ 400 raises ``ApiError`` unless its status is in ``ok``."""
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                r = self.http.request(method, path, json=json, params=params, headers=self._headers(admin))
+                sent = {**self._headers(admin), **(headers or {})}
+                r = self.http.request(method, path, json=json, params=params, headers=sent)
             except httpx.TransportError as exc:
                 if last:
                     raise ApiUnavailable(f"the API at {self.base_url} did not answer: {exc}") from exc

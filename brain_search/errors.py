@@ -4,6 +4,7 @@ BrainSearchError
 ├── InvalidInput          bad request data: a field and a reason (HTTP 422)
 ├── NotFound              an object that does not exist for this tenant (HTTP 404)
 ├── Conflict              the request is valid but the current state refuses it (HTTP 409)
+├── PreconditionFailed    If-Match names a version that is no longer the stored one (HTTP 412)
 ├── Unauthorized          missing, unknown or revoked key (HTTP 401)
 ├── StoreUnavailable      OpenSearch cannot be reached or answered with a server error (HTTP 503)
 └── SetupError            the local stack cannot be obtained or started (CLI message, exit 1)
@@ -37,6 +38,13 @@ class Conflict(BrainSearchError):
         super().__init__(reason)
         self.reason = reason
         self.details = details
+
+
+class PreconditionFailed(BrainSearchError):
+    def __init__(self, expected: str, actual: int | None) -> None:
+        super().__init__(f"If-Match {expected} is not the stored version ({actual})")
+        self.expected = expected
+        self.actual = actual
 
 
 class Unauthorized(BrainSearchError):

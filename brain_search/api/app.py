@@ -13,7 +13,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from brain_search.api.deps import api_key_from_headers
 from brain_search.api.errors import install_error_handlers
 from brain_search.api.limits import RequestLimits
-from brain_search.api.routes import admin, health, memories, nodes, page, recall
+from brain_search.api.routes import admin, health, memories, nodes, page, recall, versions
 from brain_search.api.state import AppState
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
@@ -31,6 +31,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     health.router,
     admin.router,
     recall.router,
+    versions.router,  # before memories: `/memories/{id}/history` ahead of `/memories/{id:path}`
     memories.router,
     nodes.router,
     page.router,

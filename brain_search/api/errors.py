@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import ConnectionTimeout, TransportError
 
-from brain_search.errors import Conflict, InvalidInput, NotFound, StoreUnavailable, Unauthorized
+from brain_search.errors import Conflict, InvalidInput, NotFound, PreconditionFailed, StoreUnavailable, Unauthorized
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,11 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Conflict)
     async def _conflict(_: Request, exc: Conflict) -> JSONResponse:
         return JSONResponse({"detail": exc.reason, **exc.details}, status_code=409)
+
+    @app.exception_handler(PreconditionFailed)
+    async def _precondition(_: Request, exc: PreconditionFailed) -> JSONResponse:
+        headers = {"ETag": f'"{exc.actual}"'} if exc.actual is not None else {}
+        return JSONResponse({"detail": str(exc), "version": exc.actual}, status_code=412, headers=headers)
 
     @app.exception_handler(Unauthorized)
     async def _unauthorized(_: Request, exc: Unauthorized) -> JSONResponse:

@@ -8,14 +8,20 @@ back, whether it is still queued, retrying or redelivered.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from opensearchpy import NotFoundError, OpenSearch
 
 from brain_search.config import Settings
 from brain_search.errors import Conflict, NotFound, StoreUnavailable
+from brain_search.ingest.bulk import encode_entry, index_action
 from brain_search.ingest.models import MemoryOut
 from brain_search.ingest.tombstones import is_tombstone, purge_query, tombstone_entries, write_tombstones
 from brain_search.store.documents import memory_doc_id
+
+
+def memory_out(source: dict[str, Any], version: int | None) -> MemoryOut:
+    return MemoryOut(**{k: v for k, v in source.items() if k in MemoryOut.model_fields}, version=version)
 
 
 @dataclass(frozen=True)
@@ -30,18 +36,38 @@ class MemoryStore:
         self.alias = settings.memories_alias
 
     def get(self, tenant_id: str, memory_id: str) -> MemoryOut:
+        src, version = self.stored(tenant_id, memory_id, with_vector=False)
+        return memory_out(src, version)
+
+    def stored(self, tenant_id: str, memory_id: str, with_vector: bool = True) -> tuple[dict[str, Any], int]:
+        """The stored document of a live memory and its version; NotFound otherwise."""
+        params = {"routing": tenant_id, **({} if with_vector else {"_source_excludes": "embedding"})}
         try:
-            r = self.client.get(
-                index=self.alias,
-                id=memory_doc_id(tenant_id, memory_id),
-                params={"routing": tenant_id, "_source_excludes": "embedding"},
-            )
+            r = self.client.get(index=self.alias, id=memory_doc_id(tenant_id, memory_id), params=params)
         except NotFoundError:
             raise NotFound("memory", memory_id) from None
         src = r["_source"]
         if is_tombstone(src) or src.get("tenant_id") != tenant_id:  # the id embeds the tenant: belt and braces
             raise NotFound("memory", memory_id)
-        return MemoryOut(**{k: v for k, v in src.items() if k in MemoryOut.model_fields})
+        return src, int(r["_version"])
+
+    def rewrite(self, tenant_id: str, memory_id: str, source: dict[str, Any], version: int) -> None:
+        """Store ``source`` (vector included, not re-embedded) as ``version``; a newer version
+        stored in between wins (``Conflict``)."""
+        [outcome] = write_tombstones(  # the same versioned bulk write as a tombstone, with a document
+            self.client,
+            [
+                encode_entry(
+                    memory_id,
+                    index_action(self.alias, memory_doc_id(tenant_id, memory_id), tenant_id, version),
+                    source,
+                )
+            ],
+        )
+        if outcome.superseded:
+            raise Conflict("a newer version of this memory was stored meanwhile", memory_id=memory_id)
+        if not outcome.ok:
+            raise StoreUnavailable(f"the change of {memory_id!r} was not stored: {outcome.reason}")
 
     def _is_live(self, tenant_id: str, memory_id: str) -> bool:
         r = self.client.get(

@@ -164,6 +164,7 @@ class MemoryOut(BaseModel):
     metadata: dict[str, Any] | None = None
     embedding_model: str | None = None
     ingested_at: datetime | None = None
+    version: int | None = Field(None, description="the stored version (also the ETag); send it as If-Match")
 
 
 class DeadLetter(BaseModel):
@@ -193,3 +194,56 @@ class DeleteAccepted(BaseModel):
     memory_id: str
     state: str = "deleted_before_stored"
     detail: str = "the memory is not stored yet; its queued write will not land"
+
+
+class MemoryVersion(BaseModel):
+    """An earlier version of a memory, as a PUT or PATCH replaced it."""
+
+    version: int | None
+    replaced_by: str = Field(..., description="put | patch")
+    replaced_at: datetime
+    memory: MemoryOut
+
+
+class MemoryHistory(BaseModel):
+    memory_id: str
+    versions: list[MemoryVersion]
+
+
+class MemoryReplace(BaseModel):
+    """PUT /v1/memories/{id}: the memory's new content and fields (re-embedded)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str
+    node_id: str | None = None
+    timestamp: datetime | None = None
+    source: str | None = Field(None, max_length=100)
+    conversation_id: str | None = Field(None, max_length=256)
+    metadata: dict[str, Any] | None = None
+    refresh: bool = False
+    create_nodes: bool = False
+
+    @field_validator("content")
+    @classmethod
+    def _content_not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("content must contain non-whitespace text")
+        return v
+
+
+class MemoryPatch(BaseModel):
+    """PATCH /v1/memories/{id}: fields to change without re-embedding (the text needs a PUT)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    node_id: str | None = None
+    timestamp: datetime | None = None
+    source: str | None = Field(None, max_length=100)
+    conversation_id: str | None = Field(None, max_length=256)
+    metadata: dict[str, Any] | None = None
+    create_nodes: bool = False
+
+
+class ReplaceAccepted(TaskAccepted):
+    version: int = Field(..., description="the version the new content will be stored with")

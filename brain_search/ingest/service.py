@@ -18,6 +18,7 @@ from brain_search.config import Settings
 from brain_search.embedding import Embedder, make_document_embedder
 from brain_search.errors import SetupError
 from brain_search.ingest.dead_letters import DeadLetterStore
+from brain_search.ingest.history import HistoryStore
 from brain_search.ingest.inprocess import InProcessQueue
 from brain_search.ingest.memories import MemoryStore
 from brain_search.ingest.models import IngestJob, MemoryItem, TaskStatus
@@ -48,6 +49,7 @@ class IngestService:
     queue: IngestQueue
     dead_letters: DeadLetterStore
     memories: MemoryStore
+    history: HistoryStore
     mode: str  # "embedded" | "workers"
     versions: VersionClock = field(default_factory=VersionClock)
 
@@ -111,4 +113,4 @@ def make_ingest_service(settings: Settings, client: OpenSearch, query_embedder: 
         reuse = s.query_embedding_threads <= 0 and not s.query_embedding_int8
         embedder = query_embedder if reuse else BatchEmbedder(s)
         queue, mode = InProcessQueue(IngestPipeline(client, embedder, s), dead_letters, s), "embedded"
-    return IngestService(queue, dead_letters, MemoryStore(client, s), mode)
+    return IngestService(queue, dead_letters, MemoryStore(client, s), HistoryStore(client, s), mode)

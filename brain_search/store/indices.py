@@ -7,7 +7,8 @@ A deployment (or a test run, or an evaluation dataset) owns ``<prefix>-*``:
 - ``<prefix>-tenants``, ``-keys``: tenants and API keys (``auth.KeyStore``);
 - ``<prefix>-nodes``, ``-node-tasks``: the knowledge graph and its move/delete tasks (``graph``);
 - ``<prefix>-ingest-tasks``: durable ingest task records (``ingest.task_records``);
-- ``<prefix>-dead-letters``: memories that could not be indexed (``ingest.dead_letters``).
+- ``<prefix>-dead-letters``: memories that could not be indexed (``ingest.dead_letters``);
+- ``<prefix>-memory-history``: earlier versions of updated memories (``ingest.history``).
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ class IndexNames:
         return f"{self.prefix}-dead-letters"
 
     @property
+    def memory_history(self) -> str:
+        return f"{self.prefix}-memory-history"
+
+    @property
     def everything(self) -> str:
         """The pattern of every index and template of this prefix."""
         return f"{self.prefix}-*"
@@ -92,4 +97,5 @@ def install_all(client: OpenSearch, settings: Settings, dimension: int | None = 
     ensure_small_index(client, names.node_tasks, mappings.NODE_TASKS)
     ensure_small_index(client, names.ingest_tasks, mappings.INGEST_TASKS)
     ensure_small_index(client, names.dead_letters, mappings.DEAD_LETTERS)
+    ensure_small_index(client, names.memory_history, mappings.MEMORY_HISTORY)
     return index

@@ -85,3 +85,16 @@ INGEST_TASKS: dict[str, Any] = {
         "payload": {"type": "object", "enabled": False},
     },
 }
+
+# Earlier versions of a memory (PUT / PATCH keep the one they replace), keyed by tenant + memory id
+# + version; no vector (a restore re-embeds).
+MEMORY_HISTORY: dict[str, Any] = {
+    "properties": {
+        "tenant_id": {"type": "keyword"},
+        "memory_id": {"type": "keyword"},
+        "version": {"type": "long"},
+        "replaced_by": {"type": "keyword"},
+        "replaced_at": {"type": "date"},
+        "memory": {"type": "object", "enabled": False},
+    }
+}

@@ -49,8 +49,11 @@ def get_task(task_id: str, tenant: TenantDep, ingest: IngestDep) -> TaskStatus:
 
 
 @router.get("/memories/{memory_id:path}")
-def get_memory(memory_id: str, tenant: TenantDep, ingest: IngestDep) -> MemoryOut:
-    return ingest.memories.get(tenant, memory_id)
+def get_memory(memory_id: str, response: Response, tenant: TenantDep, ingest: IngestDep) -> MemoryOut:
+    """One memory; its version is also the ``ETag`` (send it as ``If-Match`` on PUT / PATCH)."""
+    memory = ingest.memories.get(tenant, memory_id)
+    response.headers["ETag"] = f'"{memory.version}"'
+    return memory
 
 
 @router.delete(
@@ -67,6 +70,7 @@ def delete_memory(memory_id: str, tenant: TenantDep, ingest: IngestDep) -> Respo
     pending = ingest.queue.pending(tenant, memory_id)  # before the tombstone: a task that ends now still counts
     deletion = ingest.memories.delete(tenant, memory_id, version)
     ingest.dead_letters.purge(tenant, memory_id=memory_id)
+    ingest.history.purge(tenant, memory_id)
     if deletion.stored:
         return Response(status_code=status.HTTP_204_NO_CONTENT)
     if pending:

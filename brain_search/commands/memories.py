@@ -1,0 +1,115 @@
+"""CLI: `brain-search memories ...`: read, replace, change, delete one memory and see its history,
+through the HTTP API (``--url`` / ``BRAIN_API_URL``, ``--key`` / ``BRAIN_API_KEY``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+from urllib.parse import quote
+
+import typer
+
+from brain_search.commands.nodes import JSON_OPT, KEY_OPT, URL_OPT, Api, console
+
+memories_app = typer.Typer(help="One memory of your tenant: get, update (PUT), patch, history, delete.")
+IF_MATCH_OPT = typer.Option(None, "--if-match", help="only if the stored version is this one (else 412)")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(memories_app, name="memories")
+
+
+def _path(memory_id: str, suffix: str = "") -> str:
+    return f"/v1/memories/{quote(memory_id, safe='')}{suffix}"
+
+
+def _if_match(version: str | None) -> dict[str, str]:
+    return {"If-Match": f'"{version}"'} if version else {}
+
+
+def _show(body: Any, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(body, indent=2))
+        return
+    for key in ("memory_id", "version", "content", "node_path", "timestamp", "source", "conversation_id", "metadata"):
+        if body.get(key) is not None:
+            console.print(f"[bold]{key}[/bold]: {body[key]}", highlight=False)
+
+
+@memories_app.command("get")
+def get(memory_id: str, url: str = URL_OPT, key: str = KEY_OPT, as_json: bool = JSON_OPT) -> None:
+    """Show one memory and its version."""
+    _show(Api(url, key).call("GET", _path(memory_id)), as_json)
+
+
+@memories_app.command("update")
+def update(
+    memory_id: str,
+    content: str = typer.Option(..., "--content", "-c", help="the new text (re-embedded)"),
+    node: str = typer.Option(None, "--node", help="node id or label path"),
+    source: str = typer.Option(None, "--source"),
+    if_match: str = IF_MATCH_OPT,
+    wait: bool = typer.Option(True, help="wait until the new version is stored and searchable"),
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+) -> None:
+    """Replace a memory (PUT); the version it replaces is kept in its history."""
+    api = Api(url, key)
+    body = {"content": content, "node_id": node, "source": source, "refresh": wait}
+    accepted = api.call(
+        "PUT", _path(memory_id), json={k: v for k, v in body.items() if v is not None}, headers=_if_match(if_match)
+    )
+    if wait:
+        status = api.call("GET", f"/v1/tasks/{accepted['task_id']}")
+        while status["state"] not in ("succeeded", "failed"):
+            time.sleep(0.3)
+            status = api.call("GET", f"/v1/tasks/{accepted['task_id']}")
+        if status["state"] != "succeeded" or status["indexed"] != 1:
+            console.print(f"[bold red]error:[/bold red] the update did not land: {status}")
+            raise typer.Exit(1)
+    console.print(f"{memory_id}: version {accepted['version']} ({'stored' if wait else 'queued'})")
+
+
+@memories_app.command("patch")
+def patch(
+    memory_id: str,
+    source: str = typer.Option(None, "--source"),
+    conversation: str = typer.Option(None, "--conversation"),
+    node: str = typer.Option(None, "--node", help="node id or label path"),
+    metadata: str = typer.Option(None, "--metadata", help="a JSON object (replaces the metadata)"),
+    if_match: str = IF_MATCH_OPT,
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Change fields of a memory without re-embedding it."""
+    body: dict[str, Any] = {"source": source, "conversation_id": conversation, "node_id": node}
+    body = {k: v for k, v in body.items() if v is not None}
+    if metadata is not None:
+        try:
+            body["metadata"] = json.loads(metadata)
+        except ValueError as exc:
+            console.print(f"[bold red]error:[/bold red] --metadata is not JSON: {exc}")
+            raise typer.Exit(2) from None
+    _show(Api(url, key).call("PATCH", _path(memory_id), json=body, headers=_if_match(if_match)), as_json)
+
+
+@memories_app.command("history")
+def history(memory_id: str, url: str = URL_OPT, key: str = KEY_OPT, as_json: bool = JSON_OPT) -> None:
+    """The versions PUT and PATCH replaced, newest first."""
+    body = Api(url, key).call("GET", _path(memory_id, "/history"))
+    if as_json:
+        typer.echo(json.dumps(body, indent=2))
+        return
+    for v in body["versions"]:
+        console.print(
+            f"{v['version']}  {v['replaced_by']:5}  {v['replaced_at']}  {v['memory']['content'][:80]}", highlight=False
+        )
+
+
+@memories_app.command("delete")
+def delete(memory_id: str, url: str = URL_OPT, key: str = KEY_OPT) -> None:
+    """Delete a memory (its pieces, dead letters and history too)."""
+    Api(url, key).call("DELETE", _path(memory_id))
+    console.print(f"{memory_id}: deleted")

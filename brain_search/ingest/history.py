@@ -1,0 +1,70 @@
+"""Earlier versions of a memory: what a PUT or PATCH replaced, kept until purged (or until the
+memory is deleted). One small document per replaced version, without the vector."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any
+
+from opensearchpy import OpenSearch
+from opensearchpy.exceptions import TransportError
+
+from brain_search.config import Settings
+from brain_search.errors import StoreUnavailable
+from brain_search.ingest.models import MemoryOut, MemoryVersion
+from brain_search.store.indices import IndexNames
+
+
+def history_id(tenant_id: str, memory_id: str, version: int) -> str:
+    return hashlib.sha256(f"{tenant_id}\x1f{memory_id}\x1f{version}".encode()).hexdigest()[:40]
+
+
+class HistoryStore:
+    def __init__(self, client: OpenSearch, settings: Settings) -> None:
+        self.client = client
+        self.index = IndexNames.of(settings).memory_history
+
+    def keep(self, tenant_id: str, old: MemoryOut, replaced_by: str) -> None:
+        """Store ``old`` (with its version) as replaced; raises when it did not land (the update
+        then does not happen)."""
+        doc: dict[str, Any] = {
+            "tenant_id": tenant_id,
+            "memory_id": old.memory_id,
+            "version": old.version,
+            "replaced_by": replaced_by,
+            "replaced_at": datetime.now(UTC).isoformat(),
+            "memory": old.model_dump(mode="json"),
+        }
+        try:
+            self.client.index(
+                index=self.index,
+                id=history_id(tenant_id, old.memory_id, old.version or 0),
+                body=doc,
+                params={"refresh": "wait_for"},
+            )
+        except (TransportError, OSError) as exc:
+            raise StoreUnavailable(f"the earlier version of {old.memory_id!r} was not kept: {exc}") from exc
+
+    def list(self, tenant_id: str, memory_id: str, limit: int = 100) -> list[MemoryVersion]:
+        """Newest first."""
+        body = {
+            "query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"memory_id": memory_id}}]}},
+            "sort": [{"version": "desc"}],
+            "size": limit,
+        }
+        hits = self.client.search(index=self.index, body=body)["hits"]["hits"]
+        return [
+            MemoryVersion(
+                version=h["_source"]["version"],
+                replaced_by=h["_source"]["replaced_by"],
+                replaced_at=h["_source"]["replaced_at"],
+                memory=MemoryOut(**h["_source"]["memory"]),
+            )
+            for h in hits
+        ]
+
+    def purge(self, tenant_id: str, memory_id: str) -> int:
+        body = {"query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"memory_id": memory_id}}]}}}
+        r = self.client.delete_by_query(index=self.index, body=body, params={"refresh": "true", "conflicts": "proceed"})
+        return int(r.get("deleted", 0))

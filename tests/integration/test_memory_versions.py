@@ -1,0 +1,112 @@
+"""PUT, PATCH, If-Match and history on the real stack (embedded mode)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from brain_search.store.documents import memory_doc_id
+from tests.integration.ingest_support import wait_task
+
+pytestmark = pytest.mark.integration
+
+
+def _vector(client: Any, alias: str, tenant: str, memory_id: str) -> list[float]:
+    r = client.get(index=alias, id=memory_doc_id(tenant, memory_id), params={"routing": tenant})
+    return list(r["_source"]["embedding"])
+
+
+def test_put_patch_if_match_and_history(api, make_tenant, client, stack_settings) -> None:
+    acme, other = make_tenant("acme"), make_tenant("other")
+    alias = stack_settings.memories_alias
+    r = api.post(
+        "/v1/memories", json={"content": "the launch is in March", "memory_id": "m1", "refresh": True}, headers=acme
+    )
+    wait_task(api, acme, r.json()["task_id"])
+    got = api.get("/v1/memories/m1", headers=acme)
+    v1 = got.json()["version"]
+    assert got.headers["ETag"] == f'"{v1}"' and v1 > 0
+
+    # a stale If-Match is a 412 that names the stored version; nothing changes
+    stale = api.put("/v1/memories/m1", json={"content": "x"}, headers={**acme, "If-Match": '"1"'})
+    assert stale.status_code == 412 and stale.headers["ETag"] == f'"{v1}"', stale.text
+    assert api.put("/v1/memories/nope", json={"content": "x"}, headers=acme).status_code == 404
+    assert api.put("/v1/memories/m1", json={"content": "x"}, headers=other).status_code == 404
+    blank = api.put("/v1/memories/m1", json={"content": "  "}, headers=acme)
+    assert blank.status_code == 422 and blank.json()["detail"][0]["loc"][-1] == "content"
+
+    # PUT replaces and re-embeds, through a task; the old version goes to the history
+    before_vec = _vector(client, alias, "acme", "m1")
+    put = api.put(
+        "/v1/memories/m1",
+        json={"content": "the launch moved to May", "refresh": True},
+        headers={**acme, "If-Match": f'"{v1}"'},
+    )
+    assert put.status_code == 202, put.text
+    v2 = put.json()["version"]
+    assert v2 > v1 and wait_task(api, acme, put.json()["task_id"])["indexed"] == 1
+    now = api.get("/v1/memories/m1", headers=acme).json()
+    assert (now["content"], now["version"]) == ("the launch moved to May", v2)
+    assert _vector(client, alias, "acme", "m1") != before_vec  # re-embedded
+    hits = api.post("/v1/recall", json={"query": "launch moved to May"}, headers=acme).json()["results"]
+    assert hits and hits[0]["id"] == "m1" and hits[0]["content"] == "the launch moved to May"
+
+    # PATCH changes fields at once and keeps the vector
+    vec = _vector(client, alias, "acme", "m1")
+    patched = api.patch("/v1/memories/m1", json={"source": "notes", "metadata": {"topic": "launch"}}, headers=acme)
+    assert patched.status_code == 200, patched.text
+    v3 = patched.json()["version"]
+    assert v3 > v2 and patched.headers["ETag"] == f'"{v3}"'
+    now = api.get("/v1/memories/m1", headers=acme).json()
+    assert (now["source"], now["metadata"], now["content"]) == ("notes", {"topic": "launch"}, "the launch moved to May")
+    assert _vector(client, alias, "acme", "m1") == vec
+    text = api.patch("/v1/memories/m1", json={"content": "new text"}, headers=acme)
+    assert text.status_code == 422 and text.json()["detail"][0]["loc"][-1] == "content"
+    assert api.patch("/v1/memories/m1", json={}, headers=acme).status_code == 422
+    assert (
+        api.patch("/v1/memories/m1", json={"source": "x"}, headers={**acme, "If-Match": f'"{v2}"'}).status_code == 412
+    )
+    assert api.patch("/v1/memories/nope", json={"source": "x"}, headers=acme).status_code == 404
+
+    history = api.get("/v1/memories/m1/history", headers=acme).json()["versions"]
+    assert [(h["version"], h["replaced_by"], h["memory"]["content"]) for h in history] == [
+        (v2, "patch", "the launch moved to May"),
+        (v1, "put", "the launch is in March"),
+    ]
+    assert api.get("/v1/memories/m1/history", headers=other).status_code == 404
+
+    # DELETE takes the history with it
+    assert api.delete("/v1/memories/m1", headers=acme).status_code == 204
+    assert api.get("/v1/memories/m1/history", headers=acme).status_code == 404
+
+
+def test_cli_memories_get_update_patch_history_delete(live_api, api, make_tenant) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from brain_search.cli import app
+
+    acme = make_tenant("acme")
+    r = api.post("/v1/memories", json={"content": "first words", "memory_id": "c1", "refresh": True}, headers=acme)
+    wait_task(api, acme, r.json()["task_id"])
+    env = {"BRAIN_API_URL": live_api, "BRAIN_API_KEY": acme["Authorization"].removeprefix("Bearer ")}
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0) -> str:
+        out = runner.invoke(app, list(args), env=env)
+        assert out.exit_code == code, (args, out.output)
+        return out.output
+
+    v1 = json.loads(run("memories", "get", "c1", "--json"))["version"]
+    assert "412" in run("memories", "update", "c1", "-c", "second words", "--if-match", "1", code=1)
+    assert "stored" in run("memories", "update", "c1", "-c", "second words", "--if-match", str(v1))
+    assert "second words" in run("memories", "get", "c1")
+    patched = json.loads(run("memories", "patch", "c1", "--metadata", '{"k": 1}', "--json"))
+    assert patched["metadata"] == {"k": 1} and patched["content"] == "second words"
+    assert "not JSON" in run("memories", "patch", "c1", "--metadata", "{nope", code=2)
+    lines = run("memories", "history", "c1").strip().splitlines()
+    assert len(lines) == 2 and "patch" in lines[0] and "first words" in lines[1]
+    run("memories", "delete", "c1")
+    assert "404" in run("memories", "get", "c1", code=1)
