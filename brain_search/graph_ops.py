@@ -82,7 +82,7 @@ def relabel(label: str, from_label: str, to_label: str) -> str:
     return to_label + label[len(from_label) :]
 
 
-def _task_doc_id(tenant_id: str, task_id: str) -> str:
+def task_doc_id(tenant_id: str, task_id: str) -> str:
     return hashlib.sha256(f"{tenant_id}\x1f{task_id}".encode()).hexdigest()[:40]
 
 
@@ -171,7 +171,7 @@ def delete_node(graph: GraphStore, tenant_id: str, ref: str, cascade: bool = Fal
 
 def get_task(graph: GraphStore, tenant_id: str, task_id: str) -> TaskInfo:
     """The task's progress; NotFound for an unknown task or one of another tenant."""
-    doc_id = _task_doc_id(tenant_id, task_id)
+    doc_id = task_doc_id(tenant_id, task_id)
     try:
         src = graph.client.get(index=graph.tasks_index, id=doc_id)["_source"]
     except NotFoundError:
@@ -232,7 +232,7 @@ def _record(
         **info.model_dump(mode="json", include={"task_id", "kind", "node_id", "from_label", "to_label", "created_at"}),
     }
     graph.client.index(
-        index=graph.tasks_index, id=_task_doc_id(tenant_id, info.task_id), body=doc, params={"refresh": "true"}
+        index=graph.tasks_index, id=task_doc_id(tenant_id, info.task_id), body=doc, params={"refresh": "true"}
     )
     return info
 

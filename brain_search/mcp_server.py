@@ -58,8 +58,37 @@ TOOL_DESCRIPTION = (
     "match; query_analysis.nothing_matched is true when none does."
 )
 
+REMEMBER_TOOL = "brain_remember"
+REMEMBER_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "content": {"type": "string", "description": "what to remember (the text)"},
+        "memory_id": {"type": "string", "description": "your id for it (derived from the content when absent)"},
+        "node_id": {"type": "string", "description": "Knowledge Graph node: id or label path"},
+        "timestamp": {"type": "string", "description": "when it happened (ISO 8601)"},
+        "source": {"type": "string"},
+        "conversation_id": {"type": "string"},
+        "create_nodes": {"type": "boolean", "default": False, "description": "create an unknown node_id path"},
+    },
+    "required": ["content"],
+}
+FORGET_TOOL = "brain_forget"
+FORGET_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "memory_id": {"type": "string", "description": "forget this one memory"},
+        "conversation_id": {"type": "string", "description": "forget every memory of this conversation"},
+        "node": {"type": "string", "description": "forget every memory under this node (id or label path)"},
+        "source": {"type": "string"},
+        "since": {"type": "string", "description": "ISO 8601"},
+        "until": {"type": "string", "description": "ISO 8601"},
+        "all": {"type": "boolean", "default": False, "description": "required to forget everything"},
+    },
+}
+
 RecallFn = Callable[[str, RecallRequest], RecallResponse]
 TenantFn = Callable[[Any], Awaitable[str]]
+ToolFn = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
 def format_validation_error(exc: ValidationError) -> str:
@@ -70,17 +99,50 @@ def format_validation_error(exc: ValidationError) -> str:
     return "invalid arguments: " + "; ".join(parts)
 
 
-def build_server(recall: RecallFn, tenant_for_request: TenantFn) -> Server:
+def build_server(
+    recall: RecallFn,
+    tenant_for_request: TenantFn,
+    remember: ToolFn | None = None,
+    forget: ToolFn | None = None,
+) -> Server:
     """A low-level MCP server (exact schema control). ``tenant_for_request`` receives the
-    transport's request (None over stdio) and returns the tenant or raises Unauthorized."""
+    transport's request (None over stdio) and returns the tenant or raises Unauthorized.
+    ``remember`` / ``forget`` (tenant, arguments → JSON answer) add `brain_remember` and
+    `brain_forget`; they raise ``InvalidInput`` / ``ValidationError`` for bad arguments."""
     server: Server = Server("brain-search")
+    extra: dict[str, tuple[ToolFn, str, dict[str, Any]]] = {}
+    if remember is not None:
+        extra[REMEMBER_TOOL] = (
+            remember,
+            "Store a memory in Brain (embedded and indexed by a task).",
+            REMEMBER_INPUT_SCHEMA,
+        )
+    if forget is not None:
+        extra[FORGET_TOOL] = (
+            forget,
+            "Forget one memory (memory_id) or every memory matching a conversation, node, source or time range "
+            "(all: true for everything).",
+            FORGET_INPUT_SCHEMA,
+        )
 
     @server.list_tools()
     async def list_tools() -> list[types.Tool]:
-        return [types.Tool(name=TOOL_NAME, description=TOOL_DESCRIPTION, inputSchema=RECALL_INPUT_SCHEMA)]
+        tools = [types.Tool(name=TOOL_NAME, description=TOOL_DESCRIPTION, inputSchema=RECALL_INPUT_SCHEMA)]
+        tools += [types.Tool(name=n, description=d, inputSchema=schema) for n, (_, d, schema) in extra.items()]
+        return tools
 
     @server.call_tool(validate_input=False)
     async def call_tool(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
+        if name in extra:
+            fn = extra[name][0]
+            tenant = await tenant_for_request(server.request_context.request)
+            try:
+                answer = await anyio.to_thread.run_sync(fn, tenant, arguments or {})
+            except ValidationError as exc:
+                raise ValueError(format_validation_error(exc)) from None
+            except BrainSearchError as exc:
+                raise ValueError(str(exc)) from None
+            return [types.TextContent(type="text", text=json.dumps(answer))]
         if name != TOOL_NAME:
             raise ValueError(f"unknown tool {name!r}")
         try:

@@ -19,7 +19,7 @@ from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
 from brain_search.embedding import QueryCache, make_query_embedder
 from brain_search.graph import GraphStore
-from brain_search.ingest.service import make_ingest_service
+from brain_search.ingest.service import make_ingest_service, mcp_tools
 from brain_search.mcp_server import build_server
 from brain_search.models import RecallRequest, RecallResponse
 from brain_search.retrieval.pipeline import Retriever
@@ -74,7 +74,16 @@ def _mcp_app(app: FastAPI) -> StreamableHTTPSessionManager:
         resolved: str = await anyio.to_thread.run_sync(app.state.brain.keys.resolve, key)
         return resolved
 
-    manager = StreamableHTTPSessionManager(build_server(recall_fn, tenant_fn), stateless=True, json_response=True)
+    def remember_fn(tenant: str, args: dict[str, Any]) -> dict[str, Any]:
+        state: AppState = app.state.brain
+        return mcp_tools(state.ingest, state.settings, state.graph)[0](tenant, args)
+
+    def forget_fn(tenant: str, args: dict[str, Any]) -> dict[str, Any]:
+        state: AppState = app.state.brain
+        return mcp_tools(state.ingest, state.settings, state.graph)[1](tenant, args)
+
+    server = build_server(recall_fn, tenant_fn, remember_fn, forget_fn)
+    manager = StreamableHTTPSessionManager(server, stateless=True, json_response=True)
 
     async def handle(scope: Any, receive: Any, send: Any) -> None:
         await manager.handle_request(scope, receive, send)

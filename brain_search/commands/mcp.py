@@ -8,7 +8,8 @@ import typer
 def mcp(
     tenant: str = typer.Option(None, help="tenant whose memories are searched (default: BRAIN_MCP_TENANT)"),
 ) -> None:
-    """Serve the MCP tool `brain_recall` over stdio. (Over HTTP it is served by `serve` at /mcp/.)"""
+    """Serve the MCP tools `brain_recall`, `brain_remember` and `brain_forget` over stdio. (Over HTTP
+    they are served by `serve` at /mcp/.)"""
     import logging
     import os
 
@@ -16,6 +17,7 @@ def mcp(
 
     from brain_search.api.app import build_state
     from brain_search.config import load_settings
+    from brain_search.ingest.service import mcp_tools
     from brain_search.mcp_server import build_server, run_stdio, static_tenant
     from brain_search.models import RecallRequest, RecallResponse
 
@@ -28,5 +30,6 @@ def mcp(
         resp: RecallResponse = state.retriever.recall(tenant_id, req)
         return resp
 
-    server = build_server(recall_fn, static_tenant(tenant or settings.mcp_tenant))
+    remember_fn, forget_fn = mcp_tools(state.ingest, settings, state.graph)
+    server = build_server(recall_fn, static_tenant(tenant or settings.mcp_tenant), remember_fn, forget_fn)
     anyio.run(run_stdio, server)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from opensearchpy import OpenSearch
@@ -16,13 +16,15 @@ from opensearchpy.exceptions import TransportError
 
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, make_document_embedder
-from brain_search.errors import SetupError
+from brain_search.errors import InvalidInput, NotFound, SetupError
 from brain_search.ingest.dead_letters import DeadLetterStore
+from brain_search.ingest.forget import ForgetRequest, ForgetStatus, Forgetter
 from brain_search.ingest.history import HistoryStore
 from brain_search.ingest.inprocess import InProcessQueue
 from brain_search.ingest.memories import MemoryStore
-from brain_search.ingest.models import IngestJob, MemoryItem, TaskStatus
+from brain_search.ingest.models import IngestJob, IngestRequest, MemoryItem, TaskAccepted, TaskStatus
 from brain_search.ingest.pipeline import IngestPipeline
+from brain_search.ingest.prepare import NodeLookup, prepare_items
 from brain_search.ingest.versions import VersionClock
 
 
@@ -50,11 +52,45 @@ class IngestService:
     dead_letters: DeadLetterStore
     memories: MemoryStore
     history: HistoryStore
+    forgetter: Forgetter
     mode: str  # "embedded" | "workers"
     versions: VersionClock = field(default_factory=VersionClock)
 
     def close(self) -> None:
         self.queue.close()
+
+    # ------------------------------------------------------------------ verbs (HTTP and MCP)
+    def accept(self, tenant_id: str, req: IngestRequest, settings: Settings, nodes: NodeLookup) -> TaskAccepted:
+        """Validate (InvalidInput names the field; nothing is queued then) and queue a write."""
+        items = prepare_items(req, tenant_id, settings, nodes)
+        job = new_job(tenant_id, items, req.refresh, self.versions.next())
+        self.queue.submit(job)
+        return TaskAccepted(task_id=job.task_id, submitted=len(items), memory_ids=[it.memory_id for it in items])
+
+    def delete(self, tenant_id: str, memory_id: str) -> bool:
+        """Delete one memory with its pieces, dead letters and history. True: it was stored;
+        False: not stored yet, but an unfinished task carries it (that write will not land).
+        NotFound: neither."""
+        version = self.versions.next()
+        pending = self.queue.pending(tenant_id, memory_id)  # before the tombstone: a task ending now counts
+        deletion = self.memories.delete(tenant_id, memory_id, version)
+        self.dead_letters.purge(tenant_id, memory_id=memory_id)
+        self.history.purge(tenant_id, memory_id)
+        if deletion.stored:
+            return True
+        if pending:
+            return False
+        raise NotFound("memory", memory_id)
+
+    def forget(self, tenant_id: str, req: ForgetRequest, nodes: NodeLookup) -> ForgetStatus:
+        req.check()
+        label = None
+        if req.node:
+            try:
+                label = nodes.get(tenant_id, req.node).label
+            except NotFound:
+                raise InvalidInput("node", f"unknown node {req.node!r}") from None
+        return self.forgetter.start(tenant_id, req, label, self.versions.next())
 
     def purge_expired(self, settings: Settings) -> None:
         """Start background purges of expired tombstones and dead letters (never raises: the
@@ -113,4 +149,27 @@ def make_ingest_service(settings: Settings, client: OpenSearch, query_embedder: 
         reuse = s.query_embedding_threads <= 0 and not s.query_embedding_int8
         embedder = query_embedder if reuse else BatchEmbedder(s)
         queue, mode = InProcessQueue(IngestPipeline(client, embedder, s), dead_letters, s), "embedded"
-    return IngestService(queue, dead_letters, MemoryStore(client, s), HistoryStore(client, s), mode)
+    stores = MemoryStore(client, s), HistoryStore(client, s), Forgetter(client, s)
+    return IngestService(queue, dead_letters, *stores, mode)
+
+
+def mcp_tools(
+    ingest: IngestService, settings: Settings, nodes: NodeLookup
+) -> tuple[Callable[[str, dict[str, Any]], dict[str, Any]], Callable[[str, dict[str, Any]], dict[str, Any]]]:
+    """`brain_remember` and `brain_forget` as (tenant, arguments) → answer."""
+
+    def remember(tenant_id: str, args: dict[str, Any]) -> dict[str, Any]:
+        options = {k: args.pop(k) for k in ("create_nodes",) if k in args}
+        req = IngestRequest.model_validate({**options, "memories": [args]})
+        return ingest.accept(tenant_id, req, settings, nodes).model_dump(mode="json")
+
+    def forget(tenant_id: str, args: dict[str, Any]) -> dict[str, Any]:
+        if "memory_id" in args:
+            memory_id = str(args.pop("memory_id"))
+            if args:
+                raise InvalidInput(next(iter(args)), "send memory_id alone, or filters without it")
+            stored = ingest.delete(tenant_id, memory_id)
+            return {"memory_id": memory_id, "state": "deleted" if stored else "deleted_before_stored"}
+        return ingest.forget(tenant_id, ForgetRequest.model_validate(args), nodes).model_dump(mode="json")
+
+    return remember, forget

@@ -71,7 +71,7 @@ def test_mcp_over_streamable_http(live_server, alice) -> None:
             return await _use(session)
 
     tools, result, error = anyio.run(main)
-    assert [t.name for t in tools] == ["brain_recall"]
+    assert [t.name for t in tools] == ["brain_recall", "brain_remember", "brain_forget"]
     assert tools[0].inputSchema == RECALL_INPUT_SCHEMA
     assert result["results"][0]["id"] == "eq"
     assert result["results"][0]["scores"]["lexical"] == 1.0
@@ -110,3 +110,44 @@ def test_mcp_over_stdio(api, alice, stack_settings) -> None:
     tools, result, _ = anyio.run(main)
     assert tools[0].name == "brain_recall"
     assert result["results"][0]["id"] == "eq"
+
+
+def test_mcp_remember_and_forget(live_server, make_tenant) -> None:
+    headers = make_tenant("mcp-co")
+
+    async def main() -> dict[str, object]:
+        async with (
+            streamablehttp_client(f"{live_server}/mcp/", headers=headers) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            out: dict[str, object] = {}
+            stored = await session.call_tool(
+                "brain_remember", {"content": "Priya prefers the Lisbon offsite", "memory_id": "p1"}
+            )
+            out["stored"] = json.loads(stored.content[0].text)  # type: ignore[union-attr]
+            bad = await session.call_tool("brain_remember", {"content": " "})
+            out["bad"] = (bad.isError, bad.content[0].text)  # type: ignore[union-attr]
+            deadline = time.monotonic() + 60
+            while True:
+                got = await session.call_tool("brain_recall", {"query": "Lisbon offsite", "limit": 3})
+                ids = [r["id"] for r in json.loads(got.content[0].text)["results"]]  # type: ignore[union-attr]
+                if ids or time.monotonic() > deadline:
+                    break
+                await anyio.sleep(0.3)
+            out["recalled"] = ids
+            everything = await session.call_tool("brain_forget", {})
+            out["guard"] = (everything.isError, everything.content[0].text)  # type: ignore[union-attr]
+            gone = await session.call_tool("brain_forget", {"memory_id": "p1"})
+            out["forgot"] = json.loads(gone.content[0].text)  # type: ignore[union-attr]
+            again = await session.call_tool("brain_forget", {"memory_id": "p1"})
+            out["again"] = again.isError
+            return out
+
+    out = anyio.run(main)
+    assert out["stored"]["memory_ids"] == ["p1"]  # type: ignore[index]
+    assert out["bad"][0] and "content" in out["bad"][1]  # type: ignore[index]
+    assert out["recalled"] == ["p1"]
+    assert out["guard"][0] and "all" in out["guard"][1]  # type: ignore[index]
+    assert out["forgot"] == {"memory_id": "p1", "state": "deleted"}
+    assert out["again"] is True  # unknown now: an error, not a silent success

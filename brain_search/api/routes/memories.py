@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Response, status
 
 from brain_search.api.deps import StateDep, TenantDep
-from brain_search.errors import InvalidInput, NotFound
+from brain_search.errors import InvalidInput
 from brain_search.ingest.models import (
     DeadLetterPage,
     DeadLettersPurged,
@@ -18,8 +18,7 @@ from brain_search.ingest.models import (
     TaskAccepted,
     TaskStatus,
 )
-from brain_search.ingest.prepare import prepare_items
-from brain_search.ingest.service import IngestService, new_job
+from brain_search.ingest.service import IngestService
 
 router = APIRouter(prefix="/v1", tags=["memories"])
 DEAD_LETTER_WINDOW = 10_000
@@ -36,10 +35,7 @@ IngestDep = Annotated[IngestService, Depends(get_ingest)]
 def post_memories(body: IngestRequest, tenant: TenantDep, state: StateDep, ingest: IngestDep) -> TaskAccepted:
     """Queue one memory (its fields at the top level) or a batch (``memories``). Everything is
     validated first: on any error the answer is 422 naming the field, and nothing is queued."""
-    items = prepare_items(body, tenant, state.settings, state.graph)
-    job = new_job(tenant, items, body.refresh, ingest.versions.next())
-    ingest.queue.submit(job)
-    return TaskAccepted(task_id=job.task_id, submitted=len(items), memory_ids=[it.memory_id for it in items])
+    return ingest.accept(tenant, body, state.settings, state.graph)
 
 
 @router.get("/tasks/{task_id}")
@@ -66,17 +62,10 @@ def delete_memory(memory_id: str, tenant: TenantDep, ingest: IngestDep) -> Respo
     stored and is gone from search when this returns. 202: it is not stored yet but a task still
     carries it; that write will not land. 404: neither. A write accepted before the delete never
     brings the memory back; one accepted after it does (409 if it is already stored)."""
-    version = ingest.versions.next()
-    pending = ingest.queue.pending(tenant, memory_id)  # before the tombstone: a task that ends now still counts
-    deletion = ingest.memories.delete(tenant, memory_id, version)
-    ingest.dead_letters.purge(tenant, memory_id=memory_id)
-    ingest.history.purge(tenant, memory_id)
-    if deletion.stored:
+    if ingest.delete(tenant, memory_id):
         return Response(status_code=status.HTTP_204_NO_CONTENT)
-    if pending:
-        body = DeleteAccepted(memory_id=memory_id)
-        return Response(body.model_dump_json(), status_code=status.HTTP_202_ACCEPTED, media_type="application/json")
-    raise NotFound("memory", memory_id)
+    body = DeleteAccepted(memory_id=memory_id)
+    return Response(body.model_dump_json(), status_code=status.HTTP_202_ACCEPTED, media_type="application/json")
 
 
 @router.get("/dead-letters")

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from brain_search.api.deps import StateDep, TenantDep
 from brain_search.api.routes.memories import IngestDep
 from brain_search.errors import InvalidInput, NotFound, PreconditionFailed
+from brain_search.ingest.forget import ForgetRequest, ForgetStatus
 from brain_search.ingest.memories import memory_out
 from brain_search.ingest.models import (
     IngestRequest,
@@ -138,3 +139,16 @@ def patch_memory(
     ingest.memories.rewrite(tenant, memory_id, new, new_version)
     response.headers["ETag"] = f'"{new_version}"'
     return memory_out({k: v for k, v in new.items() if k != "embedding"}, new_version)
+
+
+@router.post("/forget", status_code=status.HTTP_202_ACCEPTED)
+def forget(body: ForgetRequest, tenant: TenantDep, state: StateDep, ingest: IngestDep) -> ForgetStatus:
+    """Delete every memory of the caller's tenant that matches the filters (conversation, node
+    subtree, source, time range; all of them with ``all: true``), with their pieces, history and
+    dead letters, as a task: follow it at ``GET /v1/forget/{task_id}``."""
+    return ingest.forget(tenant, body, state.graph)
+
+
+@router.get("/forget/{task_id}")
+def forget_status(task_id: str, tenant: TenantDep, ingest: IngestDep) -> ForgetStatus:
+    return ingest.forgetter.status(tenant, task_id)

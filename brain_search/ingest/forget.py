@@ -1,0 +1,169 @@
+"""Forget by filter: every memory of a tenant matching a conversation, a node subtree, a source or
+a time range (or, with ``all``, the whole tenant) is deleted as a task with counts.
+
+Each matching memory (and each stored piece of a chunked one: pieces carry their parent's
+fields) gets a tombstone with the forget's version, the same as a single DELETE, so no write of it
+accepted before the forget can bring it back. Their history and dead letters go too; ``all``
+also removes every history entry, dead letter and task record of the tenant (task records hold
+payloads). A write of a memory id never stored before, still queued when the forget runs, is not
+covered: forget after the tenant's tasks have finished, or forget again.
+
+The task runs on a thread of the API process and reports to the node-tasks index (kind
+``forget``); an API that dies mid-forget leaves it ``running``: run it again (it is idempotent).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from opensearchpy import OpenSearch
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain_search.config import Settings
+from brain_search.errors import InvalidInput, NotFound
+from brain_search.graph_ops import task_doc_id
+from brain_search.ingest.tombstones import tombstone_entries, write_tombstones
+from brain_search.retrieval.queries import scope_filter
+from brain_search.store.indices import IndexNames
+
+log = logging.getLogger(__name__)
+PAGE = 500
+
+
+class ForgetRequest(BaseModel):
+    """What to forget. Filters combine (AND); none at all needs ``all: true``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    conversation_id: str | None = Field(None, max_length=256)
+    node: str | None = Field(None, description="node id or label path: its whole subtree")
+    source: str | None = Field(None, max_length=100)
+    since: datetime | None = Field(None, description="memories whose timestamp is at or after this")
+    until: datetime | None = Field(None, description="memories whose timestamp is at or before this")
+    all: bool = Field(False, description="required to forget every memory of the tenant")
+
+    def check(self) -> None:
+        filters = (self.conversation_id, self.node, self.source, self.since, self.until)
+        if all(f is None for f in filters) and not self.all:
+            raise InvalidInput("all", "no filter matches the whole tenant: send `all: true` to forget everything")
+        if self.since and self.until and self.until < self.since:
+            raise InvalidInput("until", "is before `since`")
+
+    @property
+    def whole_tenant(self) -> bool:
+        return all(f is None for f in (self.conversation_id, self.node, self.source, self.since, self.until))
+
+
+class ForgetStatus(BaseModel):
+    task_id: str
+    state: Literal["running", "succeeded", "failed"] = "running"
+    memories: int = Field(0, description="memories (and pieces) deleted so far")
+    history: int = 0
+    dead_letters: int = 0
+    task_records: int = 0
+    error: str | None = None
+    created_at: datetime
+    finished_at: datetime | None = None
+
+
+class Forgetter:
+    def __init__(self, client: OpenSearch, settings: Settings) -> None:
+        self.client = client
+        self.settings = settings
+        self.names = IndexNames.of(settings)
+
+    # ------------------------------------------------------------------ the task record
+    def _save(self, tenant_id: str, status: ForgetStatus) -> None:
+        doc = {
+            "tenant_id": tenant_id,
+            "task_id": status.task_id,
+            "kind": "forget",
+            "created_at": status.created_at.isoformat(),
+            "result": status.model_dump(mode="json"),
+        }
+        self.client.index(
+            index=self.names.node_tasks, id=task_doc_id(tenant_id, status.task_id), body=doc, params={"refresh": "true"}
+        )
+
+    def status(self, tenant_id: str, task_id: str) -> ForgetStatus:
+        r = self.client.get(index=self.names.node_tasks, id=task_doc_id(tenant_id, task_id), ignore=[404])
+        src = r.get("_source") if r.get("found") else None
+        if not src or src.get("tenant_id") != tenant_id or src.get("kind") != "forget":
+            raise NotFound("forget task", task_id)
+        return ForgetStatus(**src["result"])
+
+    # ------------------------------------------------------------------ running
+    def start(self, tenant_id: str, req: ForgetRequest, node_label: str | None, version: int) -> ForgetStatus:
+        """Record the task and run it on a thread; returns its first status."""
+        status = ForgetStatus(task_id=f"forget_{secrets.token_hex(8)}", created_at=datetime.now(UTC))
+        self._save(tenant_id, status)
+        thread = threading.Thread(
+            target=self._run, args=(tenant_id, req, node_label, version, status), name="forget", daemon=True
+        )
+        thread.start()
+        return status
+
+    def query(self, tenant_id: str, req: ForgetRequest, node_label: str | None) -> dict[str, Any]:
+        clauses = scope_filter(tenant_id, [node_label] if node_label else [], req.since, req.until)
+        if req.conversation_id:
+            clauses.append({"term": {"conversation_id": req.conversation_id}})
+        if req.source:
+            clauses.append({"term": {"source": req.source}})
+        return {"bool": {"filter": clauses}}
+
+    def run(
+        self, tenant_id: str, req: ForgetRequest, node_label: str | None, version: int, status: ForgetStatus
+    ) -> ForgetStatus:
+        """Tombstone every match, page by page, then the copies; the status is saved as it goes."""
+        alias = self.names.memories_alias
+        query = self.query(tenant_id, req, node_label)
+        after: list[Any] | None = None
+        while True:
+            body: dict[str, Any] = {"query": query, "size": PAGE, "sort": [{"memory_id": "asc"}], "_source": False}
+            if after:
+                body["search_after"] = after
+            hits = self.client.search(index=alias, body=body, params={"routing": tenant_id})["hits"]["hits"]
+            if not hits:
+                break
+            ids = [h["sort"][0] for h in hits]
+            after = hits[-1]["sort"]
+            outcomes = write_tombstones(self.client, tombstone_entries(alias, tenant_id, ids, version), refresh=False)
+            status.memories += sum(1 for o in outcomes if o.ok)
+            status.history += self._delete(self.names.memory_history, tenant_id, {"terms": {"memory_id": ids}})
+            either = {"bool": {"should": [{"terms": {"memory_id": ids}}, {"terms": {"chunk_of": ids}}]}}
+            status.dead_letters += self._delete(self.names.dead_letters, tenant_id, either)
+            self._save(tenant_id, status)
+        if req.whole_tenant:
+            status.history += self._delete(self.names.memory_history, tenant_id, None)
+            status.dead_letters += self._delete(self.names.dead_letters, tenant_id, None)
+            status.task_records += self._delete(self.names.ingest_tasks, tenant_id, None)
+        self.client.indices.refresh(index=alias)
+        status.state, status.finished_at = "succeeded", datetime.now(UTC)
+        self._save(tenant_id, status)
+        return status
+
+    def _run(
+        self, tenant_id: str, req: ForgetRequest, node_label: str | None, version: int, status: ForgetStatus
+    ) -> None:
+        try:
+            self.run(tenant_id, req, node_label, version, status)
+        except Exception as exc:  # recorded on the task, never dropped
+            log.exception("forget %s failed", status.task_id)
+            status.state, status.error, status.finished_at = "failed", f"{type(exc).__name__}: {exc}", datetime.now(UTC)
+            try:
+                self._save(tenant_id, status)
+            except Exception:
+                log.error("forget %s: the failure could not be recorded", status.task_id)
+
+    def _delete(self, index: str, tenant_id: str, clause: dict[str, Any] | None) -> int:
+        filters: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}, *([clause] if clause else [])]
+        r = self.client.delete_by_query(
+            index=index,
+            body={"query": {"bool": {"filter": filters}}},
+            params={"refresh": "true", "conflicts": "proceed"},
+        )
+        return int(r.get("deleted", 0))
