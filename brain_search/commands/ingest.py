@@ -112,3 +112,28 @@ def ingest(
         console.print(failures)
     if summary.failed or summary.rejected:
         raise typer.Exit(1)
+
+
+def import_memories(
+    file: str = typer.Argument(..., help="JSON Lines written by `brain-search export` ('-' for stdin)"),
+    api_url: str = typer.Option(None, envvar="BRAIN_API_URL", help="send to this API; without it: in-process"),
+    api_key: str = typer.Option(None, envvar="BRAIN_API_KEY", help="the tenant's API key (API mode)"),
+    tenant: str = typer.Option(None, help="in-process: the tenant to write to"),
+    refresh: bool = typer.Option(True, help="each task completes once its memories are searchable"),
+) -> None:
+    """Read memories written by `brain-search export` back (same ids, fields and nodes, created as
+    needed): `ingest` for JSON Lines with `--create-nodes`."""
+    ingest(
+        file=file,
+        fmt=Format.jsonl,
+        api_url=api_url,
+        api_key=api_key,
+        admin_key=None,  # type: ignore[arg-type]  # typer's defaults are None too
+        tenant=tenant,
+        conversation=[],
+        batch_size=256,
+        max_in_flight=4,
+        chunk=False,
+        refresh=refresh,
+        create_nodes=True,
+    )

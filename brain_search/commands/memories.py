@@ -113,3 +113,47 @@ def delete(memory_id: str, url: str = URL_OPT, key: str = KEY_OPT) -> None:
     """Delete a memory (its pieces, dead letters and history too)."""
     Api(url, key).call("DELETE", _path(memory_id))
     console.print(f"{memory_id}: deleted")
+
+
+EXPORT_FIELDS = ("memory_id", "content", "timestamp", "source", "conversation_id", "metadata")
+
+
+def export_line(memory: dict[str, Any]) -> dict[str, Any]:
+    """One memory as a line `brain-search import` (and `ingest`) reads back: the node by its
+    label path (so it can be created in another tenant or deployment)."""
+    line = {k: memory[k] for k in EXPORT_FIELDS if memory.get(k) is not None}
+    if memory.get("node_path"):
+        line["node_id"] = memory["node_path"]
+    return line
+
+
+def export(
+    out: str = typer.Argument(..., help="JSON Lines file to write ('-' for stdout)"),
+    node: str = typer.Option(None, "--node", help="only this node's subtree (id or label path)"),
+    conversation: str = typer.Option(None, "--conversation"),
+    source: str = typer.Option(None, "--source"),
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+) -> None:
+    """Write the tenant's memories (or those matching) to JSON Lines; `brain-search import` reads them back."""
+    import sys
+
+    api = Api(url, key)
+    params: dict[str, Any] = {"node": node, "conversation_id": conversation, "source": source, "limit": 1000}
+    params = {k: v for k, v in params.items() if v is not None}
+    written = 0
+    fh = sys.stdout if out == "-" else open(out, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    try:
+        while True:
+            page = api.call("GET", "/v1/memories", params=params)
+            for memory in page["memories"]:
+                fh.write(json.dumps(export_line(memory), ensure_ascii=False) + "\n")
+                written += 1
+            if not page["next_cursor"]:
+                break
+            params["cursor"] = page["next_cursor"]
+    finally:
+        if fh is not sys.stdout:
+            fh.close()
+    if out != "-":
+        console.print(f"{written} memories written to {out}")

@@ -7,17 +7,32 @@ back, whether it is still queued, retrying or redelivered.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Any
 
 from opensearchpy import NotFoundError, OpenSearch
 
 from brain_search.config import Settings
-from brain_search.errors import Conflict, NotFound, StoreUnavailable
+from brain_search.errors import Conflict, InvalidInput, NotFound, StoreUnavailable
 from brain_search.ingest.bulk import encode_entry, index_action
 from brain_search.ingest.models import MemoryOut
 from brain_search.ingest.tombstones import is_tombstone, purge_query, tombstone_entries, write_tombstones
 from brain_search.store.documents import memory_doc_id
+
+
+def encode_cursor(memory_id: str) -> str:
+    return base64.urlsafe_b64encode(memory_id.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    try:
+        raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidInput("cursor", "not a cursor this API gave") from None
+    if not raw:
+        raise InvalidInput("cursor", "not a cursor this API gave")
+    return raw
 
 
 def memory_out(source: dict[str, Any], version: int | None) -> MemoryOut:
@@ -107,6 +122,25 @@ class MemoryStore:
         if failed:
             raise StoreUnavailable(f"{len(failed)} pieces of {memory_id!r} were not deleted: {failed[0].reason}")
         return Deletion(stored=stored or bool(pieces), pieces=len(pieces))
+
+    def list(
+        self, tenant_id: str, filters: list[dict[str, Any]], limit: int, cursor: str | None
+    ) -> tuple[list[MemoryOut], str | None]:
+        """A page of the tenant's memories (``filters`` from ``scope_filter`` and friends), in
+        memory-id order; the cursor is the last id of the page (opaque to clients)."""
+        body: dict[str, Any] = {
+            "query": {"bool": {"filter": filters}},
+            "size": limit,
+            "sort": [{"memory_id": "asc"}],
+            "_source": {"excludes": ["embedding"]},
+            "version": True,
+        }
+        if cursor:
+            body["search_after"] = [decode_cursor(cursor)]
+        hits = self.client.search(index=self.alias, body=body, params={"routing": tenant_id})["hits"]["hits"]
+        page = [memory_out(h["_source"], h.get("_version")) for h in hits]
+        more = encode_cursor(hits[-1]["sort"][0]) if len(hits) == limit else None
+        return page, more
 
     def purge_tombstones(self, ttl_s: float) -> None:
         """Delete tombstones older than ``ttl_s`` in the background (workers and the API do it at start)."""

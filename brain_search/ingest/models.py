@@ -247,3 +247,8 @@ class MemoryPatch(BaseModel):
 
 class ReplaceAccepted(TaskAccepted):
     version: int = Field(..., description="the version the new content will be stored with")
+
+
+class MemoryPage(BaseModel):
+    memories: list[MemoryOut]
+    next_cursor: str | None = Field(None, description="send as `cursor` for the next page; None on the last")

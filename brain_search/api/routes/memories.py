@@ -8,17 +8,19 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Response, status
 
 from brain_search.api.deps import StateDep, TenantDep
-from brain_search.errors import InvalidInput
+from brain_search.errors import InvalidInput, NotFound
 from brain_search.ingest.models import (
     DeadLetterPage,
     DeadLettersPurged,
     DeleteAccepted,
     IngestRequest,
     MemoryOut,
+    MemoryPage,
     TaskAccepted,
     TaskStatus,
 )
 from brain_search.ingest.service import IngestService
+from brain_search.retrieval.queries import scope_filter
 
 router = APIRouter(prefix="/v1", tags=["memories"])
 DEAD_LETTER_WINDOW = 10_000
@@ -36,6 +38,33 @@ def post_memories(body: IngestRequest, tenant: TenantDep, state: StateDep, inges
     """Queue one memory (its fields at the top level) or a batch (``memories``). Everything is
     validated first: on any error the answer is 422 naming the field, and nothing is queued."""
     return ingest.accept(tenant, body, state.settings, state.graph)
+
+
+@router.get("/memories")
+def list_memories(
+    tenant: TenantDep,
+    state: StateDep,
+    ingest: IngestDep,
+    node: str | None = None,
+    conversation_id: str | None = None,
+    source: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    cursor: str | None = None,
+) -> MemoryPage:
+    """The caller's memories in id order, filtered by node subtree, conversation, source and time
+    range, a page at a time (``next_cursor``)."""
+    label = None
+    if node:
+        try:
+            label = state.graph.get(tenant, node).label
+        except NotFound:
+            raise InvalidInput("node", f"unknown node {node!r}") from None
+    filters = scope_filter(tenant, [label] if label else [], since, until)
+    filters += [{"term": {k: v}} for k, v in (("conversation_id", conversation_id), ("source", source)) if v]
+    page, more = ingest.memories.list(tenant, filters, limit, cursor)
+    return MemoryPage(memories=page, next_cursor=more)
 
 
 @router.get("/tasks/{task_id}")
