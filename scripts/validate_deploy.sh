@@ -26,7 +26,7 @@ KUBE_VERSION=${KUBE_VERSION:-1.33.0}
 TOOLS=${BRAIN_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/brain-search-tools}
 CHART=helm/brain-search
 # kinds of CRDs whose schemas no offline package ships (KEDA): rendered, not schema-checked
-NO_SCHEMA_KINDS="ScaledObject TriggerAuthentication"
+NO_SCHEMA_KINDS="ScaledObject TriggerAuthentication ServiceMonitor"
 
 log() { printf '· %s\n' "$*"; }
 fail() { printf '✗ %s\n' "$*" >&2; exit 1; }

@@ -7,12 +7,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, Request, Response
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from brain_search.api.deps import api_key_from_headers
 from brain_search.api.errors import install_error_handlers
 from brain_search.api.limits import RequestLimits
+from brain_search.api.metrics import HttpMetrics
 from brain_search.api.routes import admin, health, memories, nodes, page, recall, versions
 from brain_search.api.state import AppState
 from brain_search.auth import KeyStore
@@ -66,7 +68,9 @@ def _mcp_app(app: FastAPI) -> StreamableHTTPSessionManager:
 
     def recall_fn(tenant: str, req: RecallRequest) -> RecallResponse:
         state: AppState = app.state.brain
-        return state.retriever.recall(tenant, req)
+        resp = state.retriever.recall(tenant, req)
+        state.metrics.observe_recall(resp.timings)
+        return resp
 
     async def tenant_fn(request: Any) -> str:
         headers = getattr(request, "headers", {}) or {}
@@ -96,6 +100,7 @@ def create_app(settings: Settings | None = None, state: AppState | None = None) 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.brain = state or build_state(settings or load_settings())
+        app.state.brain.metrics.bind(app.state.brain.ingest)
         anyio.to_thread.current_default_thread_limiter().total_tokens = app.state.brain.settings.api_threads
         async with mcp_manager.run():
             yield
@@ -110,7 +115,15 @@ def create_app(settings: Settings | None = None, state: AppState | None = None) 
     )
     install_error_handlers(app)
     app.add_middleware(RequestLimits)
+    app.add_middleware(HttpMetrics)  # outermost: refusals by the limits are timed too
     for router in ROUTERS:
         app.include_router(router)
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics(request: Request) -> Response:
+        """Prometheus exposition (brain_search/api/metrics.py); no key, like /healthz."""
+        body = await anyio.to_thread.run_sync(request.app.state.brain.metrics.exposition)
+        return Response(body, media_type=CONTENT_TYPE_LATEST)
+
     mcp_manager = _mcp_app(app)
     return app

@@ -19,6 +19,12 @@ def invalid_input_body(exc: InvalidInput) -> dict:
     return {"detail": [{"loc": ["body", *exc.field.split(".")], "msg": exc.reason, "type": "value_error"}]}
 
 
+def _count(request: Request, kind: str) -> None:
+    brain = getattr(request.app.state, "brain", None)
+    if brain is not None:
+        brain.metrics.engine_errors.labels(kind).inc()
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(InvalidInput)
     async def _invalid(_: Request, exc: InvalidInput) -> JSONResponse:
@@ -42,18 +48,21 @@ def install_error_handlers(app: FastAPI) -> None:
         return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
 
     @app.exception_handler(StoreUnavailable)
-    async def _unavailable(_: Request, exc: StoreUnavailable) -> JSONResponse:
+    async def _unavailable(request: Request, exc: StoreUnavailable) -> JSONResponse:
+        _count(request, "unavailable")
         return JSONResponse({"detail": f"store unavailable: {exc}"}, status_code=503)
 
     @app.exception_handler(OSConnectionError)
     @app.exception_handler(ConnectionTimeout)
-    async def _os_down(_: Request, exc: Exception) -> JSONResponse:
+    async def _os_down(request: Request, exc: Exception) -> JSONResponse:
+        _count(request, "unreachable")
         log.warning("OpenSearch unreachable: %s", exc)
         return JSONResponse({"detail": "store unavailable: OpenSearch did not answer"}, status_code=503)
 
     @app.exception_handler(TransportError)
-    async def _os_error(_: Request, exc: TransportError) -> JSONResponse:
+    async def _os_error(request: Request, exc: TransportError) -> JSONResponse:
         status = exc.status_code if isinstance(exc.status_code, int) else 500
+        _count(request, f"status_{status}")
         log.error("OpenSearch error %s: %s", status, exc.error)
         code = 503 if status >= 500 or status == 429 else 502
         return JSONResponse({"detail": f"store error {status}: {exc.error}"}, status_code=code)

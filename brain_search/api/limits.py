@@ -15,7 +15,13 @@ WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
 KEY_HEADERS = (b"authorization", b"x-api-key")
 
 
-async def _answer(send: Send, status: int, detail: str, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+async def _answer(
+    send: Send, status: int, detail: str, extra: list[tuple[bytes, bytes]] | None = None, scope: Scope | None = None
+) -> None:
+    brain = getattr(getattr((scope or {}).get("app"), "state", None), "brain", None)
+    if brain is not None:
+        reason = {401: "no_key", 411: "no_length", 413: "body_too_large", 400: "bad_length"}.get(status, str(status))
+        brain.metrics.refused.labels(reason).inc()
     body = json.dumps({"detail": detail}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -41,22 +47,22 @@ class RequestLimits:
             return
         headers = dict(scope.get("headers") or [])
         if not any(headers.get(h) for h in KEY_HEADERS):
-            await _answer(send, 401, "missing API key", [(b"www-authenticate", b"Bearer")])
+            await _answer(send, 401, "missing API key", [(b"www-authenticate", b"Bearer")], scope)
             return
         if scope.get("method") in WRITE_METHODS:
             length = headers.get(b"content-length")
             if length is None:
                 if b"chunked" in headers.get(b"transfer-encoding", b"").lower():
-                    await _answer(send, 411, "a request body needs a Content-Length")
+                    await _answer(send, 411, "a request body needs a Content-Length", scope=scope)
                     return
             else:
                 try:
                     n = int(length)
                 except ValueError:
-                    await _answer(send, 400, "Content-Length is not a number")
+                    await _answer(send, 400, "Content-Length is not a number", scope=scope)
                     return
                 limit = self._limit(scope)
                 if n > limit:
-                    await _answer(send, 413, f"request body over {limit} bytes")
+                    await _answer(send, 413, f"request body over {limit} bytes", scope=scope)
                     return
         await self.app(scope, receive, send)

@@ -3,10 +3,11 @@ reached through ``api/deps.py``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from opensearchpy import OpenSearch
 
+from brain_search.api.metrics import Metrics
 from brain_search.auth import KeyStore
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, QueryCache
@@ -26,6 +27,7 @@ class AppState:
     graph: GraphStore
     retriever: Retriever
     ingest: IngestService
+    metrics: Metrics = field(default_factory=Metrics)
 
     def close(self) -> None:
         self.ingest.close()

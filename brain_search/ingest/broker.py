@@ -124,6 +124,9 @@ class CeleryQueue:
         self._open_until = 0.0
         self._closed = threading.Event()
         self._flusher: threading.Thread | None = None
+        self.redis_url = settings.redis_url
+        self.queue_key = f"{settings.index_prefix}:{self.queue}"  # under Celery's global key prefix
+        self._redis: Any = None
 
     def submit(self, job: IngestJob) -> None:
         self.records.create(job)  # raises StoreUnavailable: nothing accepted
@@ -164,6 +167,20 @@ class CeleryQueue:
 
     def status(self, tenant_id: str, task_id: str) -> TaskStatus:
         return self.records.get(tenant_id, task_id)
+
+    def depth(self) -> float:
+        """Tasks waiting in Redis (NaN when it does not answer within 2 s)."""
+        import redis
+
+        if self._redis is None:
+            self._redis = redis.Redis.from_url(self.redis_url, socket_connect_timeout=2, socket_timeout=2)
+        try:
+            return float(self._redis.llen(self.queue_key))
+        except redis.RedisError:
+            return float("nan")
+
+    def outcome_sums(self) -> dict[str, float]:
+        return self.records.outcome_sums()
 
     def pending(self, tenant_id: str, memory_id: str) -> bool:
         return self.records.pending(tenant_id, memory_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -52,6 +53,8 @@ class InProcessQueue:
         self._pending: Counter[tuple[str, str]] = Counter()  # (tenant, memory id) of unfinished tasks
         self._lock = threading.Lock()
         self._closed = threading.Event()
+        self.events: Callable[[str, int], None] = lambda event, n: None
+        self._totals: Counter[str] = Counter()
         self._pool = ThreadPoolExecutor(max(1, settings.ingest_inprocess_threads), thread_name_prefix="ingest")
 
     def submit(self, job: IngestJob) -> None:
@@ -62,6 +65,17 @@ class InProcessQueue:
             self.tasks_submitted += 1
             self._evict()
         self._pool.submit(self._run_and_release, job, ids)
+
+    def depth(self) -> float:
+        """Tasks not finished yet (this process's queue)."""
+        with self._lock:
+            return float(
+                sum(1 for r in self._records.values() if r.state not in (TaskState.succeeded, TaskState.failed))
+            )
+
+    def outcome_sums(self) -> dict[str, float]:
+        with self._lock:
+            return {k: float(v) for k, v in self._totals.items()}
 
     def pending(self, tenant_id: str, memory_id: str) -> bool:
         with self._lock:
@@ -103,6 +117,11 @@ class InProcessQueue:
                 step = retry
             if isinstance(step, Done):
                 self._set(job.task_id, state=TaskState.succeeded, result=step.result, error=None)
+                r = step.result
+                for event, n in (("indexed", r.indexed), ("failed", r.failed), ("superseded", r.superseded)):
+                    self.events(event, n)
+                    with self._lock:
+                        self._totals[event] += n
                 return
             self._set(job.task_id, state=TaskState.retrying, error=step.reason)
             if self._closed.wait(step.countdown_s):

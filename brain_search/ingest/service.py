@@ -39,6 +39,14 @@ class IngestQueue(Protocol):
         """Whether an unfinished task of the tenant carries this memory."""
         ...
 
+    def depth(self) -> float:
+        """Tasks waiting (NaN when the queue does not answer)."""
+        ...
+
+    def outcome_sums(self) -> dict[str, float]:
+        """Memories by outcome over the tasks this queue knows of."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -55,6 +63,13 @@ class IngestService:
     forgetter: Forgetter
     mode: str  # "embedded" | "workers"
     versions: VersionClock = field(default_factory=VersionClock)
+    events: Callable[[str, int], None] = field(default=lambda event, n: None)
+
+    def set_events(self, events: Callable[[str, int], None]) -> None:
+        """Where ingest events (accepted, and in embedded mode indexed / failed / superseded) are counted."""
+        self.events = events
+        if isinstance(self.queue, InProcessQueue):
+            self.queue.events = events
 
     def close(self) -> None:
         self.queue.close()
@@ -65,6 +80,7 @@ class IngestService:
         items = prepare_items(req, tenant_id, settings, nodes)
         job = new_job(tenant_id, items, req.refresh, self.versions.next())
         self.queue.submit(job)
+        self.events("accepted", len(items))
         return TaskAccepted(task_id=job.task_id, submitted=len(items), memory_ids=[it.memory_id for it in items])
 
     def delete(self, tenant_id: str, memory_id: str) -> bool:

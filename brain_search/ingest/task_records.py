@@ -214,6 +214,13 @@ class TaskRecords:
             created_at=datetime.fromisoformat(src["created_at"]),
         )
 
+    def outcome_sums(self) -> dict[str, float]:
+        """Memories submitted / indexed / failed / superseded, summed over the records kept."""
+        fields = ("submitted", "indexed", "failed", "superseded")
+        body = {"size": 0, "aggs": {f: {"sum": {"field": f}} for f in fields}}
+        aggs = self.client.search(index=self.index, body=body)["aggregations"]
+        return {f: float(aggs[f]["value"] or 0.0) for f in fields}
+
     def purge_expired(self) -> None:
         """Delete expired records in the background (a worker does it when it starts)."""
         body = {"query": {"range": {"expires_at": {"lt": "now"}}}}

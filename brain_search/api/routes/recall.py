@@ -22,7 +22,7 @@ RetrieverDep = Annotated[Retriever, Depends(get_retriever)]
 
 
 @router.post("/recall", response_model=RecallResponse)
-def recall(body: RecallRequest, tenant: TenantDep, retriever: RetrieverDep) -> Response:
+def recall(body: RecallRequest, tenant: TenantDep, state: StateDep, retriever: RetrieverDep) -> Response:
     """Retrieve memories from Brain's 3-D memory space.
 
     Every result carries both a lexical precision and an embedding similarity (0–1), its Z
@@ -30,4 +30,6 @@ def recall(body: RecallRequest, tenant: TenantDep, retriever: RetrieverDep) -> R
     """
     # the model is already validated: serialize it once (FastAPI would validate it again, then
     # encode with the standard json module); the schema still comes from response_model
-    return Response(retriever.recall(tenant, body).model_dump_json(), media_type="application/json")
+    resp = retriever.recall(tenant, body)
+    state.metrics.observe_recall(resp.timings)
+    return Response(resp.model_dump_json(), media_type="application/json")
