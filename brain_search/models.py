@@ -75,6 +75,10 @@ class RecallRequest(BaseModel):
     z_formula: ZFormula | None = Field(
         None, description="calibrated (default: Z by kind of match) or spec (semantic / (lexical + semantic))"
     )
+    include_superseded: bool = Field(
+        False,
+        description="also return memories a later one supersedes or whose valid_until has passed (marked)",
+    )
     allow_partial: bool = Field(
         False,
         description="when some shards do not answer, return what the others found (marked `partial`) instead of a 503",
@@ -122,6 +126,8 @@ class ResultMetadata(BaseModel):
     source: str | None = None
     conversation_id: str | None = None
     extra: dict[str, Any] | None = None
+    superseded_by: str | None = Field(None, description="the memory that supersedes this one (include_superseded)")
+    valid_until: datetime | None = None
 
 
 class MemoryResult(BaseModel):

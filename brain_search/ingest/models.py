@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -28,6 +28,10 @@ class MemoryIn(BaseModel):
     source: str | None = Field(None, max_length=100)
     conversation_id: str | None = Field(None, max_length=256)
     metadata: dict[str, Any] | None = Field(None, description="free JSON object (size and depth are limited)")
+    supersedes: list[Annotated[str, Field(pattern=MEMORY_ID_PATTERN)]] | None = Field(
+        None, max_length=100, description="ids of memories this one replaces: recall leaves those out"
+    )
+    valid_until: datetime | None = Field(None, description="after this time recall leaves the memory out")
 
     @field_validator("content")
     @classmethod
@@ -73,6 +77,8 @@ class MemoryItem(BaseModel):
     source: str | None = None
     conversation_id: str | None = None
     metadata: dict[str, Any] | None = None
+    supersedes: list[str] | None = None
+    valid_until: str | None = None
 
 
 class ItemFailure(BaseModel):
@@ -164,6 +170,8 @@ class MemoryOut(BaseModel):
     metadata: dict[str, Any] | None = None
     embedding_model: str | None = None
     ingested_at: datetime | None = None
+    supersedes: list[str] | None = None
+    valid_until: datetime | None = None
     version: int | None = Field(None, description="the stored version (also the ETag); send it as If-Match")
 
 
@@ -221,6 +229,8 @@ class MemoryReplace(BaseModel):
     source: str | None = Field(None, max_length=100)
     conversation_id: str | None = Field(None, max_length=256)
     metadata: dict[str, Any] | None = None
+    supersedes: list[str] | None = Field(None, max_length=100)
+    valid_until: datetime | None = None
     refresh: bool = False
     create_nodes: bool = False
 
@@ -242,6 +252,8 @@ class MemoryPatch(BaseModel):
     source: str | None = Field(None, max_length=100)
     conversation_id: str | None = Field(None, max_length=256)
     metadata: dict[str, Any] | None = None
+    supersedes: list[str] | None = Field(None, max_length=100)
+    valid_until: datetime | None = None
     create_nodes: bool = False
 
 

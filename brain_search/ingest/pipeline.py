@@ -110,6 +110,8 @@ class IngestPipeline:
                 source=item.source,
                 conversation_id=item.conversation_id,
                 metadata=item.metadata,
+                supersedes=item.supersedes,
+                valid_until=item.valid_until,
             )
             doc["embedding"] = vec  # numpy, encoded by orjson (avoids a Python float per component)
             doc_id = memory_doc_id(tenant_id, item.memory_id)

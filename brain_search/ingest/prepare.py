@@ -100,6 +100,8 @@ def _expand(m: MemoryIn, node: Node | None, chunk: bool, settings: Settings) -> 
         source=m.source,
         conversation_id=m.conversation_id,
         metadata=m.metadata,
+        supersedes=sorted(set(m.supersedes)) if m.supersedes else None,
+        valid_until=iso_utc(m.valid_until),
     )
     if not chunk or len(m.content) <= settings.ingest_chunk_chars:
         return [base]
@@ -116,6 +118,17 @@ def _expand(m: MemoryIn, node: Node | None, chunk: bool, settings: Settings) -> 
     ]
 
 
+def check_lifecycle(m: MemoryIn, field: str) -> None:
+    """Fields that contradict each other: a memory superseding itself, a validity that ends
+    before the memory's own time."""
+    ts = m.timestamp if m.timestamp is None or m.timestamp.tzinfo else m.timestamp.replace(tzinfo=UTC)
+    until = m.valid_until if m.valid_until is None or m.valid_until.tzinfo else m.valid_until.replace(tzinfo=UTC)
+    if m.supersedes and m.memory_id and m.memory_id in m.supersedes:
+        raise InvalidInput(f"{field}.supersedes", f"{m.memory_id!r} cannot supersede itself")
+    if ts and until and until < ts:
+        raise InvalidInput(f"{field}.valid_until", "is before the memory's timestamp")
+
+
 def prepare_items(req: IngestRequest, tenant_id: str, settings: Settings, nodes: NodeLookup) -> list[MemoryItem]:
     """Validate a request for ``tenant_id`` and turn it into task items (chunked when asked)."""
     check_limits(req, settings)
@@ -124,6 +137,7 @@ def prepare_items(req: IngestRequest, tenant_id: str, settings: Settings, nodes:
     seen: dict[str, tuple[int, MemoryItem]] = {}
     for i, m in enumerate(req.memories):
         node = resolve(m.node_id, f"memories.{i}.node_id") if m.node_id else None
+        check_lifecycle(m, f"memories.{i}")
         for item in _expand(m, node, req.chunk, settings):
             if item.memory_id in seen:
                 j, other = seen[item.memory_id]

@@ -10,7 +10,6 @@ BM25 hits still has its exact BM25 — no fill-in search. With several shards th
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -47,6 +46,8 @@ from brain_search.retrieval.ranking import (
     query_terms,
     z_relevance,
 )
+from brain_search.retrieval.shards import complete
+from brain_search.retrieval.supersede import supersede
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
 
@@ -73,37 +74,6 @@ class SearchPlan:
     bodies: list[dict[str, Any]]
     intent_ms: float
     embed_ms: float
-
-
-def shortfall(response: dict[str, Any]) -> PartialResults | None:
-    """What one ``_msearch`` sub-response is missing (None when every shard answered). A shard
-    with no live copy (a lost primary without a replica) is counted neither failed nor
-    successful, only missing from ``successful``: both are checked."""
-    shards = response.get("_shards") or {}
-    total = int(shards.get("total", 0))
-    answered = int(shards.get("successful", 0)) + int(shards.get("skipped", 0))
-    failed = int(shards.get("failed", 0))
-    if failed or answered < total:
-        reasons = "; ".join(
-            str((f.get("reason") or {}).get("reason", f.get("reason")))[:120] for f in shards.get("failures", [])[:3]
-        )
-        why = f"{total - answered} of {total} shards did not answer" + (f" ({reasons})" if reasons else "")
-        return PartialResults(shards_total=total, shards_answered=answered, reason=why)
-    if response.get("timed_out"):
-        return PartialResults(shards_total=total, shards_answered=answered, reason="the search timed out")
-    return None
-
-
-def complete(response: dict[str, Any], allow_partial: bool = False) -> tuple[dict[str, Any], PartialResults | None]:
-    """One ``_msearch`` sub-response, checked: a failed sub-search is a ``StoreUnavailable`` (a
-    503 naming the reason); so is a partial one (shards that failed or did not answer, a timed-out
-    search) unless ``allow_partial``, when it comes back marked. Never a silent 200 with fewer hits."""
-    if "error" in response:
-        raise StoreUnavailable(f"sub-search failed: {json.dumps(response['error'])[:300]}")
-    missing = shortfall(response)
-    if missing is not None and not allow_partial:
-        raise StoreUnavailable(f"partial results: {missing.reason} (send allow_partial to accept them)")
-    return response, missing
 
 
 def _hit_cosine(hit: dict[str, Any]) -> float:
@@ -212,6 +182,7 @@ class Retriever:
             ranking = self.ranking if plan.source == "auto" else self.ranking.for_explicit_z()
         t_search0 = time.perf_counter()
         candidates, missing = self._search(tenant_id, plan, req.allow_partial)
+        supersede(self.client, self.settings.memories_alias, tenant_id, candidates, drop=not req.include_superseded)
         t_search = time.perf_counter()
 
         self._check_scores(candidates)
@@ -269,6 +240,8 @@ class Retriever:
 
         node_paths = self._node_paths(tenant_id, req)
         filters = queries.scope_filter(tenant_id, node_paths, req.since, req.until, exclude)
+        if not req.include_superseded:
+            filters.append(queries.still_valid())
 
         k = fetch_size(req.limit, req.tiered, self.settings)
         terms = query_terms(intent.lexical_query)
@@ -484,5 +457,7 @@ class Retriever:
                 source=src.get("source"),
                 conversation_id=src.get("conversation_id"),
                 extra=meta if isinstance(meta, dict) else None,
+                superseded_by=src.get("superseded_by"),
+                valid_until=src.get("valid_until"),
             ),
         )

@@ -35,6 +35,18 @@ def scope_filter(
     return clauses
 
 
+def still_valid() -> dict[str, Any]:
+    """Memories without a ``valid_until``, or whose ``valid_until`` is still ahead."""
+    no_end = {"bool": {"must_not": [{"exists": {"field": "valid_until"}}]}}
+    return {"bool": {"should": [no_end, {"range": {"valid_until": {"gt": "now"}}}], "minimum_should_match": 1}}
+
+
+def superseding(tenant_id: str, memory_ids: Sequence[str]) -> dict[str, Any]:
+    """The tenant's memories that supersede any of ``memory_ids``."""
+    filters = [{"term": {"tenant_id": tenant_id}}, {"terms": {"supersedes": list(memory_ids)}}]
+    return {"query": {"bool": {"filter": filters}}, "size": 1000, "_source": ["memory_id", "supersedes"]}
+
+
 def knn_query(
     vector: Sequence[float], k: int, filters: list[dict[str, Any]], ef_search: int | None = None
 ) -> dict[str, Any]:
@@ -98,6 +110,7 @@ RESULT_FIELDS = [
     "source",
     "conversation_id",
     "metadata",
+    "valid_until",
 ]
 
 

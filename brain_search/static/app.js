@@ -102,6 +102,7 @@ function recallBody() {
     limit: Math.max(1, Math.min(100, Number(ui.limit.value) || 10)),
     tiered: currentView() === "tiered",
   };
+  if ($("superseded").checked) body.include_superseded = true;
   if (!ui.auto.checked) body.z_value = Number(ui.slider.value);
   if (state.picked.length) {
     body.nodes = [...state.picked];
@@ -214,6 +215,14 @@ function card(r) {
   el.querySelector(".kind").textContent = r.match_kind ? `${r.match_kind} · match ${(s.match ?? 0).toFixed(2)}` : "";
   el.dataset.kind = r.match_kind || "";
   el.querySelector(".content").textContent = r.content;
+  const m = r.metadata || {};
+  const expired = m.valid_until && new Date(m.valid_until) < new Date();
+  if (m.superseded_by || expired) {
+    const badge = el.querySelector(".superseded");
+    badge.hidden = false;
+    badge.textContent = m.superseded_by ? `superseded by ${m.superseded_by}` : "no longer valid";
+    el.classList.add("is-superseded");
+  }
   el.querySelector(".marker").style.left = `${(s.z_position * 100).toFixed(1)}%`;
   el.querySelector(".zval").textContent = s.z_position.toFixed(2);
   for (const [cls, v] of [["lexical", s.lexical], ["semantic", s.semantic]]) {
@@ -238,6 +247,7 @@ $("search-form").addEventListener("submit", (ev) => { ev.preventDefault(); searc
 $("node-add").addEventListener("click", addNode);
 ui.nodeInput.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); addNode(); } });
 ui.auto.addEventListener("change", () => { syncSlider(); rerun(); });
+$("superseded").addEventListener("change", () => rerun());
 ui.slider.addEventListener("input", syncSlider);
 ui.slider.addEventListener("change", rerun);
 ui.expand.addEventListener("change", () => { if (state.picked.length) rerun(); });

@@ -44,6 +44,8 @@ def build_memory_doc(
     conversation_id: str | None = None,
     metadata: dict[str, Any] | None = None,
     ingested_at: datetime | None = None,
+    supersedes: Sequence[str] | None = None,
+    valid_until: str | None = None,
 ) -> dict[str, Any]:
     ts = timestamp.isoformat() if isinstance(timestamp, datetime) else timestamp
     doc: dict[str, Any] = {
@@ -62,6 +64,8 @@ def build_memory_doc(
         "source": source,
         "conversation_id": conversation_id,
         "metadata": metadata or None,
+        "supersedes": list(supersedes) if supersedes else None,
+        "valid_until": valid_until,
     }
     doc.update({k: v for k, v in optional.items() if v is not None})
     return doc

@@ -1,0 +1,59 @@
+"""Superseded and expired memories in recall, on the real stack (embedded mode)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.integration.ingest_support import wait_task
+
+pytestmark = pytest.mark.integration
+
+
+def _ids(api: Any, headers: dict[str, str], query: str, **extra: Any) -> dict[str, dict[str, Any]]:
+    r = api.post("/v1/recall", json={"query": query, "limit": 20, **extra}, headers=headers)
+    assert r.status_code == 200, r.text
+    return {m["id"]: m["metadata"] for m in r.json()["results"]}
+
+
+def test_superseded_and_expired_memories_leave_recall_and_come_back(api, make_tenant) -> None:
+    acme = make_tenant("acme")
+    memories = [
+        {"content": "the launch is in March", "memory_id": "a1", "timestamp": "2026-01-10T09:00:00Z"},
+        {
+            "content": "the launch moved to May",
+            "memory_id": "b1",
+            "supersedes": ["a1"],
+            "timestamp": "2026-02-01T09:00:00Z",
+        },
+        {"content": "the offsite is in Lisbon", "memory_id": "c1", "valid_until": "2026-01-31T00:00:00Z"},
+        {"content": "the offsite budget is 20k", "memory_id": "d1"},
+    ]
+    r = api.post("/v1/memories", json={"memories": memories, "refresh": True}, headers=acme)
+    assert r.status_code == 202, r.text
+    wait_task(api, acme, r.json()["task_id"])
+
+    launch = _ids(api, acme, "when is the launch")
+    assert "b1" in launch and "a1" not in launch
+    both = _ids(api, acme, "when is the launch", include_superseded=True)
+    assert both["a1"]["superseded_by"] == "b1" and both["b1"]["superseded_by"] is None
+    offsite = _ids(api, acme, "the offsite")
+    assert "d1" in offsite and "c1" not in offsite  # valid_until has passed
+    assert _ids(api, acme, "the offsite", include_superseded=True)["c1"]["valid_until"].startswith("2026-01-31")
+    got = api.get("/v1/memories/b1", headers=acme).json()
+    assert got["supersedes"] == ["a1"]
+
+    # the newer one deleted: the older is back
+    assert api.delete("/v1/memories/b1", headers=acme).status_code == 204
+    assert "a1" in _ids(api, acme, "when is the launch")
+
+    # contradictions are a 422 naming the field, nothing queued
+    self_ref = api.post("/v1/memories", json={"content": "x", "memory_id": "s1", "supersedes": ["s1"]}, headers=acme)
+    assert self_ref.status_code == 422 and self_ref.json()["detail"][0]["loc"][-1] == "supersedes"
+    early = api.post(
+        "/v1/memories",
+        json={"content": "x", "timestamp": "2026-03-01T00:00:00Z", "valid_until": "2026-02-01T00:00:00Z"},
+        headers=acme,
+    )
+    assert early.status_code == 422 and early.json()["detail"][0]["loc"][-1] == "valid_until"
