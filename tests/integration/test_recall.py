@@ -163,7 +163,8 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
 
     plan = retriever.plan("alice", req)
     intent = plan.intent
-    cands = retriever._search("alice", plan)
+    cands, partial = retriever._search("alice", plan)
+    assert partial is None
     assert 1 <= len(cands) <= 2
     for c in cands.values():
         ref = client.search(
