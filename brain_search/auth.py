@@ -110,6 +110,17 @@ class KeyStore:
         )
         return [h["_source"] for h in r["hits"]["hits"]]
 
+    def forget_tenant_keys(self, tenant_id: str) -> int:
+        """Delete every key of the tenant (the erase); cached lookups of them end at once."""
+        r = self.client.delete_by_query(
+            index=self.keys_index,
+            body={"query": {"term": {"tenant_id": tenant_id}}},
+            params={"refresh": "true", "conflicts": "proceed"},
+        )
+        with self._lock:
+            self._cache = {k: v for k, v in self._cache.items() if v[0] != tenant_id}
+        return int(r.get("deleted", 0))
+
     def revoke_key(self, key_id: str) -> None:
         r = self.client.search(index=self.keys_index, body={"query": {"term": {"key_id": key_id}}, "size": 1})
         hits = r["hits"]["hits"]

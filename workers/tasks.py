@@ -21,6 +21,7 @@ from brain_search.ingest.broker import INGEST_TASK, attempt_budget_s
 from brain_search.ingest.bulk import ItemOutcome
 from brain_search.ingest.execute import Done, RetryLater, retry_after_error, run_attempt, task_countdown
 from brain_search.ingest.models import IngestJob, MemoryItem
+from brain_search.ingest.task_records import RecordMissing
 
 if TYPE_CHECKING:
     from workers.app import BrainCelery
@@ -54,6 +55,9 @@ def _attempt(job: IngestJob, runtime: WorkerRuntime, settings: Settings) -> Done
         runtime.drain_spool()
         try:
             deliveries = runtime.records.running(job)
+        except RecordMissing as exc:  # expired, or the tenant was erased: nothing of it may be written
+            log.warning("task %s: %s; skipped", job.task_id, exc)
+            raise TaskEnded(str(exc)) from exc
         except StoreUnavailable as exc:  # the attempt meets the outage itself, with its own retries
             log.warning("task %s: start not recorded: %s", job.task_id, exc)
             deliveries = 1
@@ -66,6 +70,8 @@ def _attempt(job: IngestJob, runtime: WorkerRuntime, settings: Settings) -> Done
         if isinstance(step, Done):
             runtime.records.succeeded(job.task_id, step.result)  # a failed write retries the (idempotent) job
         return step
+    except TaskEnded:
+        raise
     except Poison as exc:
         _give_up(runtime, job, str(exc))
         raise TaskEnded(str(exc)) from exc

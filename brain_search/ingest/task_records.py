@@ -25,6 +25,10 @@ from brain_search.store.indices import IndexNames
 UNFINISHED = (TaskState.queued, TaskState.running, TaskState.retrying)
 
 
+class RecordMissing(StoreUnavailable):
+    """The task's record is gone: expired, or its tenant was erased. Its job must not run."""
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -51,7 +55,7 @@ class TaskRecords:
             else:
                 self.client.index(index=self.index, id=task_id, body=doc)
         except NotFoundError as exc:  # a partial write to a record that is gone (expired, or its index deleted)
-            raise StoreUnavailable(f"task record {task_id} is missing: {exc}") from exc
+            raise RecordMissing(f"task record {task_id} is missing: {exc}") from exc
         except (TransportError, OSError) as exc:
             raise StoreUnavailable(f"the task record of {task_id} was not stored: {exc}") from exc
 
@@ -150,7 +154,7 @@ class TaskRecords:
                 params={"retry_on_conflict": 5, "_source": "deliveries"},
             )
         except NotFoundError as exc:
-            raise StoreUnavailable(f"task record {job.task_id} is missing: {exc}") from exc
+            raise RecordMissing(f"task record {job.task_id} is missing: {exc}") from exc
         except (TransportError, OSError) as exc:
             raise StoreUnavailable(f"the task record of {job.task_id} was not stored: {exc}") from exc
         return int(((r.get("get") or {}).get("_source") or {}).get("deliveries") or 1)

@@ -85,3 +85,47 @@ def test_forget_a_conversation_then_everything(api, make_tenant, client, stack_s
     assert everything["state"] == "succeeded" and everything["memories"] == 30
     assert memory_ids(client, stack_settings, "acme") == []
     assert len(memory_ids(client, stack_settings, "other")) == 1
+
+
+def test_erasing_a_tenant_leaves_nothing_of_it_in_any_index(api, make_tenant, client, stack_settings) -> None:
+    from brain_search.erase import count_everywhere
+    from tests.conftest import ADMIN_KEY
+
+    acme, other = make_tenant("acme"), make_tenant("other")
+    state = api.app.state.brain
+    state.graph.create("acme", "Work/Launch")
+    r = api.post(
+        "/v1/memories",
+        json={
+            "memories": [
+                {"content": "launch notes " * 150, "memory_id": "doc", "node_id": "Work/Launch"},
+                {"content": "the launch is in March", "memory_id": "m1"},
+                {"content": "to be deleted", "memory_id": "m2"},
+            ],
+            "chunk": True,
+            "refresh": True,
+        },
+        headers=acme,
+    )
+    wait_task(api, acme, r.json()["task_id"])
+    put = api.put("/v1/memories/m1", json={"content": "the launch moved to May", "refresh": True}, headers=acme)
+    wait_task(api, acme, put.json()["task_id"])  # a history entry
+    assert api.delete("/v1/memories/m2", headers=acme).status_code == 204  # a tombstone
+    item = MemoryItem(memory_id="bad", content="x")
+    state.ingest.dead_letters.add("acme", "t0", [(item, ItemOutcome("bad", False, reason="r"))], 1)
+    forgot = api.post("/v1/forget", json={"source": "nothing-matches"}, headers=acme).json()
+    _wait_forget(api, acme, forgot["task_id"])  # a forget task record
+    r = api.post("/v1/memories", json={"content": "other's", "refresh": True}, headers=other)
+    wait_task(api, other, r.json()["task_id"])
+    before = count_everywhere(client, stack_settings, "acme")
+    assert sum(before.values()) > 10, before
+
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    erased = api.delete("/v1/admin/tenants/acme", headers=admin)
+    assert erased.status_code == 200, erased.text
+    after = count_everywhere(client, stack_settings, "acme")
+    assert all(n == 0 for n in after.values()), after  # every index of the prefix, counted
+    assert api.post("/v1/recall", json={"query": "launch"}, headers=acme).status_code == 401  # its key is gone
+    assert api.delete("/v1/admin/tenants/acme", headers=admin).status_code == 404
+    assert sum(count_everywhere(client, stack_settings, "other").values()) >= 3  # tenant, key, memory, task
+    assert api.post("/v1/recall", json={"query": "other"}, headers=other).status_code == 200

@@ -8,6 +8,7 @@ from fastapi import APIRouter, status
 from pydantic import BaseModel, Field
 
 from brain_search.api.deps import AdminDep, StateDep
+from brain_search.erase import erase_tenant
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -41,6 +42,13 @@ def create_tenant(body: TenantIn, state: StateDep, _: AdminDep) -> TenantOut:
 @router.get("/tenants")
 def list_tenants(state: StateDep, _: AdminDep) -> list[TenantOut]:
     return [TenantOut(**t) for t in state.keys.list_tenants()]
+
+
+@router.delete("/tenants/{tenant_id}")
+def erase(tenant_id: str, state: StateDep, _: AdminDep) -> dict[str, int]:
+    """Erase a tenant: its keys, memories (with tombstones, history, dead letters), nodes and
+    tasks, in every index; documents deleted per index. A second pass runs after the task limit."""
+    return erase_tenant(state.client, state.settings, state.keys, tenant_id)
 
 
 @router.post("/tenants/{tenant_id}/keys", status_code=status.HTTP_201_CREATED)
