@@ -157,3 +157,41 @@ def export(
             fh.close()
     if out != "-":
         console.print(f"{written} memories written to {out}")
+
+
+def forget(
+    conversation: str = typer.Option(None, "--conversation", help="every memory of this conversation"),
+    node: str = typer.Option(None, "--node", help="every memory under this node (id or label path)"),
+    source: str = typer.Option(None, "--source"),
+    since: str = typer.Option(None, "--since", help="ISO 8601"),
+    until: str = typer.Option(None, "--until", help="ISO 8601"),
+    everything: bool = typer.Option(False, "--all", help="required to forget every memory of the tenant"),
+    wait: bool = typer.Option(True, help="wait for the task and print its counts"),
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Forget every memory matching the filters (with their pieces, history and dead letters)."""
+    api = Api(url, key)
+    body: dict[str, Any] = {
+        "conversation_id": conversation,
+        "node": node,
+        "source": source,
+        "since": since,
+        "until": until,
+        "all": everything or None,
+    }
+    status = api.call("POST", "/v1/forget", json={k: v for k, v in body.items() if v is not None})
+    while wait and status["state"] == "running":
+        time.sleep(0.3)
+        status = api.call("GET", f"/v1/forget/{status['task_id']}")
+    if as_json:
+        typer.echo(json.dumps(status, indent=2))
+        return
+    counts = ", ".join(
+        f"{status[k]} {k.replace('_', ' ')}" for k in ("memories", "history", "dead_letters", "task_records")
+    )
+    console.print(f"{status['task_id']}: {status['state']} ({counts})", highlight=False)
+    if status["state"] == "failed":
+        console.print(f"[bold red]error:[/bold red] {status.get('error')}")
+        raise typer.Exit(1)

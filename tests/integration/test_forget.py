@@ -129,3 +129,24 @@ def test_erasing_a_tenant_leaves_nothing_of_it_in_any_index(api, make_tenant, cl
     assert api.delete("/v1/admin/tenants/acme", headers=admin).status_code == 404
     assert sum(count_everywhere(client, stack_settings, "other").values()) >= 3  # tenant, key, memory, task
     assert api.post("/v1/recall", json={"query": "other"}, headers=other).status_code == 200
+
+
+def test_cli_forget(live_api, api, make_tenant, client, stack_settings) -> None:
+    from typer.testing import CliRunner
+
+    from brain_search.cli import app
+
+    acme = make_tenant("acme")
+    batch = [
+        {"content": f"turn {i}", "memory_id": f"k{i}", "conversation_id": "c9" if i < 3 else "c8"} for i in range(5)
+    ]
+    wait_task(
+        api, acme, api.post("/v1/memories", json={"memories": batch, "refresh": True}, headers=acme).json()["task_id"]
+    )
+    env = {"BRAIN_API_URL": live_api, "BRAIN_API_KEY": acme["Authorization"].removeprefix("Bearer ")}
+    runner = CliRunner()
+    guard = runner.invoke(app, ["forget"], env=env)
+    assert guard.exit_code == 1 and "all" in guard.output, guard.output
+    done = runner.invoke(app, ["forget", "--conversation", "c9"], env=env)
+    assert done.exit_code == 0 and "succeeded (3 memories" in done.output, done.output
+    assert sorted(memory_ids(client, stack_settings, "acme")) == ["k3", "k4"]
