@@ -16,11 +16,10 @@ from typing import Any
 
 import redis
 
-from brain_search.errors import StoreUnavailable
 from brain_search.ingest.bulk import ItemOutcome
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.models import MemoryItem
-from brain_search.ingest.task_records import TaskRecords
+from brain_search.ingest.task_records import RecordMissing, TaskRecords
 
 log = logging.getLogger(__name__)
 DRAIN_BATCH = 100
@@ -69,10 +68,8 @@ class Spool:
             try:
                 dead_letters.add(entry["tenant_id"], entry["task_id"], failures, entry["attempts"])
                 records.failed(entry["task_id"], entry["error"], failed=len(failures))
-            except StoreUnavailable as exc:
-                if "is missing" not in str(exc):  # a record that expired is no reason to keep the entry
-                    log.warning("spool: %d entries wait for OpenSearch: %s", len(self), exc)
-                    break
+            except RecordMissing:
+                pass  # a record that expired (or a tenant erased) is no reason to keep the entry
             except Exception as exc:
                 log.warning("spool: %d entries wait for OpenSearch: %s", len(self), exc)
                 break

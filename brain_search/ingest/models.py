@@ -12,6 +12,13 @@ MEMORY_ID_PATTERN = r"^[^\s\x00-\x1f\x7f]{1,256}$"
 OPTION_FIELDS = ("chunk", "refresh", "create_nodes")
 
 
+def content_not_blank(v: str) -> str:
+    """``content`` of a write: some non-whitespace text."""
+    if not v.strip():
+        raise ValueError("content must contain non-whitespace text")
+    return v
+
+
 class MemoryIn(BaseModel):
     """One memory as a client sends it."""
 
@@ -33,12 +40,7 @@ class MemoryIn(BaseModel):
     )
     valid_until: datetime | None = Field(None, description="after this time recall leaves the memory out")
 
-    @field_validator("content")
-    @classmethod
-    def _content_not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("content must contain non-whitespace text")
-        return v
+    _content_not_blank = field_validator("content")(content_not_blank)
 
 
 class IngestOptions(BaseModel):
@@ -234,12 +236,7 @@ class MemoryReplace(BaseModel):
     refresh: bool = False
     create_nodes: bool = False
 
-    @field_validator("content")
-    @classmethod
-    def _content_not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("content must contain non-whitespace text")
-        return v
+    _content_not_blank = field_validator("content")(content_not_blank)
 
 
 class MemoryPatch(BaseModel):
