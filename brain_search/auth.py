@@ -28,6 +28,19 @@ from brain_search.store.indices import IndexNames
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 KEY_CHARS = re.compile(r"[!-~]{1,256}")
 KEY_PREFIX = "bsk_"
+ERASING_FIELD = "erasing"  # a tenants-index doc with this field marks an erase still under way
+
+
+class TenantErasing(Conflict):
+    """The tenant id is being erased: a task that was running may still write until ``due``."""
+
+    def __init__(self, tenant_id: str, due: datetime) -> None:
+        super().__init__(
+            f"tenant {tenant_id!r} is being erased; its id can be used again after {due.isoformat()}",
+            tenant_id=tenant_id,
+            due=due.isoformat(),
+        )
+        self.due = due
 
 
 def hash_key(key: str) -> str:
@@ -72,17 +85,30 @@ class KeyStore:
         try:
             self.client.create(index=self.tenants_index, id=tenant_id, body=doc, params={"refresh": "true"})
         except ConflictError:
+            marker = self.erase_marker(tenant_id)
+            if marker is not None:
+                raise TenantErasing(tenant_id, datetime.fromisoformat(marker["second_pass_at"])) from None
             raise Conflict(f"tenant {tenant_id!r} already exists") from None
         return doc
 
+    def erase_marker(self, tenant_id: str) -> dict[str, Any] | None:
+        """The erase marker that stands in for the tenant's record while its erase is under way."""
+        r = self.client.get(index=self.tenants_index, id=tenant_id, ignore=[404])
+        src = r.get("_source") if r.get("found") else None
+        return src if src and ERASING_FIELD in src else None
+
     def get_tenant(self, tenant_id: str) -> dict[str, Any]:
         try:
-            return self.client.get(index=self.tenants_index, id=tenant_id)["_source"]
+            src: dict[str, Any] = self.client.get(index=self.tenants_index, id=tenant_id)["_source"]
         except NotFoundError:
             raise NotFound("tenant", tenant_id) from None
+        if ERASING_FIELD in src:
+            raise NotFound("tenant", tenant_id)
+        return src
 
     def list_tenants(self) -> list[dict[str, Any]]:
-        r = self.client.search(index=self.tenants_index, body={"size": 1000, "sort": [{"tenant_id": "asc"}]})
+        body = {"size": 1000, "query": {"exists": {"field": "tenant_id"}}, "sort": [{"tenant_id": "asc"}]}
+        r = self.client.search(index=self.tenants_index, body=body)
         return [h["_source"] for h in r["hits"]["hits"]]
 
     # ---------------------------------------------------------------- keys

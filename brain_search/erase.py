@@ -4,19 +4,27 @@ Order matters: its keys and its tenant record go first (nothing new is accepted)
 records (a queued job whose record is gone is skipped by the workers: ``RecordMissing``), then
 every document that carries its id in every index of the prefix (memories, their tombstones,
 history, dead letters, nodes, node and forget tasks). A task a worker was already running may
-still write after the first pass, so the erase runs a second pass after the task time limit
-(``second_pass_after_s``) in the background; the answer counts the first pass.
+still write after the first pass, so the erase runs a second pass after the task time limit in
+the background; the answer counts the first pass.
+
+Until that second pass has run, an erase marker stands in for the tenant's record: it holds the
+id only (no ``tenant_id`` field, so it is no document *of* the tenant), and creating a tenant of
+that id is refused with a 409 that says when it can be. A marker whose second pass is overdue
+(the API that started it was restarted) is finished by whoever creates the id next. The second
+pass runs only while its own marker stands, so it can never delete a later tenant of the same id.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from opensearchpy import OpenSearch
 
-from brain_search.auth import KeyStore
+from brain_search.auth import ERASING_FIELD, KeyStore
 from brain_search.config import Settings
 from brain_search.ingest.tombstones import TOMBSTONE_FIELD
 from brain_search.store.indices import IndexNames
@@ -66,21 +74,45 @@ def erase_tenant(client: OpenSearch, settings: Settings, keys: KeyStore, tenant_
     """Erase ``tenant_id`` (NotFound if there is no such tenant); returns documents deleted per index."""
     names = IndexNames.of(settings)
     keys.get_tenant(tenant_id)
-    deleted = {names.keys: keys.forget_tenant_keys(tenant_id)}
-    client.delete(index=names.tenants, id=tenant_id, params={"refresh": "true"}, ignore=[404])
-    deleted[names.tenants] = 1
+    wait_s = settings.celery_task_time_limit_s + 30
+    erase_id = secrets.token_hex(8)
+    marker = {
+        ERASING_FIELD: tenant_id,
+        "erase_id": erase_id,
+        "second_pass_at": (datetime.now(UTC) + timedelta(seconds=wait_s)).isoformat(),
+    }
+    client.index(index=names.tenants, id=tenant_id, body=marker, params={"refresh": "true"})  # the record goes
+    deleted = {names.tenants: 1, names.keys: keys.forget_tenant_keys(tenant_id)}
     for index, n in _pass(client, names, tenant_id).items():
         deleted[index] = deleted.get(index, 0) + n
 
     def second_pass() -> None:
         try:
-            left = _pass(client, names, tenant_id)
-            if any(left.values()):
-                log.warning("erase %s: the second pass deleted %s", tenant_id, left)
+            finish_erase(client, settings, tenant_id, erase_id)
         except Exception:
             log.exception("erase %s: the second pass failed", tenant_id)
 
-    timer = threading.Timer(settings.celery_task_time_limit_s + 30, second_pass)
+    timer = threading.Timer(wait_s, second_pass)
     timer.daemon = True
     timer.start()
     return deleted
+
+
+def finish_erase(client: OpenSearch, settings: Settings, tenant_id: str, erase_id: str | None = None) -> bool:
+    """The erase's second pass, then its marker goes. Runs only while the marker of ``erase_id``
+    (any marker, when None) stands; returns whether it ran."""
+    names = IndexNames.of(settings)
+    r = client.get(index=names.tenants, id=tenant_id, ignore=[404])
+    src = r.get("_source") if r.get("found") else None
+    if not src or ERASING_FIELD not in src or (erase_id is not None and src.get("erase_id") != erase_id):
+        return False
+    left = _pass(client, names, tenant_id)
+    if any(left.values()):
+        log.warning("erase %s: the second pass deleted %s", tenant_id, left)
+    client.delete(
+        index=names.tenants,
+        id=tenant_id,
+        params={"refresh": "true", "if_seq_no": r["_seq_no"], "if_primary_term": r["_primary_term"]},
+        ignore=[404, 409],
+    )
+    return True

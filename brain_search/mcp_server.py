@@ -41,6 +41,11 @@ RECALL_INPUT_SCHEMA: dict[str, Any] = {
         },
         "limit": {"type": "integer", "default": 10, "description": "Maximum results to return"},
         "tiered": {"type": "boolean", "default": False, "description": "Return results grouped by Z-tier"},
+        "reference_time": {
+            "type": "string",
+            "description": "ISO 8601: what time words in the query ('last week', 'in January') are relative to "
+            "(default now)",
+        },
         "z_formula": {
             "type": "string",
             "enum": ["calibrated", "spec"],

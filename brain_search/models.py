@@ -72,6 +72,14 @@ class RecallRequest(BaseModel):
     expand_related: int = Field(0, ge=0, le=3, description="Also search nodes related to `nodes`, to this depth")
     since: datetime | None = Field(None, description="Only memories at or after this time")
     until: datetime | None = Field(None, description="Only memories at or before this time")
+    reference_time: datetime | None = Field(
+        None, description="what 'last week', 'yesterday', 'in January' are relative to (default: now)"
+    )
+    time_words: bool = Field(
+        True,
+        description="read time words in the query as since/until (they leave the lexical query); "
+        "an explicit since/until wins",
+    )
     z_formula: ZFormula | None = Field(
         None, description="calibrated (default: Z by kind of match) or spec (semantic / (lexical + semantic))"
     )
@@ -139,6 +147,16 @@ class MemoryResult(BaseModel):
     metadata: ResultMetadata
 
 
+class TimeRange(BaseModel):
+    """The time scope a recall searched: from the request's since/until, or from its words."""
+
+    since: datetime | None = None
+    until: datetime | None = None
+    source: str = Field(..., description="request (explicit since/until) | words (read from the query)")
+    words: list[str] = Field(default_factory=list, description="the time words read (they left the lexical query)")
+    reference_time: datetime | None = Field(None, description="what the words were read against")
+
+
 class QueryAnalysis(BaseModel):
     detected_intent: Intent
     target_z: float
@@ -153,6 +171,7 @@ class QueryAnalysis(BaseModel):
     nothing_matched: bool = Field(
         False, description="no memory cleared the relevance floor: the tiers are empty on purpose, not by failure"
     )
+    time_range: TimeRange | None = Field(None, description="the time scope searched (none: all time)")
 
 
 class Tiers(BaseModel):

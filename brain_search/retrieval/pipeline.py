@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -32,6 +32,7 @@ from brain_search.models import (
     ResultMetadata,
     Scores,
     Tiers,
+    TimeRange,
     Timings,
 )
 from brain_search.retrieval import queries
@@ -49,6 +50,7 @@ from brain_search.retrieval.ranking import (
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import supersede
 from brain_search.retrieval.tiers import select
+from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
 
 TIERED_POOL = 50
@@ -74,6 +76,7 @@ class SearchPlan:
     bodies: list[dict[str, Any]]
     intent_ms: float
     embed_ms: float
+    time_range: TimeRange | None = None
 
 
 def _hit_cosine(hit: dict[str, Any]) -> float:
@@ -215,6 +218,7 @@ class Retriever:
                 z_formula=formula,
                 best_match=round(max(ranked.strength, default=0.0), 6),
                 nothing_matched=not any(shown),
+                time_range=plan.time_range,
             ),
             timings=Timings(
                 intent_ms=plan.intent_ms,
@@ -236,10 +240,15 @@ class Retriever:
         t_embed = time.perf_counter()
         detected = self.detector.analyze(req.query, vector)
         intent, source = apply_overrides(detected, req.focus, req.z_value)
+        when = time_scope(req.query, intent.phrases, req.since, req.until, req.reference_time, req.time_words)
+        if when is not None and when.words:  # no memory says "last week" of its own day
+            intent = replace(intent, lexical_query=without_words(intent.lexical_query, tuple(when.words)))
         t_intent = time.perf_counter()
 
         node_paths = self._node_paths(tenant_id, req)
-        filters = queries.scope_filter(tenant_id, node_paths, req.since, req.until, exclude)
+        since, until = (when.since, when.until) if when else (None, None)
+        from_words = when is not None and when.source == "words"
+        filters = queries.scope_filter(tenant_id, node_paths, since, until, exclude, keep_untimed=from_words)
         if not req.include_superseded:
             filters.append(queries.still_valid())
 
@@ -268,6 +277,7 @@ class Retriever:
             bodies=bodies,
             intent_ms=(t_intent - t_embed) * 1000.0,
             embed_ms=(t_embed - t0) * 1000.0,
+            time_range=when,
         )
 
     def candidates(self, tenant_id: str, req: RecallRequest) -> tuple[SearchPlan, list[Candidate]]:

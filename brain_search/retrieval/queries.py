@@ -13,8 +13,12 @@ def scope_filter(
     since: datetime | str | None = None,
     until: datetime | str | None = None,
     exclude_memories: Sequence[str] = (),
+    keep_untimed: bool = False,
 ) -> list[dict[str, Any]]:
     """Filter clauses shared by every sub-search: the tenant, X-axis node subtrees, time range.
+
+    ``keep_untimed``: memories without a timestamp pass the time range too (a range read from
+    the query's words: nothing says when those were said, so they are not ruled out).
 
     ``node_paths`` match their whole subtree: ``node_path`` is indexed with a path-hierarchy
     tokenizer, so ``aiConnected/Brain`` matches ``aiConnected/Brain/Architecture`` but not
@@ -29,7 +33,11 @@ def scope_filter(
             rng["gte"] = since.isoformat() if isinstance(since, datetime) else since
         if until is not None:
             rng["lte"] = until.isoformat() if isinstance(until, datetime) else until
-        clauses.append({"range": {"timestamp": rng}})
+        in_range: dict[str, Any] = {"range": {"timestamp": rng}}
+        if keep_untimed:
+            untimed = {"bool": {"must_not": [{"exists": {"field": "timestamp"}}]}}
+            in_range = {"bool": {"should": [in_range, untimed], "minimum_should_match": 1}}
+        clauses.append(in_range)
     if exclude_memories:
         clauses.append({"bool": {"must_not": [{"terms": {"memory_id": list(exclude_memories)}}]}})
     return clauses

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 TENANTS: dict[str, Any] = {
-    "properties": {"tenant_id": {"type": "keyword"}, "name": {"type": "keyword"}, "created_at": {"type": "date"}}
+    "properties": {
+        "tenant_id": {"type": "keyword"},
+        "name": {"type": "keyword"},
+        "created_at": {"type": "date"},
+        # the erase marker (erase.py): the id being erased, its token and when the second pass runs
+        "erasing": {"type": "keyword"},
+        "erase_id": {"type": "keyword"},
+        "second_pass_at": {"type": "date"},
+    }
 }
 KEYS: dict[str, Any] = {
     "properties": {

@@ -29,6 +29,7 @@ from tests.integration.ingest_support import (
     wait_celery_tasks,
     wait_task,
 )
+from tests.integration.signals import stop, stop_group
 
 pytestmark = [pytest.mark.integration]
 
@@ -39,7 +40,7 @@ LONG = " ".join(f"Sentence {i} of the long design document about the memory serv
 def paused(worker: WorkerProcess) -> Iterator[None]:
     """SIGSTOP the worker's whole process group (main process and pool), SIGCONT on exit."""
     assert worker.proc is not None
-    os.killpg(worker.proc.pid, signal.SIGSTOP)
+    stop_group(worker.proc.pid)
     try:
         yield
     finally:
@@ -297,7 +298,7 @@ def test_a_stopped_redis_costs_a_write_one_socket_timeout_and_loses_nothing(
             r = worker_api.post("/v1/memories", json={"content": f"during the stop {m}", "memory_id": m}, headers=acme)
             result[m] = {"status": r.status_code, "body": r.json(), "seconds": time.monotonic() - t0}
 
-    os.kill(pid, signal.SIGSTOP)
+    stop(pid)
     try:
         thread = threading.Thread(target=write, daemon=True)
         thread.start()

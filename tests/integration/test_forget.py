@@ -88,7 +88,8 @@ def test_forget_a_conversation_then_everything(api, make_tenant, client, stack_s
 
 
 def test_erasing_a_tenant_leaves_nothing_of_it_in_any_index(api, make_tenant, client, stack_settings) -> None:
-    from brain_search.erase import count_everywhere
+    from brain_search.erase import count_everywhere, finish_erase
+    from brain_search.store.indices import IndexNames
     from tests.conftest import ADMIN_KEY
 
     acme, other = make_tenant("acme"), make_tenant("other")
@@ -129,6 +130,23 @@ def test_erasing_a_tenant_leaves_nothing_of_it_in_any_index(api, make_tenant, cl
     assert api.delete("/v1/admin/tenants/acme", headers=admin).status_code == 404
     assert sum(count_everywhere(client, stack_settings, "other").values()) >= 3  # tenant, key, memory, task
     assert api.post("/v1/recall", json={"query": "other"}, headers=other).status_code == 200
+
+    # the id stays taken until the second pass (a running task may still write); then it is free
+    again = api.post("/v1/admin/tenants", json={"tenant_id": "acme"}, headers=admin)
+    assert again.status_code == 409 and "being erased" in again.text, again.text
+    tenants = IndexNames.of(stack_settings).tenants
+    overdue = {"doc": {"second_pass_at": "2000-01-01T00:00:00+00:00"}}  # as if its API had restarted
+    client.update(index=tenants, id="acme", body=overdue, params={"refresh": "true"})
+    assert api.post("/v1/admin/tenants", json={"tenant_id": "acme"}, headers=admin).status_code == 201
+    reborn = {
+        "Authorization": f"Bearer {api.post('/v1/admin/tenants/acme/keys', json={}, headers=admin).json()['key']}"
+    }
+    r = api.post("/v1/memories", json={"content": "a new acme", "memory_id": "n1", "refresh": True}, headers=reborn)
+    wait_task(api, reborn, r.json()["task_id"])
+    # the first erase's timer, when it fires, finds no marker of its own and deletes nothing
+    marker_id = "the-first-erase"
+    assert finish_erase(client, stack_settings, "acme", marker_id) is False
+    assert api.get("/v1/memories/n1", headers=reborn).status_code == 200
 
 
 def test_cli_forget(live_api, api, make_tenant, client, stack_settings) -> None:

@@ -22,6 +22,7 @@ from brain_search.store.indices import install_all
 from brain_search.store.local_node import LocalCluster
 from brain_search.store.templates import delete_indices
 from tests.integration.ingest_support import WorkerProcess, memory_ids, wait_celery_tasks, worker_env
+from tests.integration.signals import stop, stop_group
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -163,7 +164,7 @@ def test_opensearch_sigstopped_15s_during_ingestion(settings, redis_url, own_nod
         while queue.status("acme", jobs[0].task_id).state.value != "succeeded":
             assert time.monotonic() < deadline, worker.log()[-3000:]
             time.sleep(0.2)
-        os.kill(pid, signal.SIGSTOP)
+        stop(pid)
         try:
             t0 = time.monotonic()
             with pytest.raises(StoreUnavailable):
@@ -223,7 +224,7 @@ def test_an_outage_longer_than_the_retry_budget_ends_in_dead_letters(
     )
     try:
         worker.start()
-        os.killpg(worker.proc.pid, signal.SIGSTOP)  # type: ignore[union-attr]
+        stop_group(worker.proc.pid)  # type: ignore[union-attr]
         queue.submit(lost)  # accepted (record written) while the engine is up
         own_node.stop_node(own_node.nodes[0])
         os.killpg(worker.proc.pid, signal.SIGCONT)  # type: ignore[union-attr]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from fastapi import APIRouter, status
 from pydantic import BaseModel, Field
 
 from brain_search.api.deps import AdminDep, StateDep
-from brain_search.erase import erase_tenant
+from brain_search.auth import TenantErasing
+from brain_search.erase import erase_tenant, finish_erase
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -36,7 +37,14 @@ class KeyOut(BaseModel):
 
 @router.post("/tenants", status_code=status.HTTP_201_CREATED)
 def create_tenant(body: TenantIn, state: StateDep, _: AdminDep) -> TenantOut:
-    return TenantOut(**state.keys.create_tenant(body.tenant_id, body.name))
+    """409 for an existing id, and for one still being erased (until its erase's second pass)."""
+    try:
+        return TenantOut(**state.keys.create_tenant(body.tenant_id, body.name))
+    except TenantErasing as erasing:
+        if erasing.due > datetime.now(UTC):
+            raise
+        finish_erase(state.client, state.settings, body.tenant_id)  # overdue: its API was restarted
+        return TenantOut(**state.keys.create_tenant(body.tenant_id, body.name))
 
 
 @router.get("/tenants")

@@ -12,6 +12,7 @@ instead (the baselines keep fp32), which is how the int8 model's cost in quality
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from opensearchpy import OpenSearch
 
@@ -33,9 +34,19 @@ class BrainSystem:
     focus: Focus = Focus.auto
     detected: dict[str, str] = field(default_factory=dict)
     """query → the intent tier the pipeline reported (for the per-tier A/B table)."""
+    reference_times: dict[str, datetime] = field(default_factory=dict)
+    """tenant → what its queries' time words are read against (LoCoMo: the last session's date)"""
+    time_words: bool = True
 
     def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
-        req = RecallRequest(query=query, limit=limit, z_value=self.z_value, focus=self.focus)
+        req = RecallRequest(
+            query=query,
+            limit=limit,
+            z_value=self.z_value,
+            focus=self.focus,
+            reference_time=self.reference_times.get(tenant_id),
+            time_words=self.time_words and tenant_id in self.reference_times,
+        )
         # the learned ranking for both, so Z-naive differs from Z-aware only by its target
         resp = self.retriever.recall(tenant_id, req, ranking=self.retriever.ranking)
         self.detected[query] = resp.query_analysis.detected_intent.value
@@ -48,9 +59,15 @@ def brain_systems(
     embedder: Embedder,
     ranking: RankingParams | None = None,
     query_embedder: Embedder | None = None,
+    reference_times: dict[str, datetime] | None = None,
 ) -> list[BrainSystem]:
     """Z-naive and Z-aware over the index of ``settings`` (one shared retriever); queries are
-    encoded by ``query_embedder`` where given, else by ``embedder``."""
+    encoded by ``query_embedder`` where given, else by ``embedder``. Time words are read only for
+    tenants in ``reference_times`` (data without dates, like SciFact, has no time to scope)."""
     queries = query_embedder or embedder
     retriever = Retriever(client, settings, QueryCache(queries, settings.query_cache_size), ranking=ranking)
-    return [BrainSystem(retriever, Z_NAIVE, z_value=0.5), BrainSystem(retriever, Z_AWARE)]
+    refs = dict(reference_times or {})
+    return [
+        BrainSystem(retriever, Z_NAIVE, z_value=0.5, reference_times=refs),
+        BrainSystem(retriever, Z_AWARE, reference_times=refs),
+    ]

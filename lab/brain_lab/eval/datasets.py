@@ -71,6 +71,8 @@ class Dataset:
     queries: list[EvalQuery]
     counts: Counter[str] = field(default_factory=Counter)
     """What the loader skipped or noticed (malformed evidence ids, ...)."""
+    reference_times: dict[str, datetime] = field(default_factory=dict)
+    """tenant → the time its questions are asked at (LoCoMo: its last session's date)"""
 
     @property
     def n_memories(self) -> int:
@@ -154,6 +156,7 @@ def load_locomo(
     counts: Counter[str] = Counter()
     memories: dict[str, list[Memory]] = {}
     queries: list[EvalQuery] = []
+    reference_times: dict[str, datetime] = {}
     for idx in indices:
         sample = samples[idx]
         tenant = str(sample["sample_id"])
@@ -174,6 +177,9 @@ def load_locomo(
                     )
                 )
         memories[tenant] = mems
+        stamps = [m.timestamp for m in mems if m.timestamp is not None]
+        if stamps:
+            reference_times[tenant] = max(stamps)
         known = {m.memory_id for m in mems}
         for qi, qa in enumerate(sample["qa"]):
             ids, skipped = parse_evidence(qa.get("evidence", []))
@@ -195,7 +201,9 @@ def load_locomo(
                 )
             )
     label = "custom" if conversations is not None else (split or "all")
-    return Dataset(name="locomo", split=label, memories=memories, queries=queries, counts=counts)
+    return Dataset(
+        name="locomo", split=label, memories=memories, queries=queries, counts=counts, reference_times=reference_times
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -91,7 +91,9 @@ def collect(
         queries = [q for q in ds.queries if q.category != ADVERSARIAL]
         bar = progress(f"fit: candidates of {len(queries)} {name} dev queries", len(queries)) if progress else None
         for q in queries:
-            plan, cands = retriever.candidates(q.tenant_id, RecallRequest(query=q.text, limit=LIMITS[name]))
+            plan, cands = retriever.candidates(
+                q.tenant_id, RecallRequest(query=q.text, limit=LIMITS[name], time_words=False)
+            )
             f = Retriever.features(plan.intent, plan.terms, cands)
             out.append(FitQuery(name, q.query_id, q.text, dict(q.relevant), [c.doc_id for c in cands], f))
             if bar:

@@ -196,7 +196,9 @@ class EvalRunner:
         ids = self.split_queries[(name, split)]
         queries = [q for q in ds.queries if q.query_id in ids]
         tenants = {q.tenant_id for q in queries} if name == "locomo" else set(ds.memories)
-        return Dataset(name, split, {t: m for t, m in ds.memories.items() if t in tenants}, queries, ds.counts)
+        memories = {t: m for t, m in ds.memories.items() if t in tenants}
+        refs = {t: r for t, r in ds.reference_times.items() if t in tenants}
+        return Dataset(name, split, memories, queries, ds.counts, refs)
 
     def brain_query_embedder(self) -> Embedder | None:
         """The API's int8 query encoder under ``--query-int8`` (the Brain systems and the intent
@@ -216,7 +218,13 @@ class EvalRunner:
         if self.options.brain:
             from brain_lab.eval.brain_systems import brain_systems
 
-            systems += brain_systems(self.client, s, self.embedder, query_embedder=self.brain_query_embedder())
+            systems += brain_systems(
+                self.client,
+                s,
+                self.embedder,
+                query_embedder=self.brain_query_embedder(),
+                reference_times=self.datasets[name].reference_times,
+            )
         self.systems[name] = systems
         return systems
 

@@ -115,7 +115,7 @@ def evaluate_exact_tier(
 ) -> ExactTierResult:
     result = ExactTierResult(split=split)
     for q in queries:
-        resp = recall(q.phrase.tenant_id, RecallRequest(query=q.query, tiered=True, limit=limit), ())
+        resp = recall(q.phrase.tenant_id, RecallRequest(query=q.query, tiered=True, limit=limit, time_words=False), ())
         exact = tier_lists(resp)["exact_matches"]
         ok = any(r.id == q.phrase.memory_id for r in exact)
         result.queries.append(q)
@@ -164,7 +164,7 @@ def evaluate_tier_spread(
 ) -> TierSpreadResult:
     result = TierSpreadResult(split=split)
     for q in queries:
-        resp = recall(q.tenant_id, RecallRequest(query=q.text, tiered=True, limit=limit), ())
+        resp = recall(q.tenant_id, RecallRequest(query=q.text, tiered=True, limit=limit, time_words=False), ())
         result.n_queries += 1
         for name, items in tier_lists(resp).items():
             result.shown[name] += len(items)
@@ -245,7 +245,7 @@ def evaluate_nothing_matched(
 ) -> NothingMatchedResult:
     result = NothingMatchedResult(split=split)
     for q in queries:
-        req = RecallRequest(query=q.text, tiered=True, limit=limit)
+        req = RecallRequest(query=q.text, tiered=True, limit=limit, time_words=False)
         full = recall(q.tenant_id, req, ())
         gone = recall(q.tenant_id, req, list(q.relevant))
         result.present.append(signal_of(full))

@@ -77,7 +77,7 @@ def labelled_z(
     content = locomo.content_by_id()
 
     def candidates(tenant: str, query: str) -> dict[str, float]:
-        resp = retriever.recall(tenant, RecallRequest(query=query, limit=100, z_formula=formula))
+        resp = retriever.recall(tenant, RecallRequest(query=query, limit=100, z_formula=formula, time_words=False))
         return {r.id: r.scores.z_position for r in resp.results}
 
     for tenant, query, holder in phrases:
@@ -192,7 +192,7 @@ def _present_vs(
 
     res = NothingMatchedResult(split=split)
     for a, b in zip(own, other, strict=True):
-        req = RecallRequest(query=a.text, tiered=True, limit=10)
+        req = RecallRequest(query=a.text, tiered=True, limit=10, time_words=False)
         ra, rb = recall(a.tenant_id, req, ()), recall(b.tenant_id, req, ())
         res.present.append(signal_of(ra))
         res.removed.append(signal_of(rb))

@@ -1,0 +1,220 @@
+"""Time in words: "last week", "yesterday", "in January", "since March 3", "two days ago".
+
+``find(query, reference_time)`` reads the query's time expressions relative to the reference
+time and returns the since/until they mean, with the words that said it (they leave the
+lexical query: no memory says "last week" about the day it was written).
+
+Parsing is dateparser's (``search_dates`` finds the expressions, ``DateDataParser`` tells their
+period: day, week, month or year). It is kept up to date, knows relative forms ("3 weeks ago",
+"last Monday") and absolute ones ("5/3", "July 2022") in many languages; a hand-made regex table
+would have to learn each of those. Its search is generous ("we", "may", "53%" read as dates), so
+an expression counts only when it holds a time word of ``_TIME_WORD`` or a written date, and the
+month "may" only after a preposition or beside a number.
+
+A period becomes a range: a day, the week (Monday to Sunday) holding the date, the calendar
+month or the year. "since/after/from X" runs from X's start to the reference time, "before X"
+ends at X's start, "until/till/by X" at X's end; "between X and Y" spans both. When the query
+holds absolute dates and relative ones ("the last week of August 2023"), the absolute ones win.
+Nothing here reads the engine: "before the launch" is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from brain_search.models import TimeRange
+
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december|"
+    "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+_TIME_WORD = re.compile(
+    rf"\b(?:{_MONTHS}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"yesterday|today|tonight|tomorrow|ago|week|weeks|weekend|month|months|year|years|"
+    r"fortnight|days?)\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b\d{4}-\d{2}-\d{2}\b|\b(?:19|20)\d{2}\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"\d")
+_BEFORE = ("in", "on", "since", "before", "after", "during", "from", "until", "till", "by", "of", "between", "and")
+_OPENS = ("since", "after")  # X .. reference time ("from January" is January: a period)
+_ENDS_AT_START = ("before",)
+_ENDS_AT_END = ("until", "till", "by")
+_RELATIVE = re.compile(r"\b(?:ago|last|this|next|past|previous|yesterday|today|tonight|tomorrow)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TimeWords:
+    since: datetime | None
+    until: datetime | None
+    words: tuple[str, ...]
+    """the expressions found, as written in the query (prepositions included)"""
+
+
+@dataclass(frozen=True)
+class _Found:
+    text: str  # as written, with its leading preposition when there is one
+    lead: str  # that preposition ("" when none)
+    start: datetime
+    end: datetime
+    relative: bool
+
+
+_parsers: dict[str, Any] = {}
+_lock = threading.Lock()
+
+
+def _dateparser() -> tuple[Any, Any]:
+    """dateparser's search and parser, imported on first use (about 0.1 s, and never at import)."""
+    with _lock:
+        if not _parsers:
+            from dateparser.date import DateDataParser
+            from dateparser.search import search_dates
+
+            _parsers["search"] = search_dates
+            _parsers["parser"] = lambda settings: DateDataParser(languages=["en"], settings=settings)
+    return _parsers["search"], _parsers["parser"]
+
+
+def _settings(reference: datetime) -> dict[str, Any]:
+    return {"RELATIVE_BASE": reference, "PREFER_DATES_FROM": "past", "RETURN_AS_TIMEZONE_AWARE": False}
+
+
+def period_range(day: datetime, period: str) -> tuple[datetime, datetime]:
+    """The [start, end) of the day, week (Monday first), month or year holding ``day`` (pure)."""
+    d = day.replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "week":
+        start = d - timedelta(days=d.weekday())
+        return start, start + timedelta(days=7)
+    if period == "month":
+        start = d.replace(day=1)
+        nxt = start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+        return start, nxt
+    if period == "year":
+        return d.replace(month=1, day=1), d.replace(year=d.year + 1, month=1, day=1)
+    return d, d + timedelta(days=1)
+
+
+def _counts(text: str, lead: str) -> bool:
+    """Whether an expression dateparser found is one a person meant as time."""
+    if not _TIME_WORD.search(text):
+        return False
+    if re.fullmatch(r"(?:in |on |of |from )?(?:the )?may", text.strip(), re.IGNORECASE):
+        # "may" is mostly the verb: a month only after a preposition ("in May"), never alone
+        return bool(lead) or text.strip().lower().startswith(("in ", "on ", "of ", "from "))
+    if re.fullmatch(r"(?:19|20)\d{2}", text.strip()):
+        return bool(lead)  # "in 2022", not "2022 revenue"
+    return True
+
+
+def _lead_of(query: str, pos: int, text: str) -> tuple[str, int]:
+    """The preposition written before the expression (or at its start) and where it begins."""
+    first = text.split(" ", 1)[0].lower()
+    if first in _BEFORE:
+        return first, pos
+    m = re.search(r"(\b[A-Za-z]+)\s+$", query[:pos])
+    if m and m.group(1).lower() in _BEFORE:
+        return m.group(1).lower(), m.start(1)
+    return "", pos
+
+
+def _found(query: str, reference: datetime) -> list[_Found]:
+    search, parser = _dateparser()
+    naive = reference.astimezone(UTC).replace(tzinfo=None)
+    settings = _settings(naive)
+    spans: list[tuple[int, int]] = []  # where each hit stands; neighbours ("March" "2023") merged
+    cursor = 0
+    for text, _ in search(query, languages=["en"], settings=settings) or []:
+        pos = query.find(text, cursor)
+        if pos < 0:
+            continue
+        cursor = pos + len(text)
+        if spans and not query[spans[-1][1] : pos].strip(" ,"):
+            spans[-1] = (spans[-1][0], cursor)
+        else:
+            spans.append((pos, cursor))
+    out: list[_Found] = []
+    for pos, cursor in spans:
+        text = query[pos:cursor]
+        lead, begin = _lead_of(query, pos, text)
+        if not _counts(text, lead):
+            continue
+        words = text.split(" ", 1)
+        core = words[1] if len(words) > 1 and words[0].lower() in _BEFORE else text
+        data = parser(settings).get_date_data(core)
+        if data.date_obj is None:
+            continue
+        when, period = data.date_obj, data.period or "day"
+        start, end = period_range(when, period)
+        out.append(
+            _Found(
+                text=query[begin:cursor],
+                lead=lead,
+                start=start.replace(tzinfo=UTC),
+                end=end.replace(tzinfo=UTC),
+                relative=bool(_RELATIVE.search(text)),
+            )
+        )
+    return out
+
+
+def find(query: str, reference_time: datetime) -> TimeWords | None:
+    """The time range the query's words mean relative to ``reference_time`` (None: no time words)."""
+    ref = reference_time if reference_time.tzinfo else reference_time.replace(tzinfo=UTC)
+    if not _TIME_WORD.search(query):
+        return None  # most queries: no dateparser at all
+    found = _found(query, ref)
+    if not found:
+        return None
+    absolute = [f for f in found if not f.relative]
+    used = absolute or found
+    lead = used[0].lead
+    start = min(f.start for f in used)
+    end = max(f.end for f in used)
+    since: datetime | None
+    until: datetime | None
+    if lead in _OPENS and len(used) == 1:
+        since, until = start, ref
+    elif lead in _ENDS_AT_START:
+        since, until = None, start
+    elif lead in _ENDS_AT_END:
+        since, until = None, end
+    else:
+        since, until = start, min(end, ref) if start <= ref else end
+    until = until - timedelta(microseconds=1) if until is not None and until != ref else until
+    return TimeWords(since=since, until=until, words=tuple(f.text for f in found))
+
+
+def without_words(text: str, words: tuple[str, ...]) -> str:
+    """``text`` with the time expressions taken out, spaces tidied (pure)."""
+    out = text
+    for w in words:
+        out = re.sub(re.escape(w), " ", out, flags=re.IGNORECASE)
+    return re.sub(r"\s+", " ", out).strip()
+
+
+def time_scope(
+    query: str,
+    phrases: tuple[str, ...],
+    since: datetime | None,
+    until: datetime | None,
+    reference_time: datetime | None,
+    read_words: bool = True,
+) -> TimeRange | None:
+    """A recall's time scope: an explicit since/until wins; else the query's time words (outside
+    its quoted phrases, which are words to find) read against ``reference_time`` (default now)."""
+    if since is not None or until is not None:
+        return TimeRange(since=since, until=until, source="request")
+    if not read_words:
+        return None
+    ref = reference_time or datetime.now(UTC)
+    unquoted = query
+    for p in phrases:
+        unquoted = re.sub(re.escape(p), " ", unquoted, flags=re.IGNORECASE)
+    found = find(unquoted, ref)
+    if found is None:
+        return None
+    return TimeRange(since=found.since, until=found.until, source="words", words=list(found.words), reference_time=ref)

@@ -1,0 +1,86 @@
+"""Time in words read against a reference time (pure: dateparser, no engine)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from brain_search.retrieval.timewords import find, period_range, time_scope, without_words
+
+REF = datetime(2023, 10, 20, 14, 0, tzinfo=UTC)  # a Friday
+
+
+def _day(y: int, m: int, d: int) -> datetime:
+    return datetime(y, m, d, tzinfo=UTC)
+
+
+def _end(y: int, m: int, d: int) -> datetime:
+    return datetime(y, m, d, 23, 59, 59, 999999, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("query", "since", "until"),
+    [
+        ("what did I say last week", _day(2023, 10, 9), _end(2023, 10, 15)),
+        ("what did we decide yesterday", _day(2023, 10, 19), _end(2023, 10, 19)),
+        ("notes in January", _day(2023, 1, 1), _end(2023, 1, 31)),
+        ("since March 3", _day(2023, 3, 3), REF),
+        ("two days ago what happened", _day(2023, 10, 18), _end(2023, 10, 18)),
+        ("before March 2023", None, _end(2023, 2, 28)),
+        ("until June 5", None, _end(2023, 6, 5)),
+        ("between March and May 2023", _day(2023, 3, 1), _end(2023, 5, 31)),
+        ("where did Joanna travel to in July 2022?", _day(2022, 7, 1), _end(2022, 7, 31)),
+        ("what happened in May", _day(2023, 5, 1), _end(2023, 5, 31)),
+        ("this year", _day(2023, 1, 1), REF),
+        # absolute dates win over the relative words that qualify them
+        ("where was Jolene during the last week of August 2023?", _day(2023, 8, 1), _end(2023, 8, 31)),
+    ],
+)
+def test_time_words_become_since_and_until(query: str, since: datetime | None, until: datetime | None) -> None:
+    found = find(query, REF)
+    assert found is not None, query
+    assert (found.since, found.until) == (since, until), query
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "I may have said 53% equity",  # "may" the verb, "53%" no year
+        "May I ask about the budget",
+        "2022 revenue numbers",  # a bare year is a number, not a time scope
+        "When did Caroline go to the adoption meeting?",
+        "before the launch",  # an event, not a date: left alone (nothing here reads the engine)
+        "The conversation about Jacob's CTO offer",
+        "we talked about it",
+    ],
+)
+def test_no_time_words_no_scope(query: str) -> None:
+    assert find(query, REF) is None
+
+
+def test_the_words_leave_the_text() -> None:
+    found = find("what did I say about pricing last week", REF)
+    assert found is not None and found.words == ("last week",)
+    assert without_words("say pricing last week", found.words) == "say pricing"
+
+
+def test_explicit_since_or_until_wins_and_quotes_are_words_to_find() -> None:
+    explicit = time_scope("what did I say last week", (), _day(2020, 1, 1), None, REF)
+    assert explicit is not None and explicit.source == "request" and explicit.words == []
+    assert explicit.since == _day(2020, 1, 1) and explicit.until is None
+    assert time_scope("find 'last week' in my notes", ("last week",), None, None, REF) is None
+    assert time_scope("what did I say last week", (), None, None, REF, read_words=False) is None
+    words = time_scope("what did I say last week", (), None, None, REF)
+    assert words is not None and words.source == "words" and words.reference_time == REF
+
+
+def test_naive_reference_time_is_utc() -> None:
+    found = find("yesterday", datetime(2023, 10, 20, 14, 0))
+    assert found is not None and found.since == _day(2023, 10, 19)
+
+
+def test_period_ranges() -> None:
+    assert period_range(datetime(2023, 12, 14, 9), "month") == (datetime(2023, 12, 1), datetime(2024, 1, 1))
+    assert period_range(datetime(2023, 10, 20, 9), "week") == (datetime(2023, 10, 16), datetime(2023, 10, 23))
+    assert period_range(datetime(2023, 10, 20, 9), "year") == (datetime(2023, 1, 1), datetime(2024, 1, 1))
