@@ -76,6 +76,9 @@ class Settings(BaseSettings):
     z_cos_unrelated: float = Field(0.105, ge=-1.0, le=1.0)
     z_cos_strong: float = Field(0.505, ge=-1.0, le=1.0)
     z_floor: float = Field(0.266, ge=0.0, le=1.0)
+    # time in words (retrieval/timewords.py): memories said up to this many days after the period a
+    # query names still count ("yesterday" is told of today); chosen on LoCoMo dev (lab/README.md)
+    time_words_after_days: float = Field(3.0, ge=0.0, le=31.0)
 
     # --- Redis / Celery ---------------------------------------------------------------------
     redis_url: str | None = None

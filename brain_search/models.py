@@ -152,7 +152,11 @@ class TimeRange(BaseModel):
 
     since: datetime | None = None
     until: datetime | None = None
-    source: str = Field(..., description="request (explicit since/until) | words (read from the query)")
+    source: str = Field(
+        ...,
+        description="request (explicit since/until) | words (read from the query) | event ('before the launch', "
+        "dated by a memory that names it)",
+    )
     words: list[str] = Field(default_factory=list, description="the time words read (they left the lexical query)")
     reference_time: datetime | None = Field(None, description="what the words were read against")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any, Protocol
 
 import numpy as np
@@ -36,6 +37,7 @@ from brain_search.models import (
     Timings,
 )
 from brain_search.retrieval import queries
+from brain_search.retrieval.events import event_scope
 from brain_search.retrieval.intent import IntentDetector, QueryIntent
 from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.presets import apply_overrides
@@ -240,14 +242,17 @@ class Retriever:
         t_embed = time.perf_counter()
         detected = self.detector.analyze(req.query, vector)
         intent, source = apply_overrides(detected, req.focus, req.z_value)
-        when = time_scope(req.query, intent.phrases, req.since, req.until, req.reference_time, req.time_words)
+        after = timedelta(days=self.settings.time_words_after_days)
+        when = time_scope(req.query, intent.phrases, req.since, req.until, req.reference_time, req.time_words, after)
+        if when is None and req.time_words and req.since is None and req.until is None:  # "before the launch"
+            when = event_scope(self.client, self.settings.memories_alias, tenant_id, req.query, intent.phrases)
         if when is not None and when.words:  # no memory says "last week" of its own day
             intent = replace(intent, lexical_query=without_words(intent.lexical_query, tuple(when.words)))
         t_intent = time.perf_counter()
 
         node_paths = self._node_paths(tenant_id, req)
         since, until = (when.since, when.until) if when else (None, None)
-        from_words = when is not None and when.source == "words"
+        from_words = when is not None and when.source != "request"
         filters = queries.scope_filter(tenant_id, node_paths, since, until, exclude, keep_untimed=from_words)
         if not req.include_superseded:
             filters.append(queries.still_valid())

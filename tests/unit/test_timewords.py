@@ -84,3 +84,42 @@ def test_period_ranges() -> None:
     assert period_range(datetime(2023, 12, 14, 9), "month") == (datetime(2023, 12, 1), datetime(2024, 1, 1))
     assert period_range(datetime(2023, 10, 20, 9), "week") == (datetime(2023, 10, 16), datetime(2023, 10, 23))
     assert period_range(datetime(2023, 10, 20, 9), "year") == (datetime(2023, 1, 1), datetime(2024, 1, 1))
+
+
+def test_event_mentions() -> None:
+    from brain_search.retrieval.events import mention
+
+    m = mention("what did we decide before the launch?")
+    assert m is not None and (m.lead, m.event, m.words) == ("before", "launch", "before the launch")
+    m = mention("notes since our offsite with the team")
+    assert m is not None and (m.lead, m.event) == ("since", "offsite")
+    assert mention("what did we decide about the launch") is None
+    assert mention("how did she feel after the accident") is None  # sequence or cause, not a scope
+
+
+def test_an_event_is_dated_by_the_latest_memory_that_dates_it() -> None:
+    from brain_search.retrieval.events import stated_time
+
+    def hit(content: str, ts: str) -> dict[str, object]:
+        return {"_source": {"content": content, "timestamp": ts}}
+
+    hits = [
+        hit("the launch moved to May", "2026-02-01T09:00:00Z"),
+        hit("the launch is in March", "2026-01-10T09:00:00Z"),
+        hit("the launch went well", "2026-05-20T09:00:00Z"),  # names it, dates nothing
+        hit("a launch party", None),  # type: ignore[arg-type]
+    ]
+    assert stated_time(hits, "launch") == (_day(2026, 5, 1), _day(2026, 6, 1))
+    assert stated_time([hit("the launch went well", "2026-05-20T09:00:00Z")], "launch") is None
+
+
+def test_a_period_runs_on_past_its_end_but_bounds_stay_exact() -> None:
+    from datetime import timedelta
+
+    three = timedelta(days=3)
+    week = find("what did I say last week", REF, after=three)
+    assert week is not None and week.until == _end(2023, 10, 18)
+    yesterday = find("yesterday", REF, after=three)
+    assert yesterday is not None and yesterday.until == REF  # never past the reference time
+    before = find("before March 2023", REF, after=three)
+    assert before is not None and before.until == _end(2023, 2, 28)
