@@ -2,7 +2,9 @@
 
 - "Brain Z-naive (z_value=0.5)": every query ranked at the balanced target, the spec's A/B
   control;
-- "Brain Z-aware (focus auto)": intent detection picks the target per query.
+- "Brain Z-aware (focus auto)": intent detection picks the target per query; time words ("in
+  July 2022", "last week") are read against the conversation's last session (LoCoMo);
+- "Brain Z-aware, time words off": the same, reading no time words (where the data has dates).
 
 Query vectors come from the evaluation's embedding cache, so both systems see the same vectors
 as the baselines; ``brain-search eval --query-int8`` gives them the API's int8 query encoder
@@ -24,6 +26,7 @@ from brain_search.retrieval.ranking import RankingParams
 
 Z_NAIVE = "Brain Z-naive (z_value=0.5)"
 Z_AWARE = "Brain Z-aware (focus auto)"
+Z_AWARE_NO_TIME = "Brain Z-aware, time words off"
 
 
 @dataclass
@@ -67,7 +70,10 @@ def brain_systems(
     queries = query_embedder or embedder
     retriever = Retriever(client, settings, QueryCache(queries, settings.query_cache_size), ranking=ranking)
     refs = dict(reference_times or {})
-    return [
+    systems = [
         BrainSystem(retriever, Z_NAIVE, z_value=0.5, reference_times=refs),
         BrainSystem(retriever, Z_AWARE, reference_times=refs),
     ]
+    if refs:  # data with dates: the same recall without reading time words, for the A/B
+        systems.append(BrainSystem(retriever, Z_AWARE_NO_TIME, reference_times=refs, time_words=False))
+    return systems
