@@ -161,6 +161,12 @@ function renderAnalysis(data) {
     ["cues", (qa.cues || []).join(", ") || "—"], ["results", String(data.results.length)],
     ["best match", (qa.best_match ?? 0).toFixed(2)], ["Z formula", qa.z_formula || "calibrated"],
   ];
+  const tr = qa.time_range;
+  if (tr) {
+    const day = (t) => (t ? t.slice(0, 10) : "…");
+    const said = tr.words && tr.words.length ? ` (“${tr.words.join("”, “")}”)` : "";
+    items.push(["when", `${day(tr.since)} → ${day(tr.until)}${said}`]);
+  }
   if (data.timings) items.push(["time", `${data.timings.total_ms.toFixed(1)} ms`]);
   ui.analysis.replaceChildren(...items.map(([k, v]) => {
     const s = document.createElement("span");

@@ -179,6 +179,12 @@ def test_power_user_page(live_api, demo_key, browser) -> None:
     assert page.locator("[data-testid=nothing-matched]").count() == 0
     page.screenshot(path=str(ARTIFACTS / "page-tiered.png"), full_page=True)
 
+    # time words: the analysis says which period was searched and from which words
+    page.fill("[data-testid=query]", "equity split in January")
+    _after(page, lambda: page.click("[data-testid=search]"))
+    assert "when:" in page.inner_text("[data-testid=analysis]")
+    assert "“in January”" in page.inner_text("[data-testid=analysis]")
+
     # a query nothing matches: the page says so instead of showing noise in the tiers
     page.fill("[data-testid=query]", "quantum chromodynamics lattice simulations")
     _after(page, lambda: page.click("[data-testid=search]"))
