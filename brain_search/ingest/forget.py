@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.graph_ops import task_doc_id
-from brain_search.ingest.tombstones import tombstone_entries, write_tombstones
+from brain_search.ingest.tombstones import tombstone_entries, write_versioned
 from brain_search.retrieval.queries import scope_filter
 from brain_search.store.indices import IndexNames
 
@@ -131,7 +131,7 @@ class Forgetter:
                 break
             ids = [h["sort"][0] for h in hits]
             after = hits[-1]["sort"]
-            outcomes = write_tombstones(self.client, tombstone_entries(alias, tenant_id, ids, version), refresh=False)
+            outcomes = write_versioned(self.client, tombstone_entries(alias, tenant_id, ids, version), refresh=False)
             status.memories += sum(1 for o in outcomes if o.ok)
             status.history += self._delete(self.names.memory_history, tenant_id, {"terms": {"memory_id": ids}})
             either = {"bool": {"should": [{"terms": {"memory_id": ids}}, {"terms": {"chunk_of": ids}}]}}

@@ -17,7 +17,7 @@ from brain_search.config import Settings
 from brain_search.errors import Conflict, InvalidInput, NotFound, StoreUnavailable
 from brain_search.ingest.bulk import encode_entry, index_action
 from brain_search.ingest.models import MemoryOut
-from brain_search.ingest.tombstones import is_tombstone, purge_query, tombstone_entries, write_tombstones
+from brain_search.ingest.tombstones import is_tombstone, purge_query, tombstone_entries, write_versioned
 from brain_search.store.documents import memory_doc_id
 
 
@@ -69,7 +69,7 @@ class MemoryStore:
     def rewrite(self, tenant_id: str, memory_id: str, source: dict[str, Any], version: int) -> None:
         """Store ``source`` (vector included, not re-embedded) as ``version``; a newer version
         stored in between wins (``Conflict``)."""
-        [outcome] = write_tombstones(  # the same versioned bulk write as a tombstone, with a document
+        [outcome] = write_versioned(  # the same versioned bulk write as a tombstone, with a document
             self.client,
             [
                 encode_entry(
@@ -111,13 +111,13 @@ class MemoryStore:
         """Tombstone the memory and its stored pieces with ``version``. Raises ``Conflict`` when a
         write of it accepted after this delete is already stored (that write wins)."""
         stored = self._is_live(tenant_id, memory_id)
-        [outcome] = write_tombstones(self.client, tombstone_entries(self.alias, tenant_id, [memory_id], version))
+        [outcome] = write_versioned(self.client, tombstone_entries(self.alias, tenant_id, [memory_id], version))
         if outcome.superseded:
             raise Conflict("a write of this memory accepted after the delete is already stored", memory_id=memory_id)
         if not outcome.ok:
             raise StoreUnavailable(f"the delete of {memory_id!r} was not stored: {outcome.reason}")
         pieces = self._stored_pieces(tenant_id, memory_id)
-        buried = write_tombstones(self.client, tombstone_entries(self.alias, tenant_id, pieces, version))
+        buried = write_versioned(self.client, tombstone_entries(self.alias, tenant_id, pieces, version))
         failed = [o for o in buried if not (o.ok or o.superseded)]
         if failed:
             raise StoreUnavailable(f"{len(failed)} pieces of {memory_id!r} were not deleted: {failed[0].reason}")

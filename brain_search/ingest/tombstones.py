@@ -44,8 +44,9 @@ def tombstone_entries(
     ]
 
 
-def write_tombstones(client: OpenSearch, entries: Sequence[BulkEntry], refresh: bool = True) -> list[ItemOutcome]:
-    """One outcome per entry; ``superseded`` when a newer write of that memory is already stored."""
+def write_versioned(client: OpenSearch, entries: Sequence[BulkEntry], refresh: bool = True) -> list[ItemOutcome]:
+    """Versioned bulk writes (tombstones, or a PATCH's rewritten document): one outcome per entry;
+    ``superseded`` when a newer write of that memory is already stored."""
     if not entries:
         return []
     params = {"refresh": "wait_for"} if refresh else {}
