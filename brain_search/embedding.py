@@ -253,27 +253,32 @@ def _session_options(intra_op_threads: int) -> Any:
 
 
 class QueryCache:
-    """Thread-safe LRU of query text → vector in front of an embedder."""
+    """Thread-safe LRU of (tenant, query text) → vector in front of an embedder.
+
+    Keyed by tenant: a tenant's recall is fast only for queries *it* asked before, so the
+    response's ``timings.embed_ms`` never tells it what another tenant just searched for. (The
+    size bound is shared: a busy tenant evicts sooner, which says how busy, not what.)"""
 
     def __init__(self, embedder: Embedder, size: int = 4096) -> None:
         self.embedder = embedder
         self.size = size
-        self._data: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._data: OrderedDict[tuple[str | None, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
-    def encode_query(self, text: str) -> np.ndarray:
+    def encode_query(self, text: str, tenant_id: str | None = None) -> np.ndarray:
+        key = (tenant_id, text)
         with self._lock:
-            vec = self._data.get(text)
+            vec = self._data.get(key)
             if vec is not None:
-                self._data.move_to_end(text)
+                self._data.move_to_end(key)
                 self.hits += 1
                 return vec
         vec = self.embedder.encode([text])[0]
         with self._lock:
             self.misses += 1
-            self._data[text] = vec
+            self._data[key] = vec
             if len(self._data) > self.size:
                 self._data.popitem(last=False)
         return vec

@@ -61,7 +61,9 @@ clears the relevance floor)"""
 
 
 class QueryEncoder(Protocol):
-    def encode_query(self, text: str) -> np.ndarray: ...
+    def encode_query(self, text: str, tenant_id: str | None = None) -> np.ndarray:
+        """The query's vector (a cache keeps it per tenant: no cross-tenant timing signal)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -238,7 +240,7 @@ class Retriever:
         ``_msearch`` sub-search bodies. The load benchmark sends exactly these to the bare engine."""
         # the vector first: the learned intent detector reads it
         t0 = time.perf_counter()
-        vector = self.encoder.encode_query(req.query)
+        vector = self.encoder.encode_query(req.query, tenant_id)
         t_embed = time.perf_counter()
         detected = self.detector.analyze(req.query, vector)
         intent, source = apply_overrides(detected, req.focus, req.z_value)

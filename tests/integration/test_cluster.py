@@ -213,7 +213,7 @@ def _search(client: OpenSearch, alias: str, body: dict[str, Any], search_type: s
 
 
 class _Encoder:
-    def encode_query(self, text: str) -> np.ndarray:
+    def encode_query(self, text: str, tenant_id: str | None = None) -> np.ndarray:
         return np.asarray(_vector(f"query:{text}"), dtype=np.float32)
 
 

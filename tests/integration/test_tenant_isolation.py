@@ -200,3 +200,23 @@ def test_keys_are_never_logged(api, make_tenant, caplog) -> None:
     for rec in caplog.records:
         text = rec.getMessage() + repr(rec.args)
         assert secret not in text and ADMIN_KEY not in text, rec.name
+
+
+def test_the_query_cache_is_per_tenant(api, make_tenant) -> None:
+    """A tenant's recall is fast only for queries it asked itself: another tenant's identical
+    query is a cache miss, so ``timings.embed_ms`` says nothing about what others search for."""
+    a, b = make_tenant("cache-a"), make_tenant("cache-b")
+    cache = api.app.state.brain.query_cache
+    query = {"query": "zebra quorum ledger on the third moon", "limit": 3}
+
+    def embed_ms(headers: dict[str, str]) -> tuple[float, int]:
+        before = cache.hits
+        r = api.post("/v1/recall", json=query, headers=headers)
+        assert r.status_code == 200, r.text
+        return r.json()["timings"]["embed_ms"], cache.hits - before
+
+    a_first, a_first_hit = embed_ms(a)
+    b_first, b_first_hit = embed_ms(b)
+    a_again, a_again_hit = embed_ms(a)
+    print(f"embed_ms: A first {a_first:.2f}, B the same query {b_first:.2f}, A again {a_again:.2f}")
+    assert (a_first_hit, b_first_hit, a_again_hit) == (0, 0, 1)

@@ -251,7 +251,7 @@ class CachedVectors:
     def __init__(self, vectors: dict[str, np.ndarray]) -> None:
         self.vectors = vectors
 
-    def encode_query(self, text: str) -> np.ndarray:
+    def encode_query(self, text: str, tenant_id: str | None = None) -> np.ndarray:
         return self.vectors[text]
 
 
