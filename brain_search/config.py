@@ -115,6 +115,8 @@ class Settings(BaseSettings):
     # ingest_max_batch memories of ingest_max_content_chars fits with room for metadata
     api_max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024)
     admin_key: SecretStr | None = None
+    # HMAC keys of ingest jobs (ingest/signing.py), a comma list: the first signs, any verifies
+    job_signing_keys: SecretStr | None = None
     mcp_tenant: str | None = None  # the tenant of the stdio MCP server
 
     # --- ingestion (request limits) ---------------------------------------------------------

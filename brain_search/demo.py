@@ -52,6 +52,7 @@ def _env(settings: Settings, admin_key: str, redis_url: str | None) -> dict[str,
         **os.environ,
         "HF_HUB_OFFLINE": "1",
         "BRAIN_ADMIN_KEY": admin_key,
+        "BRAIN_JOB_SIGNING_KEYS": _job_signing_keys(settings),
         "BRAIN_CACHE_DIR": str(settings.cache_dir),
     }
     env["BRAIN_OPENSEARCH_URL"] = settings.opensearch_url
@@ -71,11 +72,9 @@ def worker_process(settings: Settings) -> BackgroundProcess:
     return BackgroundProcess("worker", settings.cache_dir / "run")
 
 
-def _admin_key(settings: Settings) -> str:
-    """The admin key: the setting, else one made for this machine's demo and kept in the cache dir."""
-    if settings.admin_key is not None:
-        return settings.admin_key.get_secret_value()
-    path = settings.cache_dir / "run" / "demo-admin-key"
+def _machine_secret(settings: Settings, name: str) -> str:
+    """A secret made once for this machine's demo and kept (mode 600) in the cache dir."""
+    path = settings.cache_dir / "run" / name
     if path.is_file():
         return path.read_text().strip()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +82,20 @@ def _admin_key(settings: Settings) -> str:
     path.write_text(key)
     path.chmod(0o600)
     return key
+
+
+def _admin_key(settings: Settings) -> str:
+    """The admin key: the setting, else one made for this machine's demo."""
+    if settings.admin_key is not None:
+        return settings.admin_key.get_secret_value()
+    return _machine_secret(settings, "demo-admin-key")
+
+
+def _job_signing_keys(settings: Settings) -> str:
+    """The ingest jobs' HMAC keys (API and worker alike): the setting, else one for this machine."""
+    if settings.job_signing_keys is not None:
+        return settings.job_signing_keys.get_secret_value()
+    return _machine_secret(settings, "demo-job-signing-key")
 
 
 def bring_up(settings: Settings, with_worker: bool, log: Callable[[str], None]) -> DemoInfo:

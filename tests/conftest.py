@@ -30,7 +30,9 @@ def _quiet(msg: str) -> None:
 
 @pytest.fixture(scope="session")
 def settings() -> Settings:
-    return load_settings(index_prefix=os.environ.get("BRAIN_TEST_INDEX_PREFIX", "brain-test"))
+    # jobs are signed (ingest/signing.py) in every test that runs workers, as a deployment does
+    prefix = os.environ.get("BRAIN_TEST_INDEX_PREFIX", "brain-test")
+    return load_settings(index_prefix=prefix, job_signing_keys="test-job-signing-key")
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ deterministic), so a redelivery overwrites and never duplicates.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery import Celery
@@ -18,6 +19,9 @@ from brain_search.config import Settings
 from brain_search.errors import SetupError
 from brain_search.ingest.broker import INGEST_TASK, celery_config, ingest_queue
 from brain_search.ingest.models import IngestJob
+from brain_search.ingest.signing import job_kwargs, signing_keys
+
+log = logging.getLogger(__name__)
 
 
 class BrainCelery(Celery):
@@ -27,8 +31,8 @@ class BrainCelery(Celery):
 
 
 def send_job(app: BrainCelery, job: IngestJob) -> None:
-    """Queue a job again under its own task id (the reconciler)."""
-    kwargs = {"job": job.model_dump(mode="json")}
+    """Queue a job again under its own task id, signed (the reconciler)."""
+    kwargs = job_kwargs(job, signing_keys(app.settings))
     app.send_task(INGEST_TASK, kwargs=kwargs, task_id=job.task_id, queue=ingest_queue(app.settings))
 
 
@@ -37,6 +41,11 @@ def make_celery(settings: Settings) -> BrainCelery:
         raise SetupError("worker mode needs BRAIN_REDIS_URL (without it, ingestion runs inside the API process)")
     from workers.tasks import register_tasks
 
+    if not signing_keys(settings):
+        log.warning(
+            "BRAIN_JOB_SIGNING_KEYS is not set: jobs are neither signed nor checked, so whoever can "
+            "write to Redis can write into any tenant (brain_search/ingest/signing.py)"
+        )
     app = BrainCelery("brain-search", set_as_current=False)
     app.settings = settings
     app.conf.update(celery_config(settings))

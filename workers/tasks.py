@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from celery import Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded
+from pydantic import ValidationError
 
 from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
@@ -21,6 +22,7 @@ from brain_search.ingest.broker import INGEST_TASK, attempt_budget_s
 from brain_search.ingest.bulk import ItemOutcome
 from brain_search.ingest.execute import Done, RetryLater, retry_after_error, run_attempt, task_countdown
 from brain_search.ingest.models import IngestJob, MemoryItem
+from brain_search.ingest.signing import job_kwargs, signing_keys, verified
 from brain_search.ingest.task_records import RecordMissing
 
 if TYPE_CHECKING:
@@ -115,11 +117,33 @@ def _give_up(runtime: WorkerRuntime, job: IngestJob, error: str) -> None:
         log.error("task %s ended (%s) and neither OpenSearch nor Redis took its end: %s", job.task_id, error, exc)
 
 
-def run_ingest_task(task: Task, settings: Settings, payload: dict[str, Any]) -> dict[str, Any]:
+def _refuse_forged(runtime: WorkerRuntime, payload: dict[str, Any]) -> dict[str, Any]:
+    """A job without a valid signature: nothing of it is written; its memories are dead-lettered
+    under the tenant it claims (reason ``forged_job``) and its task record is left alone."""
+    task_id = str(payload.get("task_id"))
+    try:
+        job = IngestJob.model_validate(payload)
+    except ValidationError:
+        log.error("task %s: refused, unsigned and malformed (not a job of this API); dropped", task_id)
+        return {"failed": True, "error": "forged_job"}
+    reason = "forged_job: the message's signature is missing or wrong (not queued by this API)"
+    failures = [(it, ItemOutcome(it.memory_id, False, False, None, "forged_job", reason)) for it in job.items]
+    log.error("task %s: refused, %s (claims tenant %r, %d memories)", task_id, reason, job.tenant_id, len(failures))
+    try:
+        runtime.dead_letters.add(job.tenant_id, job.task_id, failures, job.attempt + 1)
+    except Exception as exc:
+        log.error("task %s: the forged job's dead letters were not stored: %s", task_id, exc)
+    return {"failed": True, "error": "forged_job"}
+
+
+def run_ingest_task(task: Task, settings: Settings, payload: dict[str, Any], sig: str | None = None) -> dict[str, Any]:
     from workers.runtime import get_runtime
 
-    job = IngestJob.model_validate(payload)
     runtime = get_runtime(settings)
+    keys = signing_keys(settings)
+    if not verified(payload, sig, keys):
+        return _refuse_forged(runtime, payload)
+    job = IngestJob.model_validate(payload)
     while True:
         try:
             step = _attempt(job, runtime, settings)
@@ -136,7 +160,7 @@ def run_ingest_task(task: Task, settings: Settings, payload: dict[str, Any]) -> 
             # retries are bounded inside the job (ingest_task_max_retries); continuations of a job
             # larger than one attempt's time budget are bounded by its size: no Celery cap (max_retries=None)
             raise task.retry(
-                kwargs={"job": step.job.model_dump(mode="json")},
+                kwargs=job_kwargs(step.job, keys),
                 countdown=step.countdown_s,
                 exc=IngestRetry(step.reason),
             )
@@ -151,5 +175,5 @@ def run_ingest_task(task: Task, settings: Settings, payload: dict[str, Any]) -> 
 
 def register_tasks(app: BrainCelery) -> None:
     @app.task(bind=True, name=INGEST_TASK, acks_late=True, reject_on_worker_lost=True, max_retries=None)
-    def ingest_batch(self: Task, job: dict[str, Any]) -> dict[str, Any]:
-        return run_ingest_task(self, app.settings, job)
+    def ingest_batch(self: Task, job: dict[str, Any], sig: str | None = None) -> dict[str, Any]:
+        return run_ingest_task(self, app.settings, job, sig)

@@ -21,6 +21,7 @@ from opensearchpy import OpenSearch
 from brain_search.config import Settings
 from brain_search.errors import SetupError
 from brain_search.ingest.models import IngestJob, TaskStatus
+from brain_search.ingest.signing import job_kwargs, signing_keys
 from brain_search.ingest.task_records import TaskRecords
 
 INGEST_TASK = "brain.ingest_batch"
@@ -125,6 +126,7 @@ class CeleryQueue:
         self._closed = threading.Event()
         self._flusher: threading.Thread | None = None
         self.redis_url = settings.redis_url
+        self.signing_keys = signing_keys(settings)
         self.queue_key = f"{settings.index_prefix}:{self.queue}"  # under Celery's global key prefix
         self._redis: Any = None
 
@@ -136,7 +138,7 @@ class CeleryQueue:
     def _publish(self, job: IngestJob) -> bool:
         try:
             self.app.send_task(
-                INGEST_TASK, kwargs={"job": job.model_dump(mode="json")}, task_id=job.task_id, queue=self.queue
+                INGEST_TASK, kwargs=job_kwargs(job, self.signing_keys), task_id=job.task_id, queue=self.queue
             )
             return True
         except Exception as exc:  # redis errors, kombu's OperationalError, socket timeouts

@@ -122,3 +122,37 @@ def test_malformed_item_is_dead_lettered_and_the_others_land(wsettings, workers,
         assert r.status_code == 422, r.text
     assert rd.llen(queue_key) == 0 and len(list(rd.scan_iter(task_keys))) == before
     rd.close()
+
+
+def test_a_forged_job_is_refused_and_dead_lettered(wsettings, workers, queue, client) -> None:
+    """Whoever can write to Redis cannot write into a tenant: a message whose signature is missing
+    or made with another key is refused by the worker, its memories dead-lettered under the
+    tenant it claims (``forged_job``); a real task's record it names is left as it was."""
+    from brain_search.ingest.broker import INGEST_TASK
+    from brain_search.ingest.signing import job_kwargs, signing_keys
+    from brain_search.store.indices import IndexNames
+
+    assert signing_keys(wsettings), "the test settings sign jobs"
+    workers("w1")
+    run = uuid.uuid4().hex[:8]
+    legit = _job(f"legit-{run}", "acme", ["a1", "a2"])
+    queue.submit(legit)
+    wait_celery_tasks(queue, "acme", [legit.task_id], timeout_s=120)
+    # straight into Redis: acme's real task id, another tenant, unsigned / signed with a wrong key
+    unsigned = {"job": _job(legit.task_id, "victim", ["u1", "u2"]).model_dump(mode="json")}
+    wrong_key = job_kwargs(_job(legit.task_id, "victim", ["w1", "w2"]), [b"not-the-key"])
+    for n, kwargs in enumerate((unsigned, wrong_key)):
+        queue.app.send_task(INGEST_TASK, kwargs=kwargs, task_id=f"forged-{run}-{n}", queue=queue.queue)
+
+    dead = IndexNames.of(wsettings).dead_letters
+    query = {"query": {"bool": {"filter": [{"term": {"tenant_id": "victim"}}, {"term": {"error_type": "forged_job"}}]}}}
+    deadline = time.monotonic() + 120
+    while True:
+        client.indices.refresh(index=dead)
+        if int(client.count(index=dead, body=query)["count"]) == 4:
+            break
+        assert time.monotonic() < deadline, "the forged jobs were not dead-lettered"
+        time.sleep(0.5)
+    assert _count(client, wsettings, "victim") == 0  # nothing of it written
+    status = queue.status("acme", legit.task_id)
+    assert status.state.value == "succeeded" and status.indexed == 2  # the record it named: untouched

@@ -77,6 +77,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- $_ := required "secrets.opensearchUsername is required (or secrets.existingSecret)" .Values.secrets.opensearchUsername }}
 {{- $_ := required "secrets.opensearchPassword is required (or secrets.existingSecret)" .Values.secrets.opensearchPassword }}
 {{- $_ := required "secrets.redisPassword is required (or secrets.existingSecret)" .Values.secrets.redisPassword }}
+{{- $_ := required "secrets.jobSigningKeys is required (or secrets.existingSecret)" .Values.secrets.jobSigningKeys }}
 {{- end }}
 {{- end }}
 
