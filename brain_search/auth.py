@@ -7,7 +7,10 @@ through ``api_key_from_headers`` + ``KeyStore.resolve``. Over stdio the MCP serv
 from its settings instead.
 
 A revoked key stops working at once in the process that revoked it and within ``cache_ttl_s``
-(5 s) in every other process."""
+(5 s) in every other process. An unknown key is remembered as unknown for ``unknown_ttl_s``
+(300 s; keys are random, so one that was unknown cannot have been issued since): a client
+retrying a bad key, or a flood of made-up ones, costs the engine one lookup per key, not one per
+request."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import re
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,6 +32,7 @@ from brain_search.store.indices import IndexNames
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 KEY_CHARS = re.compile(r"[!-~]{1,256}")
 KEY_PREFIX = "bsk_"
+UNKNOWN_CACHE_SIZE = 100_000  # unknown keys remembered (a flood of random keys costs at most this)
 ERASING_FIELD = "erasing"  # a tenants-index doc with this field marks an erase still under way
 
 
@@ -69,13 +74,18 @@ def validate_tenant_id(tenant_id: str) -> str:
 class KeyStore:
     """Tenants and keys in two small OpenSearch indices, with a short in-process cache."""
 
-    def __init__(self, client: OpenSearch, settings: Settings, cache_ttl_s: float = 5.0) -> None:
+    def __init__(
+        self, client: OpenSearch, settings: Settings, cache_ttl_s: float = 5.0, unknown_ttl_s: float = 300.0
+    ) -> None:
         self.client = client
         names = IndexNames.of(settings)
         self.tenants_index = names.tenants
         self.keys_index = names.keys
         self.cache_ttl_s = cache_ttl_s
+        self.unknown_ttl_s = unknown_ttl_s
         self._cache: dict[str, tuple[str, float]] = {}
+        # the negative cache: hash → until when it is known to be no key (bounded, oldest out)
+        self._unknown: OrderedDict[str, float] = OrderedDict()
         self._lock = threading.Lock()
 
     # ---------------------------------------------------------------- tenants
@@ -180,9 +190,17 @@ class KeyStore:
             hit = self._cache.get(h)
             if hit and hit[1] > now:
                 return hit[0]
+            unknown_until = self._unknown.get(h)
+            if unknown_until is not None and unknown_until > now:
+                raise Unauthorized("unknown API key")
         try:
             doc = self.client.get(index=self.keys_index, id=h)["_source"]
         except NotFoundError:
+            with self._lock:  # keys are random: one that was unknown stays unknown
+                self._unknown[h] = now + self.unknown_ttl_s
+                self._unknown.move_to_end(h)
+                while len(self._unknown) > UNKNOWN_CACHE_SIZE:
+                    self._unknown.popitem(last=False)
             raise Unauthorized("unknown API key") from None
         if doc.get("revoked"):
             raise Unauthorized("revoked API key")

@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.responses import JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from prometheus_client import CONTENT_TYPE_LATEST
 
@@ -20,6 +21,7 @@ from brain_search.api.state import AppState
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
 from brain_search.embedding import QueryCache, make_query_embedder
+from brain_search.errors import StoreUnavailable, Unauthorized
 from brain_search.graph import GraphStore
 from brain_search.ingest.service import make_ingest_service, mcp_tools
 from brain_search.mcp_server import build_server
@@ -63,6 +65,20 @@ def build_state(settings: Settings) -> AppState:
     )
 
 
+async def _mcp_refusal(app: FastAPI, scope: Any) -> JSONResponse | None:
+    """The answer to an MCP request whose key does not resolve (401; 503 when the key store is
+    down), or None: the request goes on to the MCP server."""
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+    try:
+        key = api_key_from_headers(headers.get("authorization"), headers.get("x-api-key"))
+        await anyio.to_thread.run_sync(app.state.brain.keys.resolve, key)
+    except Unauthorized as exc:
+        return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+    except StoreUnavailable as exc:
+        return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
+    return None
+
+
 def _mcp_app(app: FastAPI) -> StreamableHTTPSessionManager:
     """`brain_recall` over streamable HTTP at /mcp/, with the same API keys as the HTTP API."""
 
@@ -90,6 +106,12 @@ def _mcp_app(app: FastAPI) -> StreamableHTTPSessionManager:
     manager = StreamableHTTPSessionManager(server, stateless=True, json_response=True)
 
     async def handle(scope: Any, receive: Any, send: Any) -> None:
+        # the key is checked on every request, `initialize` and `tools/list` included
+        if scope.get("type") == "http":
+            refused = await _mcp_refusal(app, scope)
+            if refused is not None:
+                await refused(scope, receive, send)
+                return
         await manager.handle_request(scope, receive, send)
 
     app.mount("/mcp", handle)
