@@ -18,6 +18,7 @@ from brain_lab.eval.exact_match import PHRASINGS, ExactMatchResult
 from brain_lab.eval.intent_eval import TIERS, IntentResult
 from brain_lab.eval.metrics import mean, paired_interval
 from brain_lab.eval.retrieval_eval import RetrievalResult
+from brain_lab.eval.time_report import time_words_md
 from brain_lab.eval.z_report import z_json, z_markdown, z_plots
 from brain_lab.eval.z_run import ZResult
 
@@ -391,6 +392,7 @@ def render_markdown(report: EvalReport) -> str:
     else:
         lines += ["Brain systems were not part of this run."]
     lines += [""]
+    lines += time_words_md([r for r in report.retrieval if r.dataset == "locomo"])
     splits = sorted({r.split for r in report.retrieval})
     if any(Z_AWARE in r.systems for r in report.retrieval):
         lines += ["## Z-aware vs Z-naive per detected intent tier (the spec's A/B)", ""]
