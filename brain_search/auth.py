@@ -27,6 +27,7 @@ from opensearchpy import ConflictError, NotFoundError, OpenSearch
 
 from brain_search.config import Settings
 from brain_search.errors import Conflict, InvalidInput, NotFound, Unauthorized
+from brain_search.ratelimit import Limit
 from brain_search.store.indices import IndexNames
 
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -86,6 +87,7 @@ class KeyStore:
         self._cache: dict[str, tuple[str, float]] = {}
         # the negative cache: hash → until when it is known to be no key (bounded, oldest out)
         self._unknown: OrderedDict[str, float] = OrderedDict()
+        self._limits: dict[str, tuple[Limit | None, float]] = {}
         self._lock = threading.Lock()
 
     # ---------------------------------------------------------------- tenants
@@ -120,6 +122,36 @@ class KeyStore:
         body = {"size": 1000, "query": {"exists": {"field": "tenant_id"}}, "sort": [{"tenant_id": "asc"}]}
         r = self.client.search(index=self.tenants_index, body=body)
         return [h["_source"] for h in r["hits"]["hits"]]
+
+    def set_rate_limit(self, tenant_id: str, requests_per_s: float | None, burst: int | None) -> dict[str, Any]:
+        """The tenant's own rate limit (both None: back to the settings' default)."""
+        self.get_tenant(tenant_id)
+        doc = {"rate_limit_per_s": requests_per_s, "rate_limit_burst": burst}
+        self.client.update(index=self.tenants_index, id=tenant_id, body={"doc": doc}, params={"refresh": "true"})
+        with self._lock:
+            self._limits.pop(tenant_id, None)
+        return self.get_tenant(tenant_id)
+
+    def cached_rate_limit(self, tenant_id: str) -> tuple[bool, Limit | None]:
+        """(found, the tenant's own limit or None) from the cache, without the engine."""
+        with self._lock:
+            hit = self._limits.get(tenant_id)
+        if hit is None or hit[1] <= time.monotonic():
+            return False, None
+        return True, hit[0]
+
+    def rate_limit(self, tenant_id: str) -> Limit | None:
+        """The tenant's own rate limit, or None for the default (cached ``cache_ttl_s``)."""
+        found, limit = self.cached_rate_limit(tenant_id)
+        if found:
+            return limit
+        r = self.client.get(index=self.tenants_index, id=tenant_id, ignore=[404])
+        src = r.get("_source") or {}
+        per_s, burst = src.get("rate_limit_per_s"), src.get("rate_limit_burst")
+        limit = Limit(float(per_s), int(burst)) if per_s is not None and burst is not None else None
+        with self._lock:
+            self._limits[tenant_id] = (limit, time.monotonic() + self.cache_ttl_s)
+        return limit
 
     # ---------------------------------------------------------------- keys
     def create_key(self, tenant_id: str, label: str | None = None) -> tuple[str, str]:

@@ -115,6 +115,10 @@ class Settings(BaseSettings):
     # ingest_max_batch memories of ingest_max_content_chars fits with room for metadata
     api_max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024)
     admin_key: SecretStr | None = None
+    # per-key rate limits (ratelimit.py): requests per second and burst; a tenant may have its own
+    # (PUT /v1/admin/tenants/{id}/rate-limit); 0 turns them off
+    rate_limit_per_s: float = Field(100.0, ge=0.0)
+    rate_limit_burst: int = Field(200, ge=0)
     # HMAC keys of ingest jobs (ingest/signing.py), a comma list: the first signs, any verifies
     job_signing_keys: SecretStr | None = None
     mcp_tenant: str | None = None  # the tenant of the stdio MCP server

@@ -51,6 +51,14 @@ class Unauthorized(BrainSearchError):
     pass
 
 
+class RateLimited(BrainSearchError):
+    """The caller's key has used its request budget: 429, again after ``retry_after_s``."""
+
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(f"rate limit of this API key reached; retry after {retry_after_s} s")
+        self.retry_after_s = retry_after_s
+
+
 class StoreUnavailable(BrainSearchError):
     pass
 

@@ -32,7 +32,11 @@ def _quiet(msg: str) -> None:
 def settings() -> Settings:
     # jobs are signed (ingest/signing.py) in every test that runs workers, as a deployment does
     prefix = os.environ.get("BRAIN_TEST_INDEX_PREFIX", "brain-test")
-    return load_settings(index_prefix=prefix, job_signing_keys="test-job-signing-key")
+    # the default rate limit is raised: tests that loop over bad requests must not meet it
+    # (tests/integration/test_rate_limits.py sets tenants' own limits)
+    return load_settings(
+        index_prefix=prefix, job_signing_keys="test-job-signing-key", rate_limit_per_s=10_000, rate_limit_burst=100_000
+    )
 
 
 @pytest.fixture(scope="session")

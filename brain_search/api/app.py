@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from brain_search.api.deps import api_key_from_headers
+from brain_search.api.deps import api_key_from_headers, check_rate_limit
 from brain_search.api.errors import install_error_handlers
 from brain_search.api.limits import RequestLimits
 from brain_search.api.metrics import HttpMetrics
@@ -21,11 +21,12 @@ from brain_search.api.state import AppState
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
 from brain_search.embedding import QueryCache, make_query_embedder
-from brain_search.errors import StoreUnavailable, Unauthorized
+from brain_search.errors import RateLimited, StoreUnavailable, Unauthorized
 from brain_search.graph import GraphStore
 from brain_search.ingest.service import make_ingest_service, mcp_tools
 from brain_search.mcp_server import build_server
 from brain_search.models import RecallRequest, RecallResponse
+from brain_search.ratelimit import RateLimiter
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client
 from brain_search.store.indices import install_all
@@ -62,6 +63,7 @@ def build_state(settings: Settings) -> AppState:
         graph=graph,
         retriever=Retriever(client, settings, query_cache, graph),
         ingest=ingest,
+        limiter=RateLimiter(settings),
     )
 
 
@@ -71,7 +73,12 @@ async def _mcp_refusal(app: FastAPI, scope: Any) -> JSONResponse | None:
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
     try:
         key = api_key_from_headers(headers.get("authorization"), headers.get("x-api-key"))
-        await anyio.to_thread.run_sync(app.state.brain.keys.resolve, key)
+        tenant = await anyio.to_thread.run_sync(app.state.brain.keys.resolve, key)
+        await check_rate_limit(app.state.brain, tenant, key)
+    except RateLimited as exc:
+        app.state.brain.metrics.refused.labels("rate_limited").inc()
+        headers = {"Retry-After": str(exc.retry_after_s)}
+        return JSONResponse({"detail": str(exc), "retry_after_s": exc.retry_after_s}, status_code=429, headers=headers)
     except Unauthorized as exc:
         return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
     except StoreUnavailable as exc:

@@ -14,7 +14,7 @@ from fastapi import Depends, Header, Request
 from opensearchpy import OpenSearch
 
 from brain_search.api.state import AppState
-from brain_search.auth import api_key_from_headers
+from brain_search.auth import api_key_from_headers, hash_key
 from brain_search.config import Settings
 from brain_search.errors import Unauthorized
 
@@ -48,10 +48,20 @@ async def get_tenant(
     from the key cache when it holds the key, else looked up in a worker thread."""
     key = api_key_from_headers(authorization, x_api_key)
     tenant = state.keys.cached(key)
-    if tenant is not None:
-        return tenant
-    resolved: str = await anyio.to_thread.run_sync(state.keys.resolve, key)
-    return resolved
+    if tenant is None:
+        tenant = await anyio.to_thread.run_sync(state.keys.resolve, key)
+    await check_rate_limit(state, tenant, key)
+    return tenant
+
+
+async def check_rate_limit(state: AppState, tenant: str, key: str | None) -> None:
+    """One request of ``key`` against its bucket (``RateLimited``: a 429 with Retry-After)."""
+    if state.limiter is None or key is None:
+        return
+    found, limit = state.keys.cached_rate_limit(tenant)
+    if not found:
+        limit = await anyio.to_thread.run_sync(state.keys.rate_limit, tenant)
+    await state.limiter.check(hash_key(key), limit)
 
 
 TenantDep = Annotated[str, Depends(get_tenant)]

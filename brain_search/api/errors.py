@@ -9,7 +9,15 @@ from fastapi.responses import JSONResponse
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import ConnectionTimeout, TransportError
 
-from brain_search.errors import Conflict, InvalidInput, NotFound, PreconditionFailed, StoreUnavailable, Unauthorized
+from brain_search.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    PreconditionFailed,
+    RateLimited,
+    StoreUnavailable,
+    Unauthorized,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +54,14 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Unauthorized)
     async def _unauthorized(_: Request, exc: Unauthorized) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(RateLimited)
+    async def _rate_limited(request: Request, exc: RateLimited) -> JSONResponse:
+        brain = getattr(request.app.state, "brain", None)
+        if brain is not None:
+            brain.metrics.refused.labels("rate_limited").inc()
+        headers = {"Retry-After": str(exc.retry_after_s)}
+        return JSONResponse({"detail": str(exc), "retry_after_s": exc.retry_after_s}, status_code=429, headers=headers)
 
     @app.exception_handler(StoreUnavailable)
     async def _unavailable(request: Request, exc: StoreUnavailable) -> JSONResponse:

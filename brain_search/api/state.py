@@ -13,6 +13,7 @@ from brain_search.config import Settings
 from brain_search.embedding import Embedder, QueryCache
 from brain_search.graph import GraphStore
 from brain_search.ingest.service import IngestService
+from brain_search.ratelimit import RateLimiter
 from brain_search.retrieval.pipeline import Retriever
 
 
@@ -28,6 +29,8 @@ class AppState:
     retriever: Retriever
     ingest: IngestService
     metrics: Metrics = field(default_factory=Metrics)
+    limiter: RateLimiter | None = None
+    """per-key rate limits (None: none)"""
 
     def close(self) -> None:
         self.ingest.close()

@@ -13,6 +13,9 @@ TENANTS: dict[str, Any] = {
         "erasing": {"type": "keyword"},
         "erase_id": {"type": "keyword"},
         "second_pass_at": {"type": "date"},
+        # the tenant's own rate limit (ratelimit.py), when it has one
+        "rate_limit_per_s": {"type": "float"},
+        "rate_limit_burst": {"type": "integer"},
     }
 }
 KEYS: dict[str, Any] = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from fastapi import APIRouter, status
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from brain_search.api.deps import AdminDep, StateDep
 from brain_search.auth import TenantErasing
@@ -57,6 +57,39 @@ def erase(tenant_id: str, state: StateDep, _: AdminDep) -> dict[str, int]:
     """Erase a tenant: its keys, memories (with tombstones, history, dead letters), nodes and
     tasks, in every index; documents deleted per index. A second pass runs after the task limit."""
     return erase_tenant(state.client, state.settings, state.keys, tenant_id)
+
+
+class RateLimitIn(BaseModel):
+    """Both null: the settings' default (BRAIN_RATE_LIMIT_PER_S / _BURST); 0: no limit."""
+
+    model_config = ConfigDict(extra="forbid")
+    requests_per_s: float | None = Field(None, ge=0.0, le=1_000_000)
+    burst: int | None = Field(None, ge=0, le=10_000_000)
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> RateLimitIn:
+        if (self.requests_per_s is None) != (self.burst is None):
+            raise ValueError("give requests_per_s and burst together (both null: the default)")
+        return self
+
+
+class RateLimitOut(BaseModel):
+    tenant_id: str
+    requests_per_s: float
+    burst: int
+    default: bool
+
+
+@router.put("/tenants/{tenant_id}/rate-limit")
+def set_rate_limit(tenant_id: str, body: RateLimitIn, state: StateDep, _: AdminDep) -> RateLimitOut:
+    """The tenant's own per-key rate limit (every key of the tenant gets this budget)."""
+    state.keys.set_rate_limit(tenant_id, body.requests_per_s, body.burst)
+    s = state.settings
+    if body.requests_per_s is None or body.burst is None:
+        return RateLimitOut(
+            tenant_id=tenant_id, requests_per_s=s.rate_limit_per_s, burst=s.rate_limit_burst, default=True
+        )
+    return RateLimitOut(tenant_id=tenant_id, requests_per_s=body.requests_per_s, burst=body.burst, default=False)
 
 
 @router.post("/tenants/{tenant_id}/keys", status_code=status.HTTP_201_CREATED)
