@@ -154,23 +154,28 @@ class KeyStore:
         return limit
 
     # ---------------------------------------------------------------- keys
-    def create_key(self, tenant_id: str, label: str | None = None) -> tuple[str, str]:
-        """Returns ``(key_id, key)``; the plain key is shown once and only its hash is stored."""
+    def create_key(
+        self, tenant_id: str, label: str | None = None, expires_at: datetime | None = None
+    ) -> tuple[str, str]:
+        """Returns ``(key_id, key)``; the plain key is shown once and only its hash is stored.
+        ``expires_at``: from then on the key is a 401 ("expired API key")."""
         self.get_tenant(tenant_id)
         key_id = secrets.token_hex(6)
         key = f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
-        doc = {
+        doc: dict[str, Any] = {
             "key_id": key_id,
             "tenant_id": tenant_id,
             "label": label or "",
             "revoked": False,
             "created_at": datetime.now(UTC).isoformat(),
         }
+        if expires_at is not None:
+            doc["expires_at"] = expires_at.astimezone(UTC).isoformat()
         self.client.index(index=self.keys_index, id=hash_key(key), body=doc, params={"refresh": "true"})
         return key_id, key
 
     def list_keys(self, tenant_id: str) -> list[dict[str, Any]]:
-        """The tenant's keys without their secrets: key_id, label, revoked, created_at."""
+        """The tenant's keys without their secrets: key_id, label, revoked, created_at, expires_at."""
         self.get_tenant(tenant_id)
         r = self.client.search(
             index=self.keys_index,
@@ -189,7 +194,8 @@ class KeyStore:
             self._cache = {k: v for k, v in self._cache.items() if v[0] != tenant_id}
         return int(r.get("deleted", 0))
 
-    def revoke_key(self, key_id: str) -> None:
+    def revoke_key(self, key_id: str) -> str:
+        """Revoke the key (NotFound for an unknown id); returns its tenant."""
         r = self.client.search(index=self.keys_index, body={"query": {"term": {"key_id": key_id}}, "size": 1})
         hits = r["hits"]["hits"]
         if not hits:
@@ -202,6 +208,7 @@ class KeyStore:
         )
         with self._lock:
             self._cache.pop(hits[0]["_id"], None)
+        return str(hits[0]["_source"]["tenant_id"])
 
     def cached(self, key: str | None) -> str | None:
         """The tenant of a key resolved within the cache TTL, without a round trip; None when the
@@ -236,6 +243,12 @@ class KeyStore:
             raise Unauthorized("unknown API key") from None
         if doc.get("revoked"):
             raise Unauthorized("revoked API key")
+        until = now + self.cache_ttl_s
+        if doc.get("expires_at"):
+            left = (datetime.fromisoformat(doc["expires_at"]) - datetime.now(UTC)).total_seconds()
+            if left <= 0:
+                raise Unauthorized("expired API key")
+            until = min(until, now + left)  # never cached past its expiry
         with self._lock:
-            self._cache[h] = (doc["tenant_id"], now + self.cache_ttl_s)
+            self._cache[h] = (doc["tenant_id"], until)
         return str(doc["tenant_id"])

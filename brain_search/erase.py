@@ -47,6 +47,7 @@ def tenant_indices(names: IndexNames) -> list[str]:
         names.dead_letters,
         names.nodes,
         names.node_tasks,
+        names.audit,
     ]
 
 

@@ -18,6 +18,7 @@ from brain_search.api.limits import RequestLimits
 from brain_search.api.metrics import HttpMetrics
 from brain_search.api.routes import admin, health, memories, nodes, page, recall, versions
 from brain_search.api.state import AppState
+from brain_search.audit import AuditLog
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
 from brain_search.embedding import QueryCache, make_query_embedder
@@ -63,6 +64,7 @@ def build_state(settings: Settings) -> AppState:
         graph=graph,
         retriever=Retriever(client, settings, query_cache, graph),
         ingest=ingest,
+        audit=AuditLog(client, settings),
         limiter=RateLimiter(settings),
     )
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from opensearchpy import OpenSearch
 
 from brain_search.api.metrics import Metrics
+from brain_search.audit import AuditLog
 from brain_search.auth import KeyStore
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, QueryCache
@@ -28,6 +29,7 @@ class AppState:
     graph: GraphStore
     retriever: Retriever
     ingest: IngestService
+    audit: AuditLog
     metrics: Metrics = field(default_factory=Metrics)
     limiter: RateLimiter | None = None
     """per-key rate limits (None: none)"""

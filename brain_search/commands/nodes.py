@@ -232,9 +232,16 @@ def tenant_list(url: str = URL_OPT, admin_key: str = ADMIN_OPT) -> None:
 
 
 @tenants_app.command("key")
-def tenant_key(tenant_id: str, label: str = typer.Option(None), url: str = URL_OPT, admin_key: str = ADMIN_OPT) -> None:
+def tenant_key(
+    tenant_id: str,
+    label: str = typer.Option(None),
+    expires_at: str = typer.Option(None, "--expires-at", help="ISO 8601: from then on the key is refused"),
+    url: str = URL_OPT,
+    admin_key: str = ADMIN_OPT,
+) -> None:
     """Create an API key for a tenant. The key is printed once (stdout); only its hash is stored."""
-    k = _admin(url, admin_key).call("POST", f"/v1/admin/tenants/{tenant_id}/keys", json={"label": label})
+    body = {"label": label, "expires_at": expires_at}
+    k = _admin(url, admin_key).call("POST", f"/v1/admin/tenants/{tenant_id}/keys", json=body)
     console.print(f"key id {k['key_id']} for tenant {k['tenant_id']} (shown once, keep it safe):", style="dim")
     print(k["key"])
 
@@ -243,7 +250,33 @@ def tenant_key(tenant_id: str, label: str = typer.Option(None), url: str = URL_O
 def tenant_keys(tenant_id: str, url: str = URL_OPT, admin_key: str = ADMIN_OPT) -> None:
     """A tenant's keys (ids and labels; never the secrets)."""
     for k in _admin(url, admin_key).call("GET", f"/v1/admin/tenants/{tenant_id}/keys"):
-        console.print(f"{k['key_id']}\t{'revoked' if k['revoked'] else 'active'}\t{k['label']}", highlight=False)
+        state = "revoked" if k["revoked"] else f"expires {k['expires_at']}" if k.get("expires_at") else "active"
+        console.print(f"{k['key_id']}\t{state}\t{k['label']}", highlight=False)
+
+
+@tenants_app.command("rate-limit")
+def tenant_rate_limit(
+    tenant_id: str,
+    per_s: float = typer.Option(None, "--per-s", help="requests per second of each key (0: no limit)"),
+    burst: int = typer.Option(None, "--burst", help="requests a key may send at once"),
+    url: str = URL_OPT,
+    admin_key: str = ADMIN_OPT,
+) -> None:
+    """Set the tenant's own per-key rate limit (neither option: back to the default)."""
+    body = {"requests_per_s": per_s, "burst": burst}
+    r = _admin(url, admin_key).call("PUT", f"/v1/admin/tenants/{tenant_id}/rate-limit", json=body)
+    console.print(f"tenant {tenant_id}: {r['requests_per_s']:g} requests/s, burst {r['burst']} per key")
+
+
+@tenants_app.command("audit")
+def tenant_audit(
+    tenant_id: str = typer.Argument(None), limit: int = 100, url: str = URL_OPT, admin_key: str = ADMIN_OPT
+) -> None:
+    """Changes to tenants and keys, newest first (one tenant's, or all)."""
+    params = {"limit": limit, **({"tenant": tenant_id} if tenant_id else {})}
+    for e in _admin(url, admin_key).call("GET", "/v1/admin/audit", params=params):
+        who = e.get("tenant_id") or f"#{str(e.get('tenant_hash', ''))[:12]}"
+        console.print(f"{e['at']}\t{e['action']}\t{who}\t{e.get('key_id') or ''}", highlight=False)
 
 
 @tenants_app.command("revoke")

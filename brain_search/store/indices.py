@@ -8,7 +8,8 @@ A deployment (or a test run, or an evaluation dataset) owns ``<prefix>-*``:
 - ``<prefix>-nodes``, ``-node-tasks``: the knowledge graph and its move/delete tasks (``graph``);
 - ``<prefix>-ingest-tasks``: durable ingest task records (``ingest.task_records``);
 - ``<prefix>-dead-letters``: memories that could not be indexed (``ingest.dead_letters``);
-- ``<prefix>-memory-history``: earlier versions of updated memories (``ingest.history``).
+- ``<prefix>-memory-history``: earlier versions of updated memories (``ingest.history``);
+- ``<prefix>-audit``: changes to tenants and keys (``audit``).
 """
 
 from __future__ import annotations
@@ -79,6 +80,10 @@ class IndexNames:
         return f"{self.prefix}-memory-history"
 
     @property
+    def audit(self) -> str:
+        return f"{self.prefix}-audit"
+
+    @property
     def everything(self) -> str:
         """The pattern of every index and template of this prefix."""
         return f"{self.prefix}-*"
@@ -98,4 +103,5 @@ def install_all(client: OpenSearch, settings: Settings, dimension: int | None = 
     ensure_small_index(client, names.ingest_tasks, mappings.INGEST_TASKS)
     ensure_small_index(client, names.dead_letters, mappings.DEAD_LETTERS)
     ensure_small_index(client, names.memory_history, mappings.MEMORY_HISTORY)
+    ensure_small_index(client, names.audit, mappings.AUDIT)
     return index

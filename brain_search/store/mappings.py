@@ -18,6 +18,17 @@ TENANTS: dict[str, Any] = {
         "rate_limit_burst": {"type": "integer"},
     }
 }
+AUDIT: dict[str, Any] = {
+    "properties": {
+        "at": {"type": "date"},
+        "action": {"type": "keyword"},
+        "tenant_id": {"type": "keyword"},
+        "tenant_hash": {"type": "keyword"},
+        "key_id": {"type": "keyword"},
+        "actor": {"type": "keyword"},
+        "detail": {"type": "object", "enabled": False},
+    }
+}
 KEYS: dict[str, Any] = {
     "properties": {
         "key_id": {"type": "keyword"},
@@ -26,6 +37,7 @@ KEYS: dict[str, Any] = {
         "revoked": {"type": "boolean"},
         "created_at": {"type": "date"},
         "revoked_at": {"type": "date"},
+        "expires_at": {"type": "date"},
     }
 }
 PATH_ANALYSIS: dict[str, Any] = {

@@ -56,3 +56,37 @@ def test_bad_tenant_id_is_422(api) -> None:
     r = api.post("/v1/admin/tenants", json={"tenant_id": "-bad id"}, headers=admin)
     assert r.status_code == 422
     assert r.json()["detail"][0]["loc"][-1] == "tenant_id"
+
+
+def test_keys_expire_and_every_change_is_audited(api) -> None:
+    import time
+    from datetime import UTC, datetime, timedelta
+
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    assert api.post("/v1/admin/tenants", json={"tenant_id": "audited"}, headers=admin).status_code == 201
+    soon = (datetime.now(UTC) + timedelta(seconds=2)).isoformat()
+    made = api.post("/v1/admin/tenants/audited/keys", json={"label": "short", "expires_at": soon}, headers=admin)
+    assert made.status_code == 201 and made.json()["expires_at"], made.text
+    short = {"Authorization": f"Bearer {made.json()['key']}"}
+    assert api.get("/v1/memories", headers=short).status_code == 200
+    time.sleep(2.2)
+    expired = api.get("/v1/memories", headers=short)
+    assert expired.status_code == 401 and "expired" in expired.json()["detail"]
+    past = api.post("/v1/admin/tenants/audited/keys", json={"expires_at": "2020-01-01T00:00:00Z"}, headers=admin)
+    assert past.status_code == 422 and past.json()["detail"][0]["loc"][-1] == "expires_at"
+    limit = {"requests_per_s": 5, "burst": 10}
+    assert api.put("/v1/admin/tenants/audited/rate-limit", json=limit, headers=admin).status_code == 200
+    key_id = made.json()["key_id"]
+    assert api.delete(f"/v1/admin/keys/{key_id}", headers=admin).status_code == 204
+
+    log = api.get("/v1/admin/audit", params={"tenant": "audited"}, headers=admin).json()
+    actions = [e["action"] for e in reversed(log)]
+    assert actions == ["tenant.create", "key.create", "tenant.rate_limit", "key.revoke"], actions
+    assert all(e["tenant_id"] == "audited" and e["actor"] == "admin" for e in log)
+    assert not any("key" in str(e.get("detail", {})).lower() and "bsk_" in str(e) for e in log)  # never a key
+    assert api.get("/v1/admin/audit", headers=short).status_code == 401  # admin only
+
+    # the erase takes its entries with it and leaves one naming it by hash only
+    assert api.delete("/v1/admin/tenants/audited", headers=admin).status_code == 200
+    after = api.get("/v1/admin/audit", params={"tenant": "audited"}, headers=admin).json()
+    assert [e["action"] for e in after] == ["tenant.erase"] and "tenant_id" not in after[0]

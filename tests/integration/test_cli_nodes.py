@@ -30,6 +30,15 @@ def test_cli_tenants_and_nodes(live_api, api, client, embedder) -> None:
     assert "laptop" in run("tenants", "keys", "cli-co", env=admin_env) and key not in run(
         "tenants", "keys", "cli-co", env=admin_env
     )
+    later = run("tenants", "key", "cli-co", "--label", "ci", "--expires-at", "2099-01-01T00:00:00Z", env=admin_env)
+    assert later.strip().splitlines()[-1].startswith("bsk_")
+    assert "expires 2099-01-01" in run("tenants", "keys", "cli-co", env=admin_env)
+    assert "2 requests/s, burst 4" in run(
+        "tenants", "rate-limit", "cli-co", "--per-s", "2", "--burst", "4", env=admin_env
+    )
+    run("tenants", "rate-limit", "cli-co", env=admin_env)  # back to the default
+    audit = run("tenants", "audit", "cli-co", env=admin_env)
+    assert "tenant.create" in audit and audit.count("key.create") == 2 and audit.count("tenant.rate_limit") == 2
     env = {"BRAIN_API_URL": live_api, "BRAIN_API_KEY": key}
 
     run("nodes", "create", "aiConnected/Brain/Architecture", "-d", "how it is built", env=env)

@@ -1,11 +1,12 @@
-"""Admin: tenants and keys (admin key from settings; no default)."""
+"""Admin: tenants, keys, rate limits and the audit log (admin key from settings; no default)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
-from fastapi import APIRouter, status
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from fastapi import APIRouter, Query, status
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from brain_search.api.deps import AdminDep, StateDep
 from brain_search.auth import TenantErasing
@@ -27,24 +28,38 @@ class TenantOut(BaseModel):
 
 class KeyIn(BaseModel):
     label: str | None = Field(None, max_length=200)
+    expires_at: datetime | None = Field(None, description="from then on the key is a 401 (ISO 8601, ahead)")
+
+    @field_validator("expires_at")
+    @classmethod
+    def _ahead(cls, v: datetime | None) -> datetime | None:
+        if v is None:
+            return None
+        v = v if v.tzinfo else v.replace(tzinfo=UTC)
+        if v <= datetime.now(UTC):
+            raise ValueError("expires_at must be in the future")
+        return v
 
 
 class KeyOut(BaseModel):
     key_id: str
     tenant_id: str
     key: str = Field(..., description="shown once; only its hash is stored")
+    expires_at: datetime | None = None
 
 
 @router.post("/tenants", status_code=status.HTTP_201_CREATED)
 def create_tenant(body: TenantIn, state: StateDep, _: AdminDep) -> TenantOut:
     """409 for an existing id, and for one still being erased (until its erase's second pass)."""
     try:
-        return TenantOut(**state.keys.create_tenant(body.tenant_id, body.name))
+        created = TenantOut(**state.keys.create_tenant(body.tenant_id, body.name))
     except TenantErasing as erasing:
         if erasing.due > datetime.now(UTC):
             raise
         finish_erase(state.client, state.settings, body.tenant_id)  # overdue: its API was restarted
-        return TenantOut(**state.keys.create_tenant(body.tenant_id, body.name))
+        created = TenantOut(**state.keys.create_tenant(body.tenant_id, body.name))
+    state.audit.record("tenant.create", body.tenant_id, detail={"name": created.name})
+    return created
 
 
 @router.get("/tenants")
@@ -56,7 +71,10 @@ def list_tenants(state: StateDep, _: AdminDep) -> list[TenantOut]:
 def erase(tenant_id: str, state: StateDep, _: AdminDep) -> dict[str, int]:
     """Erase a tenant: its keys, memories (with tombstones, history, dead letters), nodes and
     tasks, in every index; documents deleted per index. A second pass runs after the task limit."""
-    return erase_tenant(state.client, state.settings, state.keys, tenant_id)
+    deleted = erase_tenant(state.client, state.settings, state.keys, tenant_id)
+    # its audit entries went with it; this one names it by hash only
+    state.audit.record("tenant.erase", tenant_id, detail={"deleted": sum(deleted.values())}, anonymous=True)
+    return deleted
 
 
 class RateLimitIn(BaseModel):
@@ -84,6 +102,7 @@ class RateLimitOut(BaseModel):
 def set_rate_limit(tenant_id: str, body: RateLimitIn, state: StateDep, _: AdminDep) -> RateLimitOut:
     """The tenant's own per-key rate limit (every key of the tenant gets this budget)."""
     state.keys.set_rate_limit(tenant_id, body.requests_per_s, body.burst)
+    state.audit.record("tenant.rate_limit", tenant_id, detail=body.model_dump())
     s = state.settings
     if body.requests_per_s is None or body.burst is None:
         return RateLimitOut(
@@ -94,8 +113,10 @@ def set_rate_limit(tenant_id: str, body: RateLimitIn, state: StateDep, _: AdminD
 
 @router.post("/tenants/{tenant_id}/keys", status_code=status.HTTP_201_CREATED)
 def create_key(tenant_id: str, body: KeyIn, state: StateDep, _: AdminDep) -> KeyOut:
-    key_id, key = state.keys.create_key(tenant_id, body.label)
-    return KeyOut(key_id=key_id, tenant_id=tenant_id, key=key)
+    key_id, key = state.keys.create_key(tenant_id, body.label, body.expires_at)
+    expires = body.expires_at.isoformat() if body.expires_at else None
+    state.audit.record("key.create", tenant_id, key_id, detail={"label": body.label, "expires_at": expires})
+    return KeyOut(key_id=key_id, tenant_id=tenant_id, key=key, expires_at=body.expires_at)
 
 
 class KeyInfo(BaseModel):
@@ -105,6 +126,7 @@ class KeyInfo(BaseModel):
     revoked: bool
     created_at: datetime
     revoked_at: datetime | None = None
+    expires_at: datetime | None = None
 
 
 @router.get("/tenants/{tenant_id}/keys")
@@ -115,4 +137,13 @@ def list_keys(tenant_id: str, state: StateDep, _: AdminDep) -> list[KeyInfo]:
 
 @router.delete("/keys/{key_id}", status_code=status.HTTP_204_NO_CONTENT)
 def revoke_key(key_id: str, state: StateDep, _: AdminDep) -> None:
-    state.keys.revoke_key(key_id)
+    tenant = state.keys.revoke_key(key_id)
+    state.audit.record("key.revoke", tenant, key_id)
+
+
+@router.get("/audit")
+def audit_log(
+    state: StateDep, _: AdminDep, tenant: str | None = None, limit: int = Query(100, ge=1, le=1000)
+) -> list[dict[str, Any]]:
+    """Changes to tenants and keys, newest first (``tenant``: its entries, its erase included)."""
+    return state.audit.entries(tenant, limit)
