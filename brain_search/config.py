@@ -107,6 +107,9 @@ class Settings(BaseSettings):
     # --- API --------------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8080
+    # the admin API's own listener: when set, /v1/admin/* answers only on this port (the public
+    # one answers 404), so an Ingress to api_port never reaches it (the chart: 8081)
+    admin_port: int | None = Field(None, ge=1, le=65535)
     # worker threads that run blocking request work (recalls, key lookups) in one API process;
     # more requests than this wait on the event loop instead of contending for the GIL
     api_threads: int = Field(40, ge=1, le=1000)

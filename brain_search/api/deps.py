@@ -16,7 +16,7 @@ from opensearchpy import OpenSearch
 from brain_search.api.state import AppState
 from brain_search.auth import api_key_from_headers, hash_key
 from brain_search.config import Settings
-from brain_search.errors import Unauthorized
+from brain_search.errors import NotFound, Unauthorized
 
 
 async def get_state(request: Request) -> AppState:
@@ -68,12 +68,17 @@ TenantDep = Annotated[str, Depends(get_tenant)]
 
 
 async def require_admin(
+    request: Request,
     state: StateDep,
     authorization: Annotated[str | None, Header()] = None,
     x_api_key: Annotated[str | None, Header()] = None,
 ) -> None:
     import hmac
 
+    admin_port = state.settings.admin_port
+    server = request.scope.get("server")
+    if admin_port is not None and (not server or server[1] != admin_port):
+        raise NotFound("route", f"{request.url.path} (the admin API has its own listener)")
     admin = state.settings.admin_key
     key = api_key_from_headers(authorization, x_api_key)
     if admin is None:

@@ -90,3 +90,56 @@ def test_keys_expire_and_every_change_is_audited(api) -> None:
     assert api.delete("/v1/admin/tenants/audited", headers=admin).status_code == 200
     after = api.get("/v1/admin/audit", params={"tenant": "audited"}, headers=admin).json()
     assert [e["action"] for e in after] == ["tenant.erase"] and "tenant_id" not in after[0]
+
+
+def test_the_admin_api_on_its_own_listener(stack_settings, tmp_path) -> None:
+    """`brain-search serve` with BRAIN_ADMIN_PORT: one process, two listeners; /v1/admin/* answers
+    only on the admin port (404 on the public one, where an Ingress points)."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    def free() -> int:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+    public, admin_port = free(), free()
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "BRAIN_OPENSEARCH_URL": stack_settings.opensearch_url,
+        "BRAIN_INDEX_PREFIX": stack_settings.index_prefix,
+        "BRAIN_CACHE_DIR": str(stack_settings.cache_dir),
+        "BRAIN_ADMIN_KEY": ADMIN_KEY,
+        "BRAIN_API_HOST": "127.0.0.1",
+        "BRAIN_API_PORT": str(public),
+        "BRAIN_ADMIN_PORT": str(admin_port),
+    }
+    log = (tmp_path / "serve.log").open("wb")
+    proc = subprocess.Popen([sys.executable, "-m", "brain_search.cli", "serve"], env=env, stdout=log, stderr=log)
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{public}/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-2000:]
+            time.sleep(0.5)
+        body = {"tenant_id": "listener-co"}
+        on_public = httpx.post(f"http://127.0.0.1:{public}/v1/admin/tenants", json=body, headers=admin, timeout=30)
+        assert on_public.status_code == 404 and "own listener" in on_public.text
+        on_admin = httpx.post(f"http://127.0.0.1:{admin_port}/v1/admin/tenants", json=body, headers=admin, timeout=30)
+        assert on_admin.status_code == 201, on_admin.text
+        assert httpx.get(f"http://127.0.0.1:{public}/healthz", timeout=5).status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
