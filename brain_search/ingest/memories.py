@@ -107,10 +107,14 @@ class MemoryStore:
         r = self.client.search(index=self.alias, body=body, params={"routing": tenant_id})
         return [h["_source"]["memory_id"] for h in r["hits"]["hits"]]
 
-    def delete(self, tenant_id: str, memory_id: str, version: int) -> Deletion:
+    def delete(self, tenant_id: str, memory_id: str, version: int, pending: bool = True) -> Deletion:
         """Tombstone the memory and its stored pieces with ``version``. Raises ``Conflict`` when a
-        write of it accepted after this delete is already stored (that write wins)."""
+        write of it accepted after this delete is already stored (that write wins). With nothing
+        stored and nothing ``pending`` (no unfinished task carries it) nothing is written: a
+        refused delete (404) leaves no tombstone."""
         stored = self._is_live(tenant_id, memory_id)
+        if not stored and not pending and not self._stored_pieces(tenant_id, memory_id):
+            return Deletion(stored=False, pieces=0)
         [outcome] = write_versioned(self.client, tombstone_entries(self.alias, tenant_id, [memory_id], version))
         if outcome.superseded:
             raise Conflict("a write of this memory accepted after the delete is already stored", memory_id=memory_id)

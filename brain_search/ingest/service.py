@@ -89,10 +89,10 @@ class IngestService:
         NotFound: neither."""
         version = self.versions.next()
         pending = self.queue.pending(tenant_id, memory_id)  # before the tombstone: a task ending now counts
-        deletion = self.memories.delete(tenant_id, memory_id, version)
-        self.dead_letters.purge(tenant_id, memory_id=memory_id)
-        self.history.purge(tenant_id, memory_id)
-        if deletion.stored:
+        deletion = self.memories.delete(tenant_id, memory_id, version, pending)
+        copies = self.dead_letters.purge(tenant_id, memory_id=memory_id)
+        copies += self.history.purge(tenant_id, memory_id)
+        if deletion.stored or (copies and not pending):  # a dead-lettered memory's copies count too
             return True
         if pending:
             return False
