@@ -220,3 +220,89 @@ def test_the_query_cache_is_per_tenant(api, make_tenant) -> None:
     a_again, a_again_hit = embed_ms(a)
     print(f"embed_ms: A first {a_first:.2f}, B the same query {b_first:.2f}, A again {a_again:.2f}")
     assert (a_first_hit, b_first_hit, a_again_hit) == (0, 0, 1)
+
+
+def test_writes_deletes_tasks_and_copies_never_cross_tenants(api, make_tenant, live_api) -> None:
+    """Four tenants write the same memory ids; randomized rounds of reads, writes, updates,
+    deletes, task and dead-letter reads, history and forget, over HTTP and MCP: whatever one
+    tenant does, every other tenant's memories are exactly what it wrote (0 leaks)."""
+    import json
+
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamablehttp_client
+
+    from brain_search.ingest.bulk import ItemOutcome
+    from brain_search.ingest.models import MemoryItem
+    from tests.integration.ingest_support import wait_task
+
+    seed = int(os.environ.get("BRAIN_ISOLATION_SEED", random.randrange(1 << 30)))
+    print(f"BRAIN_ISOLATION_SEED={seed}")
+    rng = random.Random(seed)
+    tenants = [f"w-{t}" for t in TENANTS]
+    headers = {t: make_tenant(t) for t in tenants}
+    expected: dict[str, dict[str, str]] = {t: {} for t in tenants}  # tenant → memory id → content
+    tasks: dict[str, str] = {}
+    ingest = api.app.state.brain.ingest
+    for t in tenants:  # the same ids everywhere, a dead letter and a task each
+        mems = [{"content": f"note {i} about equity {marker(t)}", "memory_id": f"shared-{i}"} for i in range(4)]
+        r = api.post("/v1/memories", json={"memories": mems, "refresh": True}, headers=headers[t])
+        tasks[t] = r.json()["task_id"]
+        wait_task(api, headers[t], tasks[t])
+        expected[t].update({m["memory_id"]: m["content"] for m in mems})
+        bad = MemoryItem(memory_id="shared-dead", content=f"dead {marker(t)}")
+        ingest.dead_letters.add(t, tasks[t], [(bad, ItemOutcome("shared-dead", False, reason="r"))], 1)
+
+    async def mcp(t: str, tool: str, args: dict[str, Any]) -> Any:
+        async with (
+            streamablehttp_client(f"{live_api}/mcp/", headers=headers[t]) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            res = await session.call_tool(tool, args)
+            return json.loads(res.content[0].text)  # type: ignore[union-attr]
+
+    leaks: list[str] = []
+    schedule = ["put", "delete", "remember", "forget", "task", "dead", "history", "recall"] * 5
+    rng.shuffle(schedule)  # every kind of step five times, in a random order
+    for step, op in enumerate(schedule):
+        t = rng.choice(tenants)
+        h, other = headers[t], rng.choice([o for o in tenants if o != t])
+        ctx = f"seed={seed} step={step} tenant={t}"
+        mid = f"shared-{rng.randrange(4)}"
+        if op == "put" and mid in expected[t]:
+            content = f"rewritten {step} {marker(t)}"
+            r = api.put(f"/v1/memories/{mid}", json={"content": content, "refresh": True}, headers=h)
+            wait_task(api, h, r.json()["task_id"])
+            expected[t][mid] = content
+        elif op == "delete" and mid in expected[t]:
+            assert api.delete(f"/v1/memories/{mid}", headers=h).status_code == 204, ctx
+            del expected[t][mid]
+        elif op == "remember":
+            content = f"remembered {step} {marker(t)}"
+            out = anyio.run(mcp, t, "brain_remember", {"content": content, "memory_id": mid})
+            wait_task(api, h, out["task_id"])
+            expected[t][mid] = content
+        elif op == "forget" and mid in expected[t]:
+            anyio.run(mcp, t, "brain_forget", {"memory_id": mid})
+            expected[t].pop(mid, None)
+        elif op == "task":
+            assert api.get(f"/v1/tasks/{tasks[other]}", headers=h).status_code == 404, ctx
+        elif op == "dead":
+            for d in api.get("/v1/dead-letters", headers=h).json()["items"]:
+                if marker(t) not in json.dumps(d):
+                    leaks.append(f"{ctx}: dead letter {d}")
+        elif op == "history":
+            r = api.get(f"/v1/memories/{mid}/history", headers=h)
+            for v in r.json().get("versions", []) if r.status_code == 200 else []:
+                if marker(t) not in v["memory"]["content"]:
+                    leaks.append(f"{ctx}: history {v}")
+        else:
+            body = anyio.run(mcp, t, "brain_recall", {"query": "equity note", "limit": 20})
+            leaks += [f"{ctx}: recall {x['content']}" for x in body["results"] if marker(t) not in x["content"]]
+    for t in tenants:  # every tenant holds exactly what it wrote
+        r = api.get("/v1/memories", params={"limit": 1000}, headers=headers[t])
+        got = {m["memory_id"]: m["content"] for m in r.json()["memories"]}
+        if got != expected[t]:
+            leaks.append(f"seed={seed} {t}: holds {got}, wrote {expected[t]}")
+    assert not leaks, leaks[:5]
