@@ -122,13 +122,37 @@ def test_mcp_over_stdio(api, alice, stack_settings) -> None:
     }
     params = StdioServerParameters(command=sys.executable, args=["-m", "brain_search.cli", "mcp"], env=env)
 
-    async def main() -> tuple[list, dict, str]:  # type: ignore[type-arg]
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-            return await _use(session)
+    async def recall_ids(session: ClientSession, query: str) -> list[str]:
+        got = await session.call_tool("brain_recall", {"query": query, "limit": 5})
+        return [r["id"] for r in json.loads(got.content[0].text)["results"]]  # type: ignore[union-attr]
 
-    tools, result, _ = anyio.run(main)
+    async def until(session: ClientSession, query: str, present: bool) -> bool:
+        deadline = time.monotonic() + 60
+        while ("stdio-1" in await recall_ids(session, query)) != present:
+            if time.monotonic() > deadline:
+                return False
+            await anyio.sleep(0.5)
+        return True
+
+    async def main() -> tuple[list, dict, dict[str, object]]:  # type: ignore[type-arg]
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            tools, result, _ = await _use(session)
+            out: dict[str, object] = {"names": [t.name for t in (await session.list_tools()).tools]}
+            stored = await session.call_tool(
+                "brain_remember", {"content": "zebra quorum over stdio", "memory_id": "stdio-1"}
+            )
+            out["stored"] = not stored.isError
+            out["found"] = await until(session, "zebra quorum over stdio", True)
+            forgot = await session.call_tool("brain_forget", {"memory_id": "stdio-1"})
+            out["forgot"] = not forgot.isError
+            out["gone"] = await until(session, "zebra quorum over stdio", False)
+            return tools, result, out
+
+    tools, result, out = anyio.run(main)
     assert tools[0].name == "brain_recall"
     assert result["results"][0]["id"] == "eq"
+    assert set(out["names"]) == {"brain_recall", "brain_remember", "brain_forget"}, out  # type: ignore[arg-type]
+    assert out["stored"] and out["found"] and out["forgot"] and out["gone"], out
 
 
 def test_mcp_remember_and_forget(live_server, make_tenant) -> None:
