@@ -79,6 +79,9 @@ class Settings(BaseSettings):
     # time in words (retrieval/timewords.py): memories said up to this many days after the period a
     # query names still count ("yesterday" is told of today); chosen on LoCoMo dev (lab/README.md)
     time_words_after_days: float = Field(3.0, ge=0.0, le=31.0)
+    # lexical scores from "index" statistics (BM25: other tenants' memories move them) or from the
+    # "tenant"'s own (retrieval/tenant_stats.py: one tenant's data never changes another's scores)
+    lexical_stats: Literal["index", "tenant"] = "index"
 
     # --- Redis / Celery ---------------------------------------------------------------------
     redis_url: str | None = None

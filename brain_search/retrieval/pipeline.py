@@ -51,6 +51,7 @@ from brain_search.retrieval.ranking import (
 )
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import supersede
+from brain_search.retrieval.tenant_stats import term_weights, weighted_clause
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
@@ -263,14 +264,26 @@ class Retriever:
         terms = query_terms(intent.lexical_query)
         has_lexical = bool(intent.lexical_query.strip() or intent.phrases)
         vec = vector.tolist()
+        lexical = None
+        if has_lexical and self.settings.lexical_stats == "tenant":  # scores from the tenant's own statistics
+            weights = term_weights(self.client, self.settings.memories_alias, tenant_id, terms, intent.phrases)
+            lexical = weighted_clause(terms, intent.phrases, weights)
         bodies = []
         if has_lexical:
-            bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k, vec))
+            bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k, vec, lexical))
         # the search is not routed: every shard returns its own top k (cut to k by cosine later)
         shards = max(1, self.settings.shards)
         bodies.append(
             queries.knn_search(
-                vec, k, terms, intent.phrases, filters, self.settings.hnsw_ef_search, intent.lexical_query, k * shards
+                vec,
+                k,
+                terms,
+                intent.phrases,
+                filters,
+                self.settings.hnsw_ef_search,
+                intent.lexical_query,
+                k * shards,
+                lexical,
             )
         )
         return SearchPlan(

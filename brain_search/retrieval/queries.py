@@ -150,16 +150,18 @@ def lexical_search(
     filters: list[dict[str, Any]],
     size: int,
     vector: Sequence[float],
+    lexical: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The BM25 sub-search. Hits carry their cosine to ``vector`` (script field ``cosine``), so
-    their semantic score needs no round trip."""
+    their semantic score needs no round trip. ``lexical``: the lexical clause to use instead of
+    BM25's (``tenant_stats.weighted_clause``)."""
     return {
         "size": size,
         "_source": RESULT_FIELDS,
         "script_fields": cosine_script_field(vector),
         "query": {
             "bool": {
-                "must": [lexical_clause(lexical_query, phrases)],
+                "must": [lexical or lexical_clause(lexical_query, phrases)],
                 "filter": [*filters, coverage_filter(terms, phrases)],
             }
         },
@@ -175,6 +177,7 @@ def knn_search(
     ef_search: int | None = None,
     lexical_query: str = "",
     size: int | None = None,
+    lexical: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The kNN sub-search, carrying both scores of every hit in the same round trip.
 
@@ -187,7 +190,7 @@ def knn_search(
     """
     bool_query: dict[str, Any] = {"filter": [knn_query(vector, k, filters, ef_search), coverage_filter(terms, phrases)]}
     if lexical_query.strip() or phrases:
-        bool_query["should"] = [lexical_clause(lexical_query, phrases)]
+        bool_query["should"] = [lexical or lexical_clause(lexical_query, phrases)]
     return {
         "size": size or k,
         "_source": RESULT_FIELDS,

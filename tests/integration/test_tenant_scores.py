@@ -1,0 +1,80 @@
+"""Tenant-independent scores (``lexical_stats: tenant``): tenant B's whole recall response, order
+and scores, is the same before and after tenant A adds 10,000 memories that share B's terms. The
+same check with index statistics (the default) shows what it guards against: B's scores move."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from opensearchpy.helpers import bulk
+
+from brain_search.models import RecallRequest
+from brain_search.retrieval.pipeline import Retriever
+from brain_search.store.documents import build_memory_doc, memory_doc_id
+from tests.seed import Mem, seed_memories
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+QUERIES = ["zzqx yyqw", "zzqx", '"yyqw a"', "notes about zzqx and the budget"]
+
+
+def _flood(client: Any, settings: Any, tenant: str, n: int, start: int) -> None:
+    """``n`` memories of ``tenant`` sharing B's terms, written straight in (a fixed vector each:
+    what is measured is the lexical side)."""
+    rng = np.random.default_rng(start)
+    actions = []
+    for i in range(start, start + n):
+        vec = rng.normal(size=settings.embedding_dimension)
+        vec = (vec / np.linalg.norm(vec)).tolist()
+        content = f"zzqx budget note {i}" if i % 3 else f"yyqw a zzqx zzqx {i}"
+        actions.append(
+            {
+                "_index": settings.memories_alias,
+                "_id": memory_doc_id(tenant, f"a{i}"),
+                "_routing": tenant,
+                **build_memory_doc(
+                    tenant_id=tenant, memory_id=f"a{i}", content=content, embedding=vec, embedding_model="test"
+                ),
+            }
+        )
+    _, errors = bulk(client, actions, refresh="wait_for", raise_on_error=False, chunk_size=2000)
+    assert not errors, errors[:3]
+
+
+def _view(retriever: Retriever, tenant: str) -> list[Any]:
+    out = []
+    for q in QUERIES:
+        resp = retriever.recall(tenant, RecallRequest(query=q, limit=10, tiered=True))
+        body = resp.model_dump(mode="json", exclude={"timings"})
+        out.append(body)
+    return out
+
+
+def test_one_tenants_memories_never_change_anothers_scores(api, client, stack_settings, embedder) -> None:
+    state = api.app.state.brain
+    tenant_mode = Retriever(
+        client, stack_settings.model_copy(update={"lexical_stats": "tenant"}), state.query_cache, state.graph
+    )
+    index_mode = Retriever(client, stack_settings, state.query_cache, state.graph)
+    seed_memories(
+        client,
+        stack_settings,
+        embedder,
+        [
+            Mem("score-b", "z", "zzqx a"),
+            Mem("score-b", "y", "yyqw a"),
+            Mem("score-b", "n", "notes about the budget for the offsite"),
+        ],
+    )
+    before_tenant, before_index = _view(tenant_mode, "score-b"), _view(index_mode, "score-b")
+    _flood(client, stack_settings, "score-a", 10_000, 0)
+    after_tenant, after_index = _view(tenant_mode, "score-b"), _view(index_mode, "score-b")
+
+    moved = sum(1 for b, a in zip(before_index, after_index, strict=True) if b != a)
+    print(f"index statistics: {moved} of {len(QUERIES)} responses of B changed after A's 10,000 memories")
+    assert moved > 0, "the control: with index statistics B's scores move"
+    for q, b, a in zip(QUERIES, before_tenant, after_tenant, strict=True):
+        assert b == a, q  # the whole response: order, every score, tiers, analysis
+    assert [r["id"] for r in before_tenant[0]["results"]][:2] in (["z", "y"], ["y", "z"])
