@@ -81,7 +81,7 @@ class Settings(BaseSettings):
     time_words_after_days: float = Field(3.0, ge=0.0, le=31.0)
     # lexical scores from "index" statistics (BM25: other tenants' memories move them) or from the
     # "tenant"'s own (retrieval/tenant_stats.py: one tenant's data never changes another's scores)
-    lexical_stats: Literal["index", "tenant"] = "index"
+    lexical_stats: Literal["index", "tenant"] = "tenant"
 
     # --- Redis / Celery ---------------------------------------------------------------------
     redis_url: str | None = None

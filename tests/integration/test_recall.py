@@ -166,6 +166,13 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
     cands, partial = retriever._search("alice", plan)
     assert partial is None
     assert 1 <= len(cands) <= 2
+    from brain_search.retrieval.tenant_stats import term_weights, weighted_clause
+
+    if s.lexical_stats == "tenant":  # the lexical clause the plan sent (tenant statistics)
+        weights = term_weights(client, s.memories_alias, "alice", plan.terms, intent.phrases)
+        clause = weighted_clause(plan.terms, intent.phrases, weights)
+    else:
+        clause = queries.lexical_clause(intent.lexical_query, intent.phrases)
     for c in cands.values():
         ref = client.search(
             index=s.memories_alias,
@@ -173,7 +180,7 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
             body={
                 "query": {
                     "bool": {
-                        "must": [queries.lexical_clause(intent.lexical_query, intent.phrases)],
+                        "must": [clause],
                         "filter": [{"ids": {"values": [c.doc_id]}}],
                     }
                 }
@@ -191,6 +198,7 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
 
     monkeypatch.setattr(state.client, "msearch", counting_msearch)
     out = retriever.recall("alice", req)
-    assert out.results and len(calls) == 1  # one round trip: no fill-in search
+    # one search round trip, no fill-in (tenant statistics: one _msearch of counts before it)
+    assert out.results and len(calls) == (2 if s.lexical_stats == "tenant" else 1)
     resp = retriever.recall("alice", req)
     assert resp.candidates == len(cands)

@@ -1,6 +1,7 @@
-"""Tenant-independent scores (``lexical_stats: tenant``): tenant B's whole recall response, order
+"""Tenant-independent scores (``lexical_stats: tenant``, the default): tenant B's whole recall response, order
 and scores, is the same before and after tenant A adds 10,000 memories that share B's terms. The
-same check with index statistics (the default) shows what it guards against: B's scores move."""
+same check with index statistics (``lexical_stats: index``) shows what it guards against: B's
+scores move."""
 
 from __future__ import annotations
 
@@ -57,7 +58,9 @@ def test_one_tenants_memories_never_change_anothers_scores(api, client, stack_se
     tenant_mode = Retriever(
         client, stack_settings.model_copy(update={"lexical_stats": "tenant"}), state.query_cache, state.graph
     )
-    index_mode = Retriever(client, stack_settings, state.query_cache, state.graph)
+    index_mode = Retriever(
+        client, stack_settings.model_copy(update={"lexical_stats": "index"}), state.query_cache, state.graph
+    )
     seed_memories(
         client,
         stack_settings,
