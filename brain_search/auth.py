@@ -49,6 +49,13 @@ class TenantErasing(Conflict):
         self.due = due
 
 
+def erase_marker_hit(client: OpenSearch, tenants_index: str, tenant_id: str) -> dict[str, Any] | None:
+    """The tenants-index hit (with ``_seq_no``) of the tenant's erase marker, or None."""
+    r: dict[str, Any] = client.get(index=tenants_index, id=tenant_id, ignore=[404])
+    src = r.get("_source") if r.get("found") else None
+    return r if src and ERASING_FIELD in src else None
+
+
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
@@ -105,9 +112,8 @@ class KeyStore:
 
     def erase_marker(self, tenant_id: str) -> dict[str, Any] | None:
         """The erase marker that stands in for the tenant's record while its erase is under way."""
-        r = self.client.get(index=self.tenants_index, id=tenant_id, ignore=[404])
-        src = r.get("_source") if r.get("found") else None
-        return src if src and ERASING_FIELD in src else None
+        found = erase_marker_hit(self.client, self.tenants_index, tenant_id)
+        return found["_source"] if found else None
 
     def get_tenant(self, tenant_id: str) -> dict[str, Any]:
         try:
@@ -123,14 +129,13 @@ class KeyStore:
         r = self.client.search(index=self.tenants_index, body=body)
         return [h["_source"] for h in r["hits"]["hits"]]
 
-    def set_rate_limit(self, tenant_id: str, requests_per_s: float | None, burst: int | None) -> dict[str, Any]:
+    def set_rate_limit(self, tenant_id: str, requests_per_s: float | None, burst: int | None) -> None:
         """The tenant's own rate limit (both None: back to the settings' default)."""
         self.get_tenant(tenant_id)
         doc = {"rate_limit_per_s": requests_per_s, "rate_limit_burst": burst}
         self.client.update(index=self.tenants_index, id=tenant_id, body={"doc": doc}, params={"refresh": "true"})
         with self._lock:
             self._limits.pop(tenant_id, None)
-        return self.get_tenant(tenant_id)
 
     def cached_rate_limit(self, tenant_id: str) -> tuple[bool, Limit | None]:
         """(found, the tenant's own limit or None) from the cache, without the engine."""

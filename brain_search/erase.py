@@ -24,7 +24,7 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
-from brain_search.auth import ERASING_FIELD, KeyStore
+from brain_search.auth import ERASING_FIELD, KeyStore, erase_marker_hit
 from brain_search.config import Settings
 from brain_search.ingest.tombstones import TOMBSTONE_FIELD
 from brain_search.store.indices import IndexNames
@@ -103,9 +103,8 @@ def finish_erase(client: OpenSearch, settings: Settings, tenant_id: str, erase_i
     """The erase's second pass, then its marker goes. Runs only while the marker of ``erase_id``
     (any marker, when None) stands; returns whether it ran."""
     names = IndexNames.of(settings)
-    r = client.get(index=names.tenants, id=tenant_id, ignore=[404])
-    src = r.get("_source") if r.get("found") else None
-    if not src or ERASING_FIELD not in src or (erase_id is not None and src.get("erase_id") != erase_id):
+    r = erase_marker_hit(client, names.tenants, tenant_id)
+    if r is None or (erase_id is not None and r["_source"].get("erase_id") != erase_id):
         return False
     left = _pass(client, names, tenant_id)
     if any(left.values()):

@@ -96,15 +96,18 @@ def _attempt(job: IngestJob, runtime: WorkerRuntime, settings: Settings) -> Done
         return retry
 
 
+def _failures(job: IngestJob, error_type: str, reason: str) -> list[tuple[MemoryItem, ItemOutcome]]:
+    """Every item of ``job`` as a failure to dead-letter (not retriable)."""
+    return [(item, ItemOutcome(item.memory_id, False, False, None, error_type, reason)) for item in job.items]
+
+
 def _give_up(runtime: WorkerRuntime, job: IngestJob, error: str) -> None:
     """The task ends without success: every memory it still carries goes to the dead letters
     with the reason and the record says failed; while OpenSearch cannot take that, it is spooled
     to Redis and drained later. Never silent."""
     attempts = job.attempt + 1
     reason = f"gave up after {attempts} attempts: {error}"
-    failures: list[tuple[MemoryItem, ItemOutcome]] = [
-        (item, ItemOutcome(item.memory_id, False, False, None, "task_failed", reason)) for item in job.items
-    ]
+    failures = _failures(job, "task_failed", reason)
     try:
         runtime.dead_letters.add(job.tenant_id, job.task_id, failures, attempts)
         runtime.records.failed(job.task_id, error, failed=job.progress.failed + len(failures))
@@ -127,7 +130,7 @@ def _refuse_forged(runtime: WorkerRuntime, payload: dict[str, Any]) -> dict[str,
         log.error("task %s: refused, unsigned and malformed (not a job of this API); dropped", task_id)
         return {"failed": True, "error": "forged_job"}
     reason = "forged_job: the message's signature is missing or wrong (not queued by this API)"
-    failures = [(it, ItemOutcome(it.memory_id, False, False, None, "forged_job", reason)) for it in job.items]
+    failures = _failures(job, "forged_job", reason)
     log.error("task %s: refused, %s (claims tenant %r, %d memories)", task_id, reason, job.tenant_id, len(failures))
     try:
         runtime.dead_letters.add(job.tenant_id, job.task_id, failures, job.attempt + 1)

@@ -13,7 +13,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from brain_search.api.deps import api_key_from_headers, check_rate_limit
-from brain_search.api.errors import install_error_handlers
+from brain_search.api.errors import install_error_handlers, rate_limited_response, unauthorized_response
 from brain_search.api.limits import RequestLimits
 from brain_search.api.metrics import HttpMetrics
 from brain_search.api.routes import admin, health, memories, nodes, page, recall, versions
@@ -78,11 +78,9 @@ async def _mcp_refusal(app: FastAPI, scope: Any) -> JSONResponse | None:
         tenant = await anyio.to_thread.run_sync(app.state.brain.keys.resolve, key)
         await check_rate_limit(app.state.brain, tenant, key)
     except RateLimited as exc:
-        app.state.brain.metrics.refused.labels("rate_limited").inc()
-        headers = {"Retry-After": str(exc.retry_after_s)}
-        return JSONResponse({"detail": str(exc), "retry_after_s": exc.retry_after_s}, status_code=429, headers=headers)
+        return rate_limited_response(app.state.brain, exc)
     except Unauthorized as exc:
-        return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        return unauthorized_response(exc)
     except StoreUnavailable as exc:
         return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "5"})
     return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -33,6 +34,19 @@ def _count(request: Request, kind: str) -> None:
         brain.metrics.engine_errors.labels(kind).inc()
 
 
+def unauthorized_response(exc: Unauthorized) -> JSONResponse:
+    """401 with the reason (the HTTP routes and the MCP mount alike)."""
+    return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+
+def rate_limited_response(brain: Any, exc: RateLimited) -> JSONResponse:
+    """429 with Retry-After, counted in ``brain_requests_refused_total`` (``brain``: the AppState)."""
+    if brain is not None:
+        brain.metrics.refused.labels("rate_limited").inc()
+    headers = {"Retry-After": str(exc.retry_after_s)}
+    return JSONResponse({"detail": str(exc), "retry_after_s": exc.retry_after_s}, status_code=429, headers=headers)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(InvalidInput)
     async def _invalid(_: Request, exc: InvalidInput) -> JSONResponse:
@@ -53,15 +67,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Unauthorized)
     async def _unauthorized(_: Request, exc: Unauthorized) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        return unauthorized_response(exc)
 
     @app.exception_handler(RateLimited)
     async def _rate_limited(request: Request, exc: RateLimited) -> JSONResponse:
-        brain = getattr(request.app.state, "brain", None)
-        if brain is not None:
-            brain.metrics.refused.labels("rate_limited").inc()
-        headers = {"Retry-After": str(exc.retry_after_s)}
-        return JSONResponse({"detail": str(exc), "retry_after_s": exc.retry_after_s}, status_code=429, headers=headers)
+        return rate_limited_response(getattr(request.app.state, "brain", None), exc)
 
     @app.exception_handler(StoreUnavailable)
     async def _unavailable(request: Request, exc: StoreUnavailable) -> JSONResponse:

@@ -26,7 +26,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.models import TimeRange
 from brain_search.retrieval import queries
-from brain_search.retrieval.timewords import find
+from brain_search.retrieval.timewords import blank_out, find
 
 _EVENT = re.compile(
     r"\b(before|since)\s+((?:the|our|my|his|her|their|your)\s+[a-z][\w-]*(?:\s+[a-z][\w-]*)?)",
@@ -82,10 +82,7 @@ def event_scope(
     client: OpenSearch, alias: str, tenant_id: str, query: str, phrases: tuple[str, ...]
 ) -> TimeRange | None:
     """The scope of "before/since the <event>" where a memory of the tenant dates the event."""
-    unquoted = query
-    for p in phrases:
-        unquoted = re.sub(re.escape(p), " ", unquoted, flags=re.IGNORECASE)
-    m = mention(unquoted)
+    m = mention(blank_out(query, phrases))  # quoted phrases are words to find, not time
     if m is None:
         return None
     body = {

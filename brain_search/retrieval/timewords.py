@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -212,12 +213,17 @@ def find(
     return TimeWords(since=since, until=until, words=tuple(f.text for f in found))
 
 
-def without_words(text: str, words: tuple[str, ...]) -> str:
-    """``text`` with the time expressions taken out, spaces tidied (pure)."""
+def blank_out(text: str, words: Sequence[str]) -> str:
+    """``text`` with each of ``words`` (any case) replaced by a space (pure)."""
     out = text
     for w in words:
         out = re.sub(re.escape(w), " ", out, flags=re.IGNORECASE)
-    return re.sub(r"\s+", " ", out).strip()
+    return out
+
+
+def without_words(text: str, words: tuple[str, ...]) -> str:
+    """``text`` with the time expressions taken out, spaces tidied (pure)."""
+    return re.sub(r"\s+", " ", blank_out(text, words)).strip()
 
 
 def time_scope(
@@ -236,10 +242,7 @@ def time_scope(
     if not read_words:
         return None
     ref = reference_time or datetime.now(UTC)
-    unquoted = query
-    for p in phrases:
-        unquoted = re.sub(re.escape(p), " ", unquoted, flags=re.IGNORECASE)
-    found = find(unquoted, ref, after=after)
+    found = find(blank_out(query, phrases), ref, after=after)
     if found is None:
         return None
     return TimeRange(since=found.since, until=found.until, source="words", words=list(found.words), reference_time=ref)
