@@ -222,7 +222,7 @@ def test_the_query_cache_is_per_tenant(api, make_tenant) -> None:
     assert (a_first_hit, b_first_hit, a_again_hit) == (0, 0, 1)
 
 
-def test_writes_deletes_tasks_and_copies_never_cross_tenants(api, make_tenant, live_api) -> None:
+def test_writes_deletes_tasks_and_copies_never_cross_tenants(api, make_tenant, live_api, client) -> None:
     """Four tenants write the same memory ids; randomized rounds of reads, writes, updates,
     deletes, task and dead-letter reads, history and forget, over HTTP and MCP: whatever one
     tenant does, every other tenant's memories are exactly what it wrote (0 leaks)."""
@@ -300,6 +300,8 @@ def test_writes_deletes_tasks_and_copies_never_cross_tenants(api, make_tenant, l
         else:
             body = anyio.run(mcp, t, "brain_recall", {"query": "equity note", "limit": 20})
             leaks += [f"{ctx}: recall {x['content']}" for x in body["results"] if marker(t) not in x["content"]]
+    # brain_remember writes without refresh: the list (a search) sees its last write after one
+    client.indices.refresh(index=api.app.state.brain.settings.memories_alias)
     for t in tenants:  # every tenant holds exactly what it wrote
         r = api.get("/v1/memories", params={"limit": 1000}, headers=headers[t])
         got = {m["memory_id"]: m["content"] for m in r.json()["memories"]}
