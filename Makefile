@@ -2,7 +2,7 @@
 VENV := .venv/bin
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup run up down test test-unit validate-deploy lint typecheck fmt opensearch-start opensearch-stop opensearch-status
+.PHONY: setup run up down test test-secured test-unit validate-deploy lint typecheck fmt opensearch-start opensearch-stop opensearch-status
 
 setup:
 	@bash scripts/bootstrap.sh
@@ -16,10 +16,20 @@ up: setup
 down:
 	$(VENV)/brain-search down
 
+# the integration tests that run a second time with the engine behind the gateway (TLS, roles)
+SECURED_TESTS := tests/integration/test_engine_gateway.py tests/integration/test_tenant_isolation.py \
+	tests/integration/test_ingest_workers.py tests/integration/test_forget.py tests/integration/test_mcp.py \
+	tests/integration/test_api_admin.py tests/integration/test_recall.py tests/integration/test_memory_versions.py
+
 test: setup validate-deploy   ## everything CI runs: lint, types, unit + integration tests on the real stack
 	$(VENV)/ruff check .
 	$(VENV)/mypy
 	$(VENV)/python -m pytest
+	@echo "· the same integration paths on the secured engine (gateway: verified TLS, api/worker roles)"
+	BRAIN_TEST_SECURED=1 $(VENV)/python -m pytest -q $(SECURED_TESTS)
+
+test-secured: setup   ## only the secured-engine pass
+	BRAIN_TEST_SECURED=1 $(VENV)/python -m pytest -q $(SECURED_TESTS)
 
 validate-deploy:   ## the Helm chart: lint, render 3 value sets, Kubernetes schemas (compose: tests/unit)
 	bash scripts/validate_deploy.sh

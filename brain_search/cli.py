@@ -7,7 +7,7 @@ from importlib.metadata import entry_points
 
 import typer
 
-from brain_search.commands import demo, ingest, mcp, memories, nodes, recall, serve, stack
+from brain_search.commands import demo, gateway, ingest, mcp, memories, nodes, recall, serve, stack
 
 app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
 app.command()(stack.up)
@@ -22,6 +22,8 @@ app.command("export")(memories.export)
 app.command("forget")(memories.forget)
 app.add_typer(stack.opensearch_app, name="opensearch")
 app.add_typer(stack.redis_app, name="redis")
+app.add_typer(gateway.gateway_app, name="gateway")
+app.add_typer(gateway.indices_app, name="indices")
 nodes.register(app)
 memories.register(app)
 

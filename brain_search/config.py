@@ -41,6 +41,12 @@ class Settings(BaseSettings):
     # verification off is only for a workstation stack on self-signed demo certificates
     opensearch_ca_certs: Path | None = None
     opensearch_verify_certs: bool = True
+    # the local engine gateway (store/gateway.py: nginx, TLS and one user per role in front of the
+    # loopback-bound node); None: the node's HTTP port + 43 (9243)
+    gateway_port: int | None = Field(None, ge=1, le=65535)
+    # "install": this process creates and migrates the indices (needs the admin role); "verify":
+    # it only checks they exist (the api and worker roles: `brain-search indices install` first)
+    index_setup: Literal["install", "verify"] = "install"
 
     # --- local OpenSearch obtained through Maven --------------------------------------------
     opensearch_version: str = "3.5.0"

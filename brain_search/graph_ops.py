@@ -121,14 +121,13 @@ def move_node(graph: GraphStore, tenant_id: str, ref: str, new_label: str) -> Mo
     actions = [
         {
             "_op_type": "update",
-            "_index": graph.index,
             "_id": node_doc_id(tenant_id, n.id),
             "retry_on_conflict": 3,
             "doc": {"label": n.label, "label_tree": n.label, "parent": n.parent, "updated_at": now.isoformat()},
         }
         for n in moved
     ]
-    bulk(graph.client, actions, refresh=True, raise_on_error=True)
+    bulk(graph.client, actions, index=graph.index, refresh=True, raise_on_error=True)
     body = {"query": subtree_memories_query(tenant_id, old), "script": relabel_script(old, new)}
     r = graph.client.update_by_query(
         index=graph.memories_alias,
@@ -164,8 +163,8 @@ def delete_node(graph: GraphStore, tenant_id: str, ref: str, cascade: bool = Fal
         task = _record(graph, tenant_id, "delete", node.id, node.label, None, r["task"])
     ids = [n.id for n in subtree]
     _drop_edges_to(graph, tenant_id, ids)
-    actions = [{"_op_type": "delete", "_index": graph.index, "_id": node_doc_id(tenant_id, i)} for i in ids]
-    bulk(graph.client, actions, refresh=True, raise_on_error=False)
+    actions = [{"_op_type": "delete", "_id": node_doc_id(tenant_id, i)} for i in ids]
+    bulk(graph.client, actions, index=graph.index, refresh=True, raise_on_error=False)
     return DeleteResult(deleted_nodes=ids, memories=memories, task=task)
 
 

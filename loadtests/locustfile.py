@@ -138,7 +138,7 @@ class EngineUser(_Replay):
     def replay(self) -> None:
         item = self.next_item()
         with self.client.post(
-            "/_msearch",
+            f"/{item['msearch_index']}/_msearch",
             data=item["msearch"],
             headers=self.headers,
             name=f"engine:{item['kind']}",

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up: the virtualenv with the package and its deps, and the system packages the
-# tests and the local stack need (redis-server, and chromium for the browser tests).
+# tests and the local stack need (redis-server, nginx for the engine gateway, and chromium for the
+# browser tests).
 # OpenSearch itself is fetched by `brain-search` on first start (mvn, Maven Central).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,8 @@ fi
 
 need=()
 command -v redis-server >/dev/null || need+=(redis-server)
+# the engine gateway: TLS and per-role basic auth in front of the loopback-bound node
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
 if [ "${BRAIN_BROWSER_TESTS:-1}" = "1" ]; then
   command -v chromium >/dev/null || need+=(chromium)
   command -v chromedriver >/dev/null || need+=(chromium-driver)

@@ -3,12 +3,18 @@
 The real stack: a local OpenSearch with the k-NN plugin (reused when one of ours already runs on
 the configured port, otherwise started here and stopped at the end) and a real Redis. Tests use
 their own index prefix, so a developer's data under the default prefix is never touched.
+
+``BRAIN_TEST_SECURED=1``: every engine call goes through the engine gateway (store/gateway.py:
+nginx, verified TLS, one user per role). The fixtures' own client is ``admin``; the API state,
+the API and MCP processes get the ``api`` role and worker processes the ``worker`` role, both with
+``index_setup = "verify"`` (``as_role`` / ``role_env``), as a secured deployment runs them.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 
 import pytest
 from opensearchpy import OpenSearch
@@ -17,11 +23,17 @@ from brain_search.config import Settings, load_settings
 from brain_search.embedding import SentenceTransformerEmbedder, make_embedder
 from brain_search.local_redis import LocalRedis
 from brain_search.store.client import make_client
+from brain_search.store.gateway import LocalGateway
+from brain_search.store.gateway_rules import Role
 from brain_search.store.indices import install_all
 from brain_search.store.local_node import LocalCluster
 from brain_search.store.templates import delete_indices
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+SECURED = os.environ.get("BRAIN_TEST_SECURED") == "1"
+# the prefixes a test run uses: its own, and per-test ones after it (``-w1234``, ``-rl`` ...)
+TEST_PREFIXES = r"(?:-[a-z0-9]+)*"
 
 
 def _quiet(msg: str) -> None:
@@ -50,8 +62,50 @@ def opensearch_cluster(settings: Settings) -> Iterator[LocalCluster]:
 
 
 @pytest.fixture(scope="session")
-def stack_settings(settings: Settings, opensearch_cluster: LocalCluster) -> Settings:
+def engine_gateway(settings: Settings, opensearch_cluster: LocalCluster) -> Iterator[LocalGateway]:
+    """The engine gateway in front of the session's node (started lazily: only secured runs and
+    the gateway's own tests ask for it)."""
+    gateway = LocalGateway(settings, log=_quiet)
+    started_here = not gateway.running()
+    gateway.start(prefix_pattern=re.escape(settings.index_prefix) + TEST_PREFIXES)
+    yield gateway
+    if started_here:
+        gateway.stop()
+
+
+@pytest.fixture(scope="session")
+def stack_settings(request: pytest.FixtureRequest, settings: Settings, opensearch_cluster: LocalCluster) -> Settings:
+    if SECURED:
+        return request.getfixturevalue("engine_gateway").settings_for(Role.admin, settings)  # type: ignore[no-any-return]
     return settings.model_copy(update={"opensearch_url": opensearch_cluster.url})
+
+
+@pytest.fixture(scope="session")
+def as_role(request: pytest.FixtureRequest) -> Callable[[Settings, str], Settings]:
+    """as_role(settings, "api" | "worker") → the settings a process of that role runs with: the
+    same settings unless the run is secured, then the role's gateway user and index verification."""
+    gateway: LocalGateway | None = request.getfixturevalue("engine_gateway") if SECURED else None
+
+    def _as(s: Settings, role: str) -> Settings:
+        if gateway is None:
+            return s
+        return gateway.settings_for(Role(role), s).model_copy(update={"index_setup": "verify"})
+
+    return _as
+
+
+@pytest.fixture(scope="session")
+def role_env(request: pytest.FixtureRequest) -> Callable[[str], dict[str, str]]:
+    """role_env("api") → the BRAIN_OPENSEARCH_* variables of a child process of that role ({} unless
+    the run is secured)."""
+    gateway: LocalGateway | None = request.getfixturevalue("engine_gateway") if SECURED else None
+
+    def _env(role: str) -> dict[str, str]:
+        if gateway is None:
+            return {}
+        return {**gateway.env_for(Role(role)), "BRAIN_INDEX_SETUP": "verify"}
+
+    return _env
 
 
 @pytest.fixture(scope="session")
@@ -85,13 +139,15 @@ ADMIN_KEY = "test-admin-key-not-secret"
 
 
 @pytest.fixture(scope="session")
-def api_state(stack_settings: Settings, embedder: SentenceTransformerEmbedder):  # type: ignore[no-untyped-def]
-    """One AppState per test session (the model loads once); indices are wiped per test."""
+def api_state(stack_settings: Settings, client: OpenSearch, as_role, embedder: SentenceTransformerEmbedder):  # type: ignore[no-untyped-def]
+    """One AppState per test session (the model loads once), as the ``api`` role; indices are
+    wiped per test (by the fixtures' admin client)."""
     from pydantic import SecretStr
 
     from brain_search.api.app import build_state
 
-    s = stack_settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY)})
+    install_all(client, stack_settings)
+    s = as_role(stack_settings.model_copy(update={"admin_key": SecretStr(ADMIN_KEY)}), "api")
     return build_state(s)
 
 
@@ -108,7 +164,7 @@ def api(api_state, client: OpenSearch):  # type: ignore[no-untyped-def]
     install_all(client, s, s.embedding_dimension)
     api_state.keys._cache.clear()
     api_state.ingest.close()
-    api_state.ingest = make_ingest_service(s, client, api_state.embedder)  # a fresh queue per test
+    api_state.ingest = make_ingest_service(s, api_state.client, api_state.embedder)  # a fresh queue per test
     with TestClient(create_app(state=api_state)) as tc:
         yield tc
 

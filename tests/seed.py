@@ -30,7 +30,6 @@ def seed_memories(client: OpenSearch, settings: Settings, embedder: Embedder, me
     vectors = embedder.encode([m.content for m in mems])
     actions = [
         {
-            "_index": settings.memories_alias,
             "_id": memory_doc_id(m.tenant_id, m.memory_id),
             "_routing": m.tenant_id,
             **build_memory_doc(
@@ -47,7 +46,7 @@ def seed_memories(client: OpenSearch, settings: Settings, embedder: Embedder, me
         }
         for m, vec in zip(mems, vectors, strict=True)
     ]
-    _, errors = bulk(client, actions, refresh="wait_for", raise_on_error=False)
+    _, errors = bulk(client, actions, index=settings.memories_alias, refresh="wait_for", raise_on_error=False)
     assert not errors, errors
 
 

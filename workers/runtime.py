@@ -28,7 +28,7 @@ from brain_search.ingest.reconcile import present_task_ids, reconcile
 from brain_search.ingest.service import purge_expired
 from brain_search.ingest.task_records import TaskRecords
 from brain_search.store.client import make_client
-from brain_search.store.indices import install_all
+from brain_search.store.indices import ensure_indices
 from workers.spool import Spool
 
 log = logging.getLogger(__name__)
@@ -47,14 +47,16 @@ class WorkerRuntime:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def ensure_indices(self) -> None:
-        """Install the indices once (``install_all``, idempotent) and purge expired task records,
-        tombstones and dead letters."""
+        """Install (or, with ``index_setup = "verify"``, check) the indices once and purge expired
+        task records. A worker that installs also purges expired tombstones and dead letters; a
+        verifying one (the worker role: write-only on memories) leaves that to the API's start."""
         with self._lock:
             if self._indices_ready:
                 return
-            install_all(self.client, self.settings)
+            ensure_indices(self.client, self.settings)
             self.records.purge_expired()
-            purge_expired(MemoryStore(self.client, self.settings), self.dead_letters, self.settings)
+            if self.settings.index_setup == "install":
+                purge_expired(MemoryStore(self.client, self.settings), self.dead_letters, self.settings)
             self._indices_ready = True
 
     def drain_spool(self) -> None:

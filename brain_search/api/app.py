@@ -30,7 +30,7 @@ from brain_search.models import RecallRequest, RecallResponse
 from brain_search.ratelimit import RateLimiter
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client
-from brain_search.store.indices import install_all
+from brain_search.store.indices import ensure_indices
 
 # Routers of the service, in order.
 ROUTERS: tuple[APIRouter, ...] = (
@@ -50,7 +50,7 @@ def build_state(settings: Settings) -> AppState:
     embedder = make_query_embedder(settings)
     if embedder.dimension != settings.embedding_dimension:
         raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
-    install_all(client, settings, embedder.dimension)
+    ensure_indices(client, settings, embedder.dimension)
     query_cache = QueryCache(embedder, settings.query_cache_size)
     graph = GraphStore(client, settings)
     ingest = make_ingest_service(settings, client, embedder)

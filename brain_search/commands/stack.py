@@ -34,11 +34,19 @@ def _fail(exc: SetupError) -> None:
 def up(
     redis: bool = typer.Option(True, help="also start a local Redis"),
     nodes: int = typer.Option(1, min=1, max=9, help="OpenSearch nodes on loopback ports"),
+    secured: bool = typer.Option(
+        False, help="also start the engine gateway (TLS, users admin/api/worker) in front of the node"
+    ),
 ) -> None:
     """Start the local stack (OpenSearch + k-NN, Redis), install the templates, print health."""
+    from brain_search.store.gateway import LocalGateway
+
     settings = load_settings()
     try:
         info = start_stack(settings, nodes=nodes, with_redis=redis, log=_log)
+        gateway = LocalGateway(settings, log=_log) if secured else None
+        if gateway:
+            gateway.start()
     except SetupError as exc:
         _fail(exc)
         return
@@ -49,16 +57,21 @@ def up(
     table.add_row("plugins", ", ".join(info.plugins))
     table.add_row("memories index", f"{info.memories_index} (alias {settings.memories_alias})")
     table.add_row("Redis", info.redis_url or "not started")
+    if gateway:
+        table.add_row("engine gateway", f"{gateway.url} (CA {gateway.ca_file})")
+        table.add_row("roles", "admin, api, worker: `eval $(brain-search gateway env api)` before `serve`")
     console.print(table)
 
 
 def down(redis: bool = typer.Option(True, help="also stop the local Redis")) -> None:
     """Stop the local stack; leaves no process behind."""
     from brain_search.demo import api_process, worker_process
+    from brain_search.store.gateway import LocalGateway
 
     settings = load_settings()
     api_process(settings).stop()
     worker_process(settings).stop()
+    LocalGateway(settings, log=_log).stop()
     LocalCluster(settings, log=_log).stop()
     if redis:
         LocalRedis(settings, log=_log).stop()

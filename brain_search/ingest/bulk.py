@@ -41,10 +41,14 @@ class ItemOutcome:
 VERSION_CONFLICT = "version_conflict_engine_exception"
 
 
-def index_action(index: str, doc_id: str, routing: str, version: int | None = None) -> dict[str, Any]:
+def index_action(doc_id: str, routing: str, version: int | None = None) -> dict[str, Any]:
     """``version``: external versioning (``external_gte``, so the same job written again is a
-    no-op rather than a conflict); a stored higher version makes the item a 409 (superseded)."""
-    action: dict[str, Any] = {"_index": index, "_id": doc_id, "routing": routing}
+    no-op rather than a conflict); a stored higher version makes the item a 409 (superseded).
+
+    No ``_index``: the index is in the request's path (``POST /<index>/_bulk``). The engine refuses
+    an index named in a body (``rest.action.multi.allow_explicit_index: false``), so the path rules
+    of the engine gateway (``store/gateway_rules.py``) are the whole truth of what a role reaches."""
+    action: dict[str, Any] = {"_id": doc_id, "routing": routing}
     if version is not None:
         action.update(version=version, version_type="external_gte")
     return {"index": action}

@@ -66,9 +66,9 @@ class DeadLetterStore:
             parent = (item.metadata or {}).get("chunk_of")
             if isinstance(parent, str):
                 doc["chunk_of"] = parent
-            action = {"index": {"_index": self.index, "_id": dead_letter_id(tenant_id, task_id, item.memory_id)}}
+            action = {"index": {"_id": dead_letter_id(tenant_id, task_id, item.memory_id)}}
             entries.append(encode_entry(item.memory_id, action, doc))
-        response = self.client.bulk(body=bulk_body(entries), params={"refresh": "wait_for"})
+        response = self.client.bulk(body=bulk_body(entries), index=self.index, params={"refresh": "wait_for"})
         if response.get("errors"):
             bad = [next(iter(i.values())) for i in response["items"]]
             bad = [b for b in bad if b.get("status", 500) >= 300]

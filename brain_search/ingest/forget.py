@@ -131,7 +131,7 @@ class Forgetter:
                 break
             ids = [h["sort"][0] for h in hits]
             after = hits[-1]["sort"]
-            outcomes = write_versioned(self.client, tombstone_entries(alias, tenant_id, ids, version), refresh=False)
+            outcomes = write_versioned(self.client, alias, tombstone_entries(tenant_id, ids, version), refresh=False)
             status.memories += sum(1 for o in outcomes if o.ok)
             status.history += self._delete(self.names.memory_history, tenant_id, {"terms": {"memory_id": ids}})
             either = {"bool": {"should": [{"terms": {"memory_id": ids}}, {"terms": {"chunk_of": ids}}]}}

@@ -71,10 +71,11 @@ class MemoryStore:
         stored in between wins (``Conflict``)."""
         [outcome] = write_versioned(  # the same versioned bulk write as a tombstone, with a document
             self.client,
+            self.alias,
             [
                 encode_entry(
                     memory_id,
-                    index_action(self.alias, memory_doc_id(tenant_id, memory_id), tenant_id, version),
+                    index_action(memory_doc_id(tenant_id, memory_id), tenant_id, version),
                     source,
                 )
             ],
@@ -115,13 +116,13 @@ class MemoryStore:
         stored = self._is_live(tenant_id, memory_id)
         if not stored and not pending and not self._stored_pieces(tenant_id, memory_id):
             return Deletion(stored=False, pieces=0)
-        [outcome] = write_versioned(self.client, tombstone_entries(self.alias, tenant_id, [memory_id], version))
+        [outcome] = write_versioned(self.client, self.alias, tombstone_entries(tenant_id, [memory_id], version))
         if outcome.superseded:
             raise Conflict("a write of this memory accepted after the delete is already stored", memory_id=memory_id)
         if not outcome.ok:
             raise StoreUnavailable(f"the delete of {memory_id!r} was not stored: {outcome.reason}")
         pieces = self._stored_pieces(tenant_id, memory_id)
-        buried = write_versioned(self.client, tombstone_entries(self.alias, tenant_id, pieces, version))
+        buried = write_versioned(self.client, self.alias, tombstone_entries(tenant_id, pieces, version))
         failed = [o for o in buried if not (o.ok or o.superseded)]
         if failed:
             raise StoreUnavailable(f"{len(failed)} pieces of {memory_id!r} were not deleted: {failed[0].reason}")

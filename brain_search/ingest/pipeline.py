@@ -115,7 +115,7 @@ class IngestPipeline:
             )
             doc["embedding"] = vec  # numpy, encoded by orjson (avoids a Python float per component)
             doc_id = memory_doc_id(tenant_id, item.memory_id)
-            action = index_action(self.settings.memories_alias, doc_id, tenant_id, version)
+            action = index_action(doc_id, tenant_id, version)
             entries.append(encode_entry(item.memory_id, action, doc))
         return entries
 
@@ -123,7 +123,7 @@ class IngestPipeline:
     def _send(self, entries: Sequence[BulkEntry], refresh: bool) -> list[ItemOutcome]:
         params = {"refresh": "wait_for"} if refresh else {}
         try:
-            response = self.client.bulk(body=bulk_body(entries), params=params)
+            response = self.client.bulk(body=bulk_body(entries), index=self.settings.memories_alias, params=params)
         except TransportError as exc:  # includes connection errors and timeouts
             return outcomes_for_exception(entries, exc)
         return parse_bulk_response(response, entries)
@@ -215,7 +215,7 @@ class IngestPipeline:
         parent_of = {it.memory_id: chunk_parent(it) for it in job.items}
         for parent, version in deleted.items():
             written = [m for m in out.indexed if parent_of.get(m) == parent]
-            entries = tombstone_entries(self.settings.memories_alias, job.tenant_id, written, version)
+            entries = tombstone_entries(job.tenant_id, written, version)
             outcomes = self.write(entries, job.refresh)
             buried = {o.memory_id for o in outcomes if o.ok or o.superseded}
             out.indexed = [m for m in out.indexed if m not in buried]

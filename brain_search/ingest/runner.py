@@ -200,12 +200,12 @@ class InProcessSubmitter:
         from brain_search.ingest.inprocess import InProcessQueue
         from brain_search.ingest.pipeline import IngestPipeline
         from brain_search.store.client import make_client
-        from brain_search.store.indices import install_all
+        from brain_search.store.indices import ensure_indices
 
         self.settings = settings
         self.default_tenant = validate_tenant_id(tenant_id) if tenant_id else None
         self.client = make_client(settings)
-        install_all(self.client, settings)
+        ensure_indices(self.client, settings)
         self.graph = GraphStore(self.client, settings)
         self.keys = KeyStore(self.client, settings)
         dead_letters = DeadLetterStore(self.client, settings)

@@ -33,24 +33,24 @@ def is_tombstone(source: dict[str, Any]) -> bool:
 
 
 def tombstone_entries(
-    alias: str, tenant_id: str, memory_ids: Iterable[str], version: int, deleted_at: datetime | None = None
+    tenant_id: str, memory_ids: Iterable[str], version: int, deleted_at: datetime | None = None
 ) -> list[BulkEntry]:
     now = deleted_at or datetime.now(UTC)
     return [
-        encode_entry(
-            m, index_action(alias, memory_doc_id(tenant_id, m), tenant_id, version), tombstone_doc(tenant_id, m, now)
-        )
+        encode_entry(m, index_action(memory_doc_id(tenant_id, m), tenant_id, version), tombstone_doc(tenant_id, m, now))
         for m in memory_ids
     ]
 
 
-def write_versioned(client: OpenSearch, entries: Sequence[BulkEntry], refresh: bool = True) -> list[ItemOutcome]:
+def write_versioned(
+    client: OpenSearch, index: str, entries: Sequence[BulkEntry], refresh: bool = True
+) -> list[ItemOutcome]:
     """Versioned bulk writes (tombstones, or a PATCH's rewritten document): one outcome per entry;
     ``superseded`` when a newer write of that memory is already stored."""
     if not entries:
         return []
     params = {"refresh": "wait_for"} if refresh else {}
-    return parse_bulk_response(client.bulk(body=bulk_body(entries), params=params), entries)
+    return parse_bulk_response(client.bulk(body=bulk_body(entries), index=index, params=params), entries)
 
 
 def tombstoned(client: OpenSearch, alias: str, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, int]:

@@ -49,9 +49,9 @@ def term_weights(
     for w in words:
         match = {"match": {queries.LEXICAL_FIELD: {"query": w, "operator": "and"}}}
         bodies.append({"size": 0, "track_total_hits": True, "query": {"bool": {"filter": [tenant, match]}}})
-    header = orjson.dumps({"index": alias, "routing": tenant_id})
+    header = orjson.dumps({"routing": tenant_id})
     payload = b"".join(header + b"\n" + orjson.dumps(b) + b"\n" for b in bodies).decode()
-    answers = client.msearch(body=payload)["responses"]
+    answers = client.msearch(body=payload, index=alias)["responses"]
     counts = [int(a["hits"]["total"]["value"]) if "hits" in a else 0 for a in answers]
     docs = counts[0]
     return {w: idf(docs, df) for w, df in zip(words, counts[1:], strict=True)}

@@ -105,3 +105,28 @@ def install_all(client: OpenSearch, settings: Settings, dimension: int | None = 
     ensure_small_index(client, names.memory_history, mappings.MEMORY_HISTORY)
     ensure_small_index(client, names.audit, mappings.AUDIT)
     return index
+
+
+def verify_all(client: OpenSearch, settings: Settings) -> str:
+    """``index_setup = "verify"``: check that every index of the prefix exists (HEAD requests, which
+    the api and worker roles may make) without creating or changing any. Returns the concrete
+    memories index; raises ``SetupError`` naming what is missing."""
+    from brain_search.errors import SetupError
+
+    names = IndexNames.of(settings)
+    small = [names.tenants, names.keys, names.nodes, names.node_tasks, names.ingest_tasks]
+    small += [names.dead_letters, names.memory_history, names.audit]
+    missing = [i for i in (names.memories_alias, *small) if not client.indices.exists(index=i)]
+    if missing:
+        raise SetupError(
+            f"indices missing: {', '.join(missing)}; install them once with the admin role "
+            "(`brain-search indices install`, or the chart's index-setup job)"
+        )
+    return next(iter(client.indices.get_alias(name=names.memories_alias)))
+
+
+def ensure_indices(client: OpenSearch, settings: Settings, dimension: int | None = None) -> str:
+    """What a process does with the indices at start: install them, or verify them (``index_setup``)."""
+    if settings.index_setup == "verify":
+        return verify_all(client, settings)
+    return install_all(client, settings, dimension)

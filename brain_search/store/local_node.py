@@ -199,6 +199,9 @@ class LocalCluster:
             f"path.logs: {node.logs_dir}",
             "cluster.routing.allocation.disk.threshold_enabled: false",
             "action.auto_create_index: false",
+            # an index is named in the path only, never in a _bulk/_msearch/_mget body: the path
+            # rules of the engine gateway (store/gateway_rules.py) then bound what a role reaches
+            "rest.action.multi.allow_explicit_index: false",
         ]
         if len(self.nodes) == 1:
             lines.append("discovery.type: single-node")

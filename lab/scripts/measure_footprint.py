@@ -115,7 +115,7 @@ def main() -> None:
         for i in range(start, min(start + 500, args.count)):
             tenant = f"tenant-{i % 50}"
             mid = f"m{i:07d}"
-            lines.append({"index": {"_index": index, "_id": memory_doc_id(tenant, mid), "routing": tenant}})
+            lines.append({"index": {"_id": memory_doc_id(tenant, mid), "routing": tenant}})
             lines.append(
                 build_memory_doc(
                     tenant_id=tenant,
@@ -130,7 +130,7 @@ def main() -> None:
                     conversation_id=f"c{i // 20}",
                 )
             )
-        resp = client.bulk(body=lines, params={"request_timeout": 120})
+        resp = client.bulk(body=lines, index=index, params={"request_timeout": 120})
         if resp["errors"]:
             raise SystemExit(json.dumps([it for it in resp["items"] if it["index"].get("error")][:3]))
     index_s = time.perf_counter() - t0

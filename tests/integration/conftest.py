@@ -56,12 +56,13 @@ def wsettings(request, stack_settings: Settings, redis_url: str, client: OpenSea
 
 
 @pytest.fixture
-def workers(wsettings: Settings, tmp_path: Path) -> Iterator[Any]:
-    """start(name, **setting overrides) → a running WorkerProcess; all are stopped at the end."""
+def workers(wsettings: Settings, as_role, tmp_path: Path) -> Iterator[Any]:  # type: ignore[no-untyped-def]
+    """start(name, **setting overrides) → a running WorkerProcess (the ``worker`` role in a secured
+    run); all are stopped at the end."""
     started: list[WorkerProcess] = []
 
     def start(name: str, **overrides: object) -> WorkerProcess:
-        w = WorkerProcess(worker_env(wsettings, **overrides), tmp_path / f"{name}.log", name)
+        w = WorkerProcess(worker_env(as_role(wsettings, "worker"), **overrides), tmp_path / f"{name}.log", name)
         started.append(w)
         return w.start()
 
@@ -71,17 +72,21 @@ def workers(wsettings: Settings, tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
-def queue(wsettings: Settings, client: OpenSearch) -> Iterator[Any]:
+def queue(wsettings: Settings, as_role) -> Iterator[Any]:  # type: ignore[no-untyped-def]
+    """The API's side of worker mode (the ``api`` role in a secured run)."""
     from brain_search.ingest.broker import CeleryQueue
+    from brain_search.store.client import make_client
 
-    q = CeleryQueue(wsettings, client)
+    s = as_role(wsettings, "api")
+    q = CeleryQueue(s, make_client(s))
     yield q
     q.close()
 
 
 @pytest.fixture
-def worker_api(api_state, wsettings: Settings, client: OpenSearch) -> Iterator[Any]:
-    """The API in worker mode (Redis), sharing the session's model; fresh indices."""
+def worker_api(api_state, wsettings: Settings, client: OpenSearch, as_role) -> Iterator[Any]:  # type: ignore[no-untyped-def]
+    """The API in worker mode (Redis), sharing the session's model; fresh indices (the ``api``
+    role in a secured run)."""
     from fastapi.testclient import TestClient
 
     from brain_search.api.app import build_state, create_app
@@ -89,18 +94,21 @@ def worker_api(api_state, wsettings: Settings, client: OpenSearch) -> Iterator[A
     from brain_search.graph import GraphStore
     from brain_search.ingest.service import make_ingest_service
     from brain_search.retrieval.pipeline import Retriever
+    from brain_search.store.client import make_client
     from brain_search.store.indices import install_all
 
-    s = wsettings.model_copy(update={"admin_key": api_state.settings.admin_key})
-    install_all(client, s)
-    graph = GraphStore(client, s)
+    install_all(client, wsettings)
+    s = as_role(wsettings.model_copy(update={"admin_key": api_state.settings.admin_key}), "api")
+    api_client = make_client(s)
+    graph = GraphStore(api_client, s)
     state = replace(
         api_state,
         settings=s,
-        keys=KeyStore(client, s),
+        client=api_client,
+        keys=KeyStore(api_client, s),
         graph=graph,
-        retriever=Retriever(client, s, api_state.query_cache, graph),
-        ingest=make_ingest_service(s, client, api_state.embedder),
+        retriever=Retriever(api_client, s, api_state.query_cache, graph),
+        ingest=make_ingest_service(s, api_client, api_state.embedder),
     )
     assert build_state  # the real factory is covered elsewhere; here the state shares the session's model
     with TestClient(create_app(state=state)) as tc:

@@ -92,7 +92,7 @@ def test_keys_expire_and_every_change_is_audited(api) -> None:
     assert [e["action"] for e in after] == ["tenant.erase"] and "tenant_id" not in after[0]
 
 
-def test_the_admin_api_on_its_own_listener(stack_settings, tmp_path) -> None:
+def test_the_admin_api_on_its_own_listener(stack_settings, role_env, tmp_path) -> None:
     """`brain-search serve` with BRAIN_ADMIN_PORT: one process, two listeners; /v1/admin/* answers
     only on the admin port (404 on the public one, where an Ingress points)."""
     import os
@@ -119,6 +119,7 @@ def test_the_admin_api_on_its_own_listener(stack_settings, tmp_path) -> None:
         "BRAIN_API_HOST": "127.0.0.1",
         "BRAIN_API_PORT": str(public),
         "BRAIN_ADMIN_PORT": str(admin_port),
+        **role_env("api"),
     }
     log = (tmp_path / "serve.log").open("wb")
     proc = subprocess.Popen([sys.executable, "-m", "brain_search.cli", "serve"], env=env, stdout=log, stderr=log)

@@ -110,14 +110,14 @@ def _doc(tenant: str, i: int) -> tuple[str, dict[str, Any]]:
 def _bulk_body(items: list[tuple[str, str, dict[str, Any]]], index: str) -> list[dict[str, Any]]:
     lines: list[dict[str, Any]] = []
     for doc_id, tenant, body in items:
-        lines.append({"index": {"_index": index, "_id": doc_id, "routing": tenant}})
+        lines.append({"index": {"_id": doc_id, "routing": tenant}})
         lines.append(body)
     return lines
 
 
 def _index_all(client: OpenSearch, index: str, items: list[tuple[str, str, dict[str, Any]]]) -> None:
     for start in range(0, len(items), 200):
-        resp = client.bulk(body=_bulk_body(items[start : start + 200], index))
+        resp = client.bulk(body=_bulk_body(items[start : start + 200], index), index=index)
         assert not resp["errors"], [i for i in resp["items"] if i["index"].get("error")][:3]
     client.indices.refresh(index=index)
 
@@ -345,7 +345,8 @@ class Load:
             pending = batch
             for _ in range(20):
                 resp = self._retry(
-                    lambda p=pending: self.client.bulk(body=_bulk_body(p, self.index)), self._count("write_retries")
+                    lambda p=pending: self.client.bulk(body=_bulk_body(p, self.index), index=self.index),
+                    self._count("write_retries"),
                 )
                 ok = {it["index"]["_id"] for it in resp["items"] if it["index"]["status"] in (200, 201)}
                 with self.lock:

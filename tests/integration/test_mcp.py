@@ -111,7 +111,7 @@ def test_mcp_over_http_needs_a_key_from_initialize_on(live_server, alice) -> Non
         anyio.run(main)
 
 
-def test_mcp_over_stdio(api, alice, stack_settings) -> None:
+def test_mcp_over_stdio(api, alice, stack_settings, role_env) -> None:
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
@@ -119,6 +119,7 @@ def test_mcp_over_stdio(api, alice, stack_settings) -> None:
         "BRAIN_OPENSEARCH_URL": stack_settings.opensearch_url,
         "BRAIN_CACHE_DIR": str(stack_settings.cache_dir),
         "BRAIN_MCP_TENANT": "alice",
+        **role_env("api"),
     }
     params = StdioServerParameters(command=sys.executable, args=["-m", "brain_search.cli", "mcp"], env=env)
 

@@ -32,7 +32,6 @@ def _flood(client: Any, settings: Any, tenant: str, n: int, start: int) -> None:
         content = f"zzqx budget note {i}" if i % 3 else f"yyqw a zzqx zzqx {i}"
         actions.append(
             {
-                "_index": settings.memories_alias,
                 "_id": memory_doc_id(tenant, f"a{i}"),
                 "_routing": tenant,
                 **build_memory_doc(
@@ -40,7 +39,9 @@ def _flood(client: Any, settings: Any, tenant: str, n: int, start: int) -> None:
                 ),
             }
         )
-    _, errors = bulk(client, actions, refresh="wait_for", raise_on_error=False, chunk_size=2000)
+    _, errors = bulk(
+        client, actions, index=settings.memories_alias, refresh="wait_for", raise_on_error=False, chunk_size=2000
+    )
     assert not errors, errors[:3]
 
 

@@ -66,7 +66,7 @@ def test_smoke_load_has_no_errors(live_api, client, tmp_path: Path) -> None:
 
     payloads = [retriever.msearch_payload("alice", retriever.plan("alice", RecallRequest(**b)).bodies) for b in bodies]
     wl_file = tmp_path / "workload.json"
-    lb.write_workload(wl_file, workload, {"alice": key}, payloads)
+    lb.write_workload(wl_file, workload, {"alice": key}, payloads, state.settings.memories_alias)
 
     engine = lb.measure(lb.ENGINE, "EngineUser", state.settings.opensearch_url, wl_file, tmp_path, 2, 2, 3, 0)
     # the service paced at 20 req/s (Poisson arrivals), the engine closed-loop: both paths run

@@ -41,7 +41,8 @@ class FakeClient:
         self.script = script
         self.requests: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
 
-    def bulk(self, body: bytes, params: dict[str, Any]) -> dict[str, Any]:
+    def bulk(self, body: bytes, params: dict[str, Any], index: str | None = None) -> dict[str, Any]:
+        assert index == S.memories_alias  # the index in the path, never in the body
         lines = [json.loads(x) for x in body.decode().splitlines()]
         self.requests.append((lines, params))
         step = self.script.pop(0) if self.script else {}
@@ -84,7 +85,7 @@ def test_wire_format_chunks_and_refresh() -> None:
     assert [len(lines) // 2 for lines, _ in client.requests] == [3, 1]  # bulk_max_docs = 3
     lines, params = client.requests[0]
     assert params == {"refresh": "wait_for"}
-    assert lines[0] == {"index": {"_index": S.memories_alias, "_id": memory_doc_id("acme", "m0"), "routing": "acme"}}
+    assert lines[0] == {"index": {"_id": memory_doc_id("acme", "m0"), "routing": "acme"}}
     doc = lines[1]
     assert doc["content"] == "a" and doc["embedding"] == [1.0, 0.0, 0.0, 0.0] and doc["tenant_id"] == "acme"
 
@@ -167,8 +168,8 @@ def test_a_version_conflict_is_superseded_not_failed() -> None:
     client = FakeClient([{"m1": 409}])
     original = client.bulk
 
-    def bulk(body: bytes, params: dict[str, Any]) -> dict[str, Any]:
-        r = original(body, params)
+    def bulk(body: bytes, params: dict[str, Any], index: str | None = None) -> dict[str, Any]:
+        r = original(body, params, index)
         for item in r["items"]:
             if item["index"]["status"] == 409:
                 item["index"]["error"] = {"type": "version_conflict_engine_exception", "reason": "newer"}

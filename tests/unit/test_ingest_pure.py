@@ -71,12 +71,12 @@ def test_chunk_entries_by_count_and_bytes() -> None:
 
 
 def test_bulk_wire_format() -> None:
-    action = index_action("brain-memories", "abc", "acme")
+    action = index_action("abc", "acme")
     vec = np.array([0.5, -0.25], dtype=np.float32)
     e = encode_entry("m1", action, {"content": "hi", "embedding": vec})
     lines = bulk_body([e, e]).decode().split("\n")
     assert lines[-1] == "" and len(lines) == 5
-    assert json.loads(lines[0]) == {"index": {"_index": "brain-memories", "_id": "abc", "routing": "acme"}}
+    assert json.loads(lines[0]) == {"index": {"_id": "abc", "routing": "acme"}}
     assert json.loads(lines[1]) == {"content": "hi", "embedding": [0.5, -0.25]}
 
 

@@ -199,6 +199,7 @@ def load_corpus(
         parallel_bulk(
             client,
             _actions(corpus_rows(pool, size, noise), index, settings.embedding_model),
+            index=index,  # in the path: the engine refuses an index named in a bulk body
             thread_count=threads,
             chunk_size=BULK_CHUNK,
             raise_on_error=False,

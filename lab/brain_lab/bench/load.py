@@ -275,12 +275,15 @@ def engine_payloads(settings: Settings, workload: Workload, log: Callable[[str],
     return out
 
 
-def write_workload(path: Path, workload: Workload, keys: dict[str, str], payloads: Sequence[str | None] | None) -> None:
+def write_workload(
+    path: Path, workload: Workload, keys: dict[str, str], payloads: Sequence[str | None] | None, index: str
+) -> None:
     items = []
     for i, it in enumerate(workload.items):
         row: dict[str, Any] = {"tenant": it.tenant, "kind": it.kind, "tier": it.tier, "body": it.body}
         if payloads is not None and payloads[i] is not None:
             row["msearch"] = payloads[i]
+            row["msearch_index"] = index
         items.append(row)
     path.write_text(json.dumps({"items": items, "keys": keys, "mix": workload.mix}))
 
@@ -309,7 +312,7 @@ def prepare(
     payloads = engine_payloads(settings, workload, log) if engine else None
     out.mkdir(parents=True, exist_ok=True)
     path = out / "workload.json"
-    write_workload(path, workload, keys, payloads)
+    write_workload(path, workload, keys, payloads, settings.memories_alias)
     return path, workload
 
 

@@ -61,12 +61,12 @@ def over_http(host: str, keys: dict[str, str], items: Sequence[Item], label: str
     return st
 
 
-def engine_sequential(client: OpenSearch, payloads: Sequence[str]) -> list[float]:
-    """Wall ms of each ``_msearch`` sent alone (no concurrency): the bare engine's floor."""
+def engine_sequential(client: OpenSearch, index: str, payloads: Sequence[str]) -> list[float]:
+    """Wall ms of each ``_msearch`` over ``index`` sent alone (no concurrency): the bare engine's floor."""
     out = []
     for body in payloads:
         t0 = time.perf_counter()
-        resp = client.msearch(body=body)
+        resp = client.msearch(body=body, index=index)
         out.append((time.perf_counter() - t0) * 1000.0)
         if any("error" in r for r in resp["responses"]):
             raise RuntimeError("an engine sub-search failed")

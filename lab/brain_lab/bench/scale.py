@@ -52,7 +52,7 @@ def run_scale(
             retriever.msearch_payload(it.tenant, retriever.plan(it.tenant, RecallRequest(**it.body)).bodies)
             for it in recalls
         ]
-        eng = engine_sequential(client, payloads)
+        eng = engine_sequential(client, s.memories_alias, payloads)
         fp = index_footprint(client, rep.index)
         summ = st.summary()
         row = {

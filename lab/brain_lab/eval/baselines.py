@@ -68,7 +68,7 @@ class EngineCandidates:
 
     def _bodies(self, tenant_id: str, query: str) -> list[dict[str, Any]]:
         filters = scope_filter(tenant_id)
-        header = {"index": self.settings.memories_alias, "routing": tenant_id}
+        header = {"routing": tenant_id}
         src = {"_source": ["memory_id"], "size": self.depth}
         lines: list[dict[str, Any]] = []
         for field in self.fields:
@@ -82,7 +82,7 @@ class EngineCandidates:
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
-        resp = self.client.msearch(body=self._bodies(tenant_id, query))
+        resp = self.client.msearch(body=self._bodies(tenant_id, query), index=self.settings.memories_alias)
         lists: list[list[Hit]] = []
         for r in resp["responses"]:
             if "error" in r:

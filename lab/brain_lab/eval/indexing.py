@@ -60,7 +60,6 @@ def index_action(index: str, tenant: str, memory: Memory, vector: Sequence[float
     (``build_memory_doc``), its deterministic id and the tenant routing."""
     return {
         "_op_type": "index",
-        "_index": index,
         "_id": memory_doc_id(tenant, memory.memory_id),
         "_routing": tenant,
         "_source": build_memory_doc(
@@ -109,6 +108,7 @@ def index_dataset(
     for ok, item in streaming_bulk(
         client,
         _actions(dataset, embedder, index),
+        index=index,  # in the path: the engine refuses an index named in a bulk body
         chunk_size=BULK_CHUNK,
         raise_on_error=False,
         max_retries=3,

@@ -1,0 +1,134 @@
+"""The engine gateway as a deployment runs it (compose's ``opensearch-gateway``, the chart's
+gateway Deployment): ``brain-search gateway run`` renders the same nginx.conf as the local stack
+(``gateway.render_conf``: the same roles and rules), hashes the role passwords it was given into
+an htpasswd file, and replaces itself with nginx in the foreground.
+
+Settings come from ``BRAIN_GATEWAY_*`` variables (and ``BRAIN_INDEX_PREFIX``); certificates are
+mounted (cert-manager, or the compose stack's ``gateway-certs`` one-shot)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from base64 import b64encode
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from brain_search.errors import SetupError
+from brain_search.store.gateway import GatewayLayout, hash_password, render_conf
+from brain_search.store.gateway_rules import Role
+
+
+class GatewaySettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="BRAIN_GATEWAY_", env_file=None, extra="ignore", frozen=True)
+
+    listen: str = "9200"
+    # the nodes: "host:port" or URLs, comma-separated; https:// URLs turn on verified upstream TLS
+    upstream: str = "opensearch:9200"
+    upstream_ca: Path | None = None  # CA of a TLS upstream (default: the system's trust store)
+    # the gateway's own user on an upstream that has its own security plugin (none: plain node on
+    # a private network, reachable only by the gateway)
+    upstream_user: str | None = None
+    upstream_password: SecretStr | None = None
+    certificate: Path = Path("/etc/brain-gateway/tls/tls.crt")
+    certificate_key: Path = Path("/etc/brain-gateway/tls/tls.key")
+    index_prefix: str = Field(
+        "brain", validation_alias=AliasChoices("BRAIN_INDEX_PREFIX", "BRAIN_GATEWAY_INDEX_PREFIX")
+    )
+    # each role's password (a role without one has no user here: e.g. no admin after set-up)
+    admin_password: SecretStr | None = None
+    api_password: SecretStr | None = None
+    worker_password: SecretStr | None = None
+    run_dir: Path = Path("/tmp/brain-gateway")
+    worker_processes: int = Field(2, ge=1, le=64)
+
+
+def _upstream(settings: GatewaySettings) -> tuple[tuple[str, ...], bool]:
+    servers, schemes = [], set()
+    for raw in (u.strip() for u in settings.upstream.split(",")):
+        if not raw:
+            continue
+        m = re.fullmatch(r"(?:(https?)://)?([A-Za-z0-9.\-\[\]:]+?:[0-9]+)/?", raw)
+        if not m:
+            raise SetupError(f"BRAIN_GATEWAY_UPSTREAM: {raw!r} is not host:port or a http(s) URL")
+        schemes.add(m.group(1) or "http")
+        servers.append(m.group(2))
+    if not servers or len(schemes) != 1:
+        raise SetupError("BRAIN_GATEWAY_UPSTREAM: name one or more nodes, all http or all https")
+    return tuple(servers), schemes == {"https"}
+
+
+def passwords(settings: GatewaySettings) -> dict[Role, SecretStr]:
+    given = {
+        Role.admin: settings.admin_password,
+        Role.api: settings.api_password,
+        Role.worker: settings.worker_password,
+    }
+    out = {r: p for r, p in given.items() if p is not None and p.get_secret_value()}
+    for role, p in out.items():
+        if len(p.get_secret_value()) < 16:
+            raise SetupError(f"BRAIN_GATEWAY_{role.value.upper()}_PASSWORD: at least 16 characters")
+    if Role.api not in out or Role.worker not in out:
+        raise SetupError("BRAIN_GATEWAY_API_PASSWORD and BRAIN_GATEWAY_WORKER_PASSWORD are required")
+    return out
+
+
+def layout(settings: GatewaySettings) -> GatewayLayout:
+    servers, tls = _upstream(settings)
+    auth = None
+    if settings.upstream_user:
+        if settings.upstream_password is None:
+            raise SetupError("BRAIN_GATEWAY_UPSTREAM_PASSWORD is required with BRAIN_GATEWAY_UPSTREAM_USER")
+        token = f"{settings.upstream_user}:{settings.upstream_password.get_secret_value()}".encode()
+        auth = SecretStr(f"Basic {b64encode(token).decode()}")
+    return GatewayLayout(
+        listen=settings.listen,
+        upstream=servers,
+        certificate=str(settings.certificate),
+        certificate_key=str(settings.certificate_key),
+        htpasswd=str(settings.run_dir / "htpasswd"),
+        prefix_pattern=re.escape(settings.index_prefix),
+        pid_file=str(settings.run_dir / "nginx.pid"),
+        error_log="/dev/stderr",
+        temp_dir=str(settings.run_dir / "tmp"),
+        run_as="nobody nogroup" if os.geteuid() == 0 else None,
+        worker_processes=settings.worker_processes,
+        upstream_tls=tls,
+        upstream_ca=str(settings.upstream_ca) if settings.upstream_ca else None,
+        upstream_authorization=auth,
+        denied_log="/dev/stdout",
+    )
+
+
+def prepare(settings: GatewaySettings) -> Path:
+    """Write htpasswd and nginx.conf under ``run_dir``; returns the config's path."""
+    users = passwords(settings)
+    for path in (settings.certificate, settings.certificate_key):
+        if not path.is_file():
+            raise SetupError(f"the gateway's certificate file {path} is missing (mount the TLS Secret)")
+    lay = layout(settings)
+    d = settings.run_dir
+    (d / "tmp").mkdir(parents=True, exist_ok=True)
+    htpasswd = d / "htpasswd"
+    fd = os.open(htpasswd, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write("".join(f"{r.value}:{hash_password(p.get_secret_value())}\n" for r, p in users.items()))
+    if lay.run_as:
+        import grp
+        import pwd
+
+        os.chown(htpasswd, 0, grp.getgrnam("nogroup").gr_gid)
+        os.chmod(htpasswd, 0o640)
+        os.chown(d / "tmp", pwd.getpwnam("nobody").pw_uid, grp.getgrnam("nogroup").gr_gid)
+    conf = d / "nginx.conf"
+    conf.write_text(render_conf(lay))
+    return conf
+
+
+def run(settings: GatewaySettings) -> None:  # pragma: no cover - replaces the process
+    conf = prepare(settings)
+    exe = shutil.which("nginx") or "/usr/sbin/nginx"
+    os.execv(exe, [exe, "-e", "/dev/stderr", "-p", str(settings.run_dir), "-c", str(conf), "-g", "daemon off;"])

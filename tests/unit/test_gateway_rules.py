@@ -1,0 +1,52 @@
+"""The engine roles' rules (store/gateway_rules.py), read in Python as nginx enforces them."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from brain_search.store.gateway_rules import allowed, render_map
+
+P = re.escape("brain")
+
+
+@pytest.mark.parametrize(
+    ("user", "method", "uri", "ok"),
+    [
+        ("admin", "PUT", "/brain-memories-v1", True),
+        ("admin", "DELETE", "/brain-*", True),
+        ("api", "POST", "/brain-memories/_msearch", True),
+        ("api", "GET", "/brain-keys/_doc/abc%3A1?routing=acme", True),
+        ("api", "POST", "/brain-memories/_bulk?refresh=wait_for", True),
+        ("api", "POST", "/brain-*/_refresh", True),
+        ("api", "POST", "/brain-memories/_delete_by_query?conflicts=proceed", True),
+        ("api", "PUT", "/brain-memories-v2", False),  # no index creation
+        ("api", "DELETE", "/brain-memories-v1", False),  # no index deletion
+        ("api", "PUT", "/brain-memories-v1/_mapping", False),
+        ("api", "POST", "/_msearch", False),  # no request without an index in its path
+        ("api", "POST", "/other-memories/_search", False),  # another prefix
+        ("api", "POST", "/brain-%6Beys/_search", False),  # an encoded name matches nothing
+        ("api", "PUT", "/_cluster/settings", False),
+        ("worker", "POST", "/brain-memories/_bulk", True),
+        ("worker", "POST", "/brain-dead-letters/_bulk?refresh=wait_for", True),
+        ("worker", "POST", "/brain-memories/_mget?_source=tombstone_of%2Cmemory_id", True),
+        ("worker", "POST", "/brain-memories/_mget?_source=content", False),
+        ("worker", "POST", "/brain-memories/_mget", False),
+        ("worker", "POST", "/brain-memories/_search", False),  # write-only on memories
+        ("worker", "POST", "/brain-keys/_bulk", False),
+        ("worker", "GET", "/brain-keys/_doc/x", False),
+        ("worker", "POST", "/brain-ingest-tasks/_update/t1?retry_on_conflict=5", True),
+        ("worker", "HEAD", "/brain-memories-v1", True),
+        ("nobody", "GET", "/", False),
+    ],
+)
+def test_role_rules(user: str, method: str, uri: str, ok: bool) -> None:
+    assert allowed(P, user, method, uri) is ok
+
+
+def test_rendered_map_holds_every_rule_and_denies_by_default() -> None:
+    text = render_map(P)
+    assert text.startswith('map "$remote_user $request_method $request_uri" $brain_allowed {')
+    assert "    default 0;" in text
+    assert text.count('"~^api ') > 5 and text.count('"~^worker ') > 5
