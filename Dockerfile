@@ -1,5 +1,5 @@
-# The brain-search application image: the API (`brain-search serve`) and the workers
-# (`brain-search worker`) run from it. OpenSearch and Redis come from their official images
+# The brain-search application image: the API (`brain-search serve`), the workers
+# (`brain-search worker`) and the engine gateway (`brain-search gateway run`) run from it. OpenSearch and Redis come from their official images
 # (docker-compose.yml, helm/brain-search).
 #
 #   docker build -t brain-search:0.1.0 .
@@ -21,6 +21,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # Optional: an extra pip index serving CPU-only torch wheels makes the image several GB smaller
 # (sentence-transformers pulls torch; the default PyPI wheel carries CUDA libraries).
 ARG PIP_EXTRA_INDEX_URL=""
+
+# nginx from Debian's packages: the same image runs the engine gateway (`brain-search gateway run`)
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends nginx \
+ && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 brain \
  && useradd --system --uid 10001 --gid brain --home-dir /app --shell /usr/sbin/nologin brain

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Validate the Helm chart offline (CI: `make validate-deploy`, run by `make test`):
 #   helm lint + helm template with the three value sets in helm/brain-search/ci/, the rendered
-#   manifests checked against the Kubernetes JSON schemas, and a render without secrets that
-#   must fail (there are no default secrets).
+#   manifests checked against the Kubernetes JSON schemas, each role's pods checked to reach only
+#   their own Secret (and only the gateway the TLS key), and a render without secrets that must
+#   fail (there are no default secrets).
 # docker-compose.yml is checked by tests/unit/test_deploy_compose.py (Compose schema).
 #
 # Tools are installed once, outside the repository, under $BRAIN_TOOLS_DIR
@@ -25,8 +26,9 @@ KUBERNETES_VALIDATE_VERSION=${KUBERNETES_VALIDATE_VERSION:-1.37.0}
 KUBE_VERSION=${KUBE_VERSION:-1.33.0}
 TOOLS=${BRAIN_TOOLS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/brain-search-tools}
 CHART=helm/brain-search
-# kinds of CRDs whose schemas no offline package ships (KEDA): rendered, not schema-checked
-NO_SCHEMA_KINDS="ScaledObject TriggerAuthentication ServiceMonitor"
+# kinds of CRDs whose schemas no offline package ships (KEDA, prometheus-operator, cert-manager):
+# rendered, not schema-checked
+NO_SCHEMA_KINDS="ScaledObject TriggerAuthentication ServiceMonitor Certificate"
 
 log() { printf '· %s\n' "$*"; }
 fail() { printf '✗ %s\n' "$*" >&2; exit 1; }
@@ -88,6 +90,50 @@ for values in "$CHART"/ci/*-values.yaml; do
   grep -v -E "^WARN .*Couldn't find schema for kind ($(echo "$NO_SCHEMA_KINDS" | tr ' ' '|')) " "$work/kv-$name.txt" \
     | grep -E '^(ERROR|WARN|FATAL)' && failed=1
   log "  $(wc -w <<<"$kinds") manifests checked against the Kubernetes $KUBE_VERSION schemas (strict)"
+  "$PY" - "$out" <<'EOF' || failed=1
+# Each role's pods see only their own Secret: the workers neither the admin key nor the API's,
+# the gateway's or the index set-up's Secret, the API neither of the last two; only the gateway
+# mounts the TLS Secret whole (tls.key), the others its ca.crt alone.
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+secrets = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Secret"}
+pods = {d["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"]: d["spec"]["template"]["spec"]
+        for d in docs if d["kind"] in ("Deployment", "StatefulSet", "Job")}
+def refs(pod):
+    out = set()
+    for c in pod.get("containers", []) + pod.get("initContainers", []):
+        out |= {e["secretRef"]["name"] for e in c.get("envFrom", []) if "secretRef" in e}
+        out |= {e["valueFrom"]["secretKeyRef"]["name"] for e in c.get("env", []) if "secretKeyRef" in e.get("valueFrom", {})}
+    return out
+def secret_volumes(pod):
+    return [v["secret"] for v in pod.get("volumes", []) if "secret" in v]
+missing = {"api", "worker", "gateway", "index-setup"} - pods.keys()
+if missing:
+    sys.exit(f"✗ not rendered: {sorted(missing)}")
+problems = []
+others = {r: refs(pods[r]) for r in ("api", "gateway", "index-setup")}
+for role, banned in (("worker", others["api"] | others["gateway"] | others["index-setup"]),
+                     ("api", others["gateway"] | others["index-setup"])):
+    if refs(pods[role]) & banned:
+        problems.append(f"{role} pods reference {sorted(refs(pods[role]) & banned)}")
+    for name in refs(pods[role]) & secrets.keys():  # the chart's own Secret of the role
+        data = secrets[name].get("stringData", {})
+        bad = {k for k in data if k.startswith("BRAIN_GATEWAY_") or (role == "worker" and k == "BRAIN_ADMIN_KEY")}
+        if bad or data.get("BRAIN_OPENSEARCH_USER") != role:
+            problems.append(f"{role} Secret {name}: user {data.get('BRAIN_OPENSEARCH_USER')}, holds {sorted(bad)}")
+if "BRAIN_ADMIN_KEY" in str(pods["worker"]):
+    problems.append("worker pods name BRAIN_ADMIN_KEY")
+tls = {v["secretName"] for v in secret_volumes(pods["gateway"]) if "items" not in v}
+for role, pod in pods.items():
+    for v in secret_volumes(pod):
+        keys = {i["key"] for i in v.get("items", [])}
+        if role != "gateway" and v["secretName"] in tls and keys != {"ca.crt"}:
+            problems.append(f"{role} pods mount {v['secretName']} beyond ca.crt")
+if problems:
+    sys.exit("✗ " + "; ".join(problems))
+roles = ", ".join(f"{r}: {' '.join(sorted(refs(p)))}" for r, p in sorted(pods.items()))
+print(f"·   own Secrets only ({roles}); the TLS key only in the gateway")
+EOF
 done
 
 # no default secrets: without them the render must fail, and say why

@@ -34,6 +34,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 SECURED = os.environ.get("BRAIN_TEST_SECURED") == "1"
 # the prefixes a test run uses: its own, and per-test ones after it (``-w1234``, ``-rl`` ...)
 TEST_PREFIXES = r"(?:-[a-z0-9]+)*"
+# refusals the gateway's own tests provoke on purpose (tests/integration/test_engine_gateway.py)
+DELIBERATE_DENIALS = [0]
 
 
 def _quiet(msg: str) -> None:
@@ -63,14 +65,23 @@ def opensearch_cluster(settings: Settings) -> Iterator[LocalCluster]:
 
 @pytest.fixture(scope="session")
 def engine_gateway(settings: Settings, opensearch_cluster: LocalCluster) -> Iterator[LocalGateway]:
-    """The engine gateway in front of the session's node (started lazily: only secured runs and
-    the gateway's own tests ask for it)."""
-    gateway = LocalGateway(settings, log=_quiet)
-    started_here = not gateway.running()
+    """The engine gateway in front of the session's node, on its own port (node port + 44: a
+    developer's `up --secured` gateway on + 43 is left alone), restarted with the test prefixes'
+    rules (started lazily: only secured runs and the gateway's own tests ask for it)."""
+    port = settings.gateway_port or settings.opensearch_http_port + 44
+    gateway = LocalGateway(settings.model_copy(update={"gateway_port": port}), log=_quiet)
+    gateway.stop()
+    denied = gateway.dir / "denied.log"
+    denied.unlink(missing_ok=True)
     gateway.start(prefix_pattern=re.escape(settings.index_prefix) + TEST_PREFIXES)
     yield gateway
-    if started_here:
-        gateway.stop()
+    gateway.stop()
+    # every refusal must be one a test asked for: a request of the service itself that its role
+    # may not make is a bug of the rules or of the service
+    lines = denied.read_text().splitlines() if denied.exists() else []
+    unexpected = lines[DELIBERATE_DENIALS[0] :] if len(lines) > DELIBERATE_DENIALS[0] else []
+    print(f"[stack] gateway refusals: {len(lines)}, asked for by tests: {DELIBERATE_DENIALS[0]}")
+    assert len(lines) == DELIBERATE_DENIALS[0], f"the gateway refused requests of the service: {unexpected}"
 
 
 @pytest.fixture(scope="session")
@@ -103,7 +114,7 @@ def role_env(request: pytest.FixtureRequest) -> Callable[[str], dict[str, str]]:
     def _env(role: str) -> dict[str, str]:
         if gateway is None:
             return {}
-        return {**gateway.env_for(Role(role)), "BRAIN_INDEX_SETUP": "verify"}
+        return gateway.env_for(Role(role))
 
     return _env
 

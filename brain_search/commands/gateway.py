@@ -70,14 +70,16 @@ def env(role: Role = typer.Argument(..., help="admin, api or worker")) -> None:
 @gateway_app.command("run")
 def run() -> None:
     """A deployment's gateway (compose, the chart): render nginx.conf and the users from
-    BRAIN_GATEWAY_* and become nginx in the foreground."""
+    BRAIN_GATEWAY_* and run nginx in the foreground (a renewed certificate is reloaded)."""
     from brain_search.store.gateway_service import GatewaySettings
     from brain_search.store.gateway_service import run as run_gateway
 
     try:
-        run_gateway(GatewaySettings())
+        code = run_gateway(GatewaySettings())
     except SetupError as exc:
         _fail(exc)
+        return
+    raise typer.Exit(code)
 
 
 @gateway_app.command("render")

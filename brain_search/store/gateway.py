@@ -231,14 +231,18 @@ class LocalGateway:
         )
 
     def env_for(self, role: Role) -> dict[str, str]:
-        """The same as environment variables (for worker and API processes)."""
-        return {
+        """The same as environment variables (for worker and API processes); the api and worker
+        roles only verify the indices (``index_setup``), they cannot create them."""
+        env = {
             "BRAIN_OPENSEARCH_URL": self.url,
             "BRAIN_OPENSEARCH_USER": role.value,
             "BRAIN_OPENSEARCH_PASSWORD": self.credentials()[role].get_secret_value(),
             "BRAIN_OPENSEARCH_CA_CERTS": str(self.ca_file),
             "BRAIN_OPENSEARCH_VERIFY_CERTS": "true",
         }
+        if role != Role.admin:
+            env["BRAIN_INDEX_SETUP"] = "verify"
+        return env
 
     def layout(self, prefix_pattern: str | None = None) -> GatewayLayout:
         root = os.geteuid() == 0

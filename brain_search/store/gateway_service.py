@@ -1,7 +1,7 @@
 """The engine gateway as a deployment runs it (compose's ``opensearch-gateway``, the chart's
 gateway Deployment): ``brain-search gateway run`` renders the same nginx.conf as the local stack
 (``gateway.render_conf``: the same roles and rules), hashes the role passwords it was given into
-an htpasswd file, and replaces itself with nginx in the foreground.
+an htpasswd file, and runs nginx in the foreground (reloading it when the mounted certificate is renewed).
 
 Settings come from ``BRAIN_GATEWAY_*`` variables (and ``BRAIN_INDEX_PREFIX``); certificates are
 mounted (cert-manager, or the compose stack's ``gateway-certs`` one-shot)."""
@@ -43,6 +43,7 @@ class GatewaySettings(BaseSettings):
     api_password: SecretStr | None = None
     worker_password: SecretStr | None = None
     run_dir: Path = Path("/tmp/brain-gateway")
+    cert_check_interval_s: float = Field(30.0, gt=0)  # a renewed certificate is reloaded this soon
     worker_processes: int = Field(2, ge=1, le=64)
 
 
@@ -119,6 +120,11 @@ def prepare(settings: GatewaySettings) -> Path:
     if lay.run_as:
         import grp
         import pwd
+        import stat
+
+        for parent in (d.resolve(), *d.resolve().parents):
+            if not parent.stat().st_mode & stat.S_IXOTH:
+                raise SetupError(f"nginx's workers run as nobody and cannot reach {d}: {parent} is not o+x")
 
         os.chown(htpasswd, 0, grp.getgrnam("nogroup").gr_gid)
         os.chmod(htpasswd, 0o640)
@@ -128,7 +134,39 @@ def prepare(settings: GatewaySettings) -> Path:
     return conf
 
 
-def run(settings: GatewaySettings) -> None:  # pragma: no cover - replaces the process
+def _stamp(paths: tuple[Path, ...]) -> tuple[float, ...]:
+    """When the certificate files last changed (a Kubernetes Secret mount swaps a symlink: stat
+    follows it)."""
+    out = []
+    for p in paths:
+        try:
+            out.append(p.stat().st_mtime)
+        except OSError:
+            out.append(-1.0)
+    return tuple(out)
+
+
+def run(settings: GatewaySettings) -> int:
+    """nginx in the foreground as a child; SIGTERM / SIGINT / SIGQUIT are passed on, and a renewed
+    certificate (cert-manager rotates the mounted Secret) is picked up with a reload (SIGHUP),
+    checked every ``cert_check_interval_s``. Returns nginx's exit status."""
+    import signal
+    import subprocess
+
     conf = prepare(settings)
     exe = shutil.which("nginx") or "/usr/sbin/nginx"
-    os.execv(exe, [exe, "-e", "/dev/stderr", "-p", str(settings.run_dir), "-c", str(conf), "-g", "daemon off;"])
+    cmd = [exe, "-e", "/dev/stderr", "-p", str(settings.run_dir), "-c", str(conf), "-g", "daemon off;"]
+    proc = subprocess.Popen(cmd)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, lambda signum, _frame: proc.send_signal(signum))
+    certs = (settings.certificate, settings.certificate_key)
+    seen = _stamp(certs)
+    while True:
+        try:
+            return proc.wait(timeout=settings.cert_check_interval_s)
+        except subprocess.TimeoutExpired:
+            now = _stamp(certs)
+            if now != seen and all(t > 0 for t in now):
+                print("gateway: the certificate changed, reloading nginx", flush=True)
+                seen = now
+                proc.send_signal(signal.SIGHUP)

@@ -7,24 +7,36 @@ from __future__ import annotations
 import re
 import socket
 import ssl
+import time
+from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from brain_search.store.gateway import LocalGateway
 from brain_search.store.gateway_rules import Role, allowed
-from tests.conftest import SECURED, TEST_PREFIXES
+from tests.conftest import DELIBERATE_DENIALS, SECURED, TEST_PREFIXES
 
 P = "brain-test"
 M = f"{P}-memories"
 
 
 @pytest.fixture(scope="module")
-def gw(engine_gateway: LocalGateway, client) -> LocalGateway:  # type: ignore[no-untyped-def]
+def gw(engine_gateway: LocalGateway, client) -> Iterator[LocalGateway]:  # type: ignore[no-untyped-def]
+    """The session's gateway; the refusals this module provokes are counted as asked for (the
+    session's end checks that the gateway refused nothing else)."""
     from brain_search.store.indices import install_all
 
     install_all(client, client_settings(engine_gateway))
-    return engine_gateway
+    log = engine_gateway.dir / "denied.log"
+
+    def count() -> int:
+        return len(log.read_text().splitlines()) if log.exists() else 0
+
+    before = count()
+    yield engine_gateway
+    time.sleep(0.2)  # nginx writes its log line after the response
+    DELIBERATE_DENIALS[0] += count() - before
 
 
 def client_settings(gw: LocalGateway):  # type: ignore[no-untyped-def]
@@ -153,3 +165,89 @@ def test_a_secured_run_serves_as_the_api_role(api_state, gw: LocalGateway) -> No
     assert s.opensearch_verify_certs and s.opensearch_ca_certs == gw.ca_file
     with pytest.raises(AuthorizationException):
         api_state.client.indices.create(index=f"{P}-made-by-the-api")
+
+
+def test_the_deployment_gateway_serves_the_roles_and_reloads_a_renewed_certificate(
+    opensearch_cluster, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """`brain-search gateway run` as compose and the chart start it (users from BRAIN_GATEWAY_*,
+    mounted certificates), in front of the session's node; a renewed certificate is served after
+    the reload, without a restart."""
+    import hashlib
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from brain_search.store.gateway_certs import ensure_certificates
+
+    def certs(d):  # type: ignore[no-untyped-def]
+        ca, cert, key = ensure_certificates(d)
+        return ca, cert, key
+
+    ca1, cert1, key1 = certs(tmp_path / "one")
+    mount = tmp_path / "mount"
+    mount.mkdir()
+    shutil.copy(cert1, mount / "tls.crt")
+    shutil.copy(key1, mount / "tls.key")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    # as root, nginx's workers run as nobody: the run dir must be reachable (pytest's is 0700)
+    run_dir = Path(tempfile.mkdtemp(prefix="brain-gateway-"))
+    run_dir.chmod(0o755)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("BRAIN_")},
+        "BRAIN_GATEWAY_LISTEN": f"127.0.0.1:{port}",
+        "BRAIN_GATEWAY_UPSTREAM": opensearch_cluster.url,
+        "BRAIN_GATEWAY_CERTIFICATE": str(mount / "tls.crt"),
+        "BRAIN_GATEWAY_CERTIFICATE_KEY": str(mount / "tls.key"),
+        "BRAIN_GATEWAY_API_PASSWORD": "api-password-0123456789",
+        "BRAIN_GATEWAY_WORKER_PASSWORD": "worker-password-0123456789",
+        "BRAIN_GATEWAY_RUN_DIR": str(run_dir),
+        "BRAIN_GATEWAY_CERT_CHECK_INTERVAL_S": "0.3",
+        "BRAIN_INDEX_PREFIX": P,
+    }
+    log = (tmp_path / "gateway.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "brain_search.cli", "gateway", "run"], env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+
+    def served_fingerprint() -> str:
+        der = ssl.get_server_certificate(("127.0.0.1", port))
+        return hashlib.sha256(ssl.PEM_cert_to_DER_cert(der)).hexdigest()
+
+    def fingerprint(pem) -> str:  # type: ignore[no-untyped-def]
+        return hashlib.sha256(ssl.PEM_cert_to_DER_cert(pem.read_text())).hexdigest()
+
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with httpx.Client(auth=("api", "api-password-0123456789"), verify=str(ca1)) as c:
+                    r = c.get(f"https://127.0.0.1:{port}/{M}/_count")
+                break
+            except httpx.ConnectError:
+                assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "gateway.log").read_text()
+                time.sleep(0.2)
+        assert r.status_code in (200, 404), r.text  # reached the node (404: no such index yet)
+        with httpx.Client(auth=("api", "api-password-0123456789"), verify=str(ca1)) as c:
+            assert c.put(f"https://127.0.0.1:{port}/{P}-x").status_code == 403
+        with httpx.Client(auth=("admin", "anything-at-all-000"), verify=str(ca1)) as c:
+            assert c.get(f"https://127.0.0.1:{port}/").status_code in (401, 403)  # no admin user given
+        assert served_fingerprint() == fingerprint(cert1)
+        _, cert2, key2 = certs(tmp_path / "two")
+        shutil.copy(key2, mount / "tls.key")
+        shutil.copy(cert2, mount / "tls.crt")
+        deadline = time.monotonic() + 10
+        while served_fingerprint() != fingerprint(cert2):
+            assert time.monotonic() < deadline, (tmp_path / "gateway.log").read_text()
+            time.sleep(0.2)
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        code = proc.wait(timeout=15)
+        shutil.rmtree(run_dir, ignore_errors=True)
+    assert code == 0, (tmp_path / "gateway.log").read_text()

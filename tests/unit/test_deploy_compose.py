@@ -24,8 +24,10 @@ COMPOSE = ROOT / "docker-compose.yml"
 SCHEMA = ROOT / "tests" / "data" / "compose-spec.json"
 ENV_EXAMPLE = ROOT / "deploy" / ".env.example"
 
-SECRET_NAMES = ("OPENSEARCH_INITIAL_ADMIN_PASSWORD", "REDIS_PASSWORD", "BRAIN_ADMIN_KEY", "BRAIN_JOB_SIGNING_KEYS")
+GATEWAY_PASSWORDS = ("BRAIN_GATEWAY_ADMIN_PASSWORD", "BRAIN_GATEWAY_API_PASSWORD", "BRAIN_GATEWAY_WORKER_PASSWORD")
+SECRET_NAMES = ("REDIS_PASSWORD", "BRAIN_ADMIN_KEY", "BRAIN_JOB_SIGNING_KEYS", *GATEWAY_PASSWORDS)
 ASSIGNED_SECRETS = (*SECRET_NAMES, "BRAIN_OPENSEARCH_PASSWORD", "BRAIN_REDIS_URL")
+ONE_SHOT = ("gateway-certs", "index-setup")
 
 
 @pytest.fixture(scope="module")
@@ -80,11 +82,46 @@ def test_start_order_is_gated_on_health(compose: dict[str, Any]) -> None:
     s = compose["services"]
     for name, svc in s.items():
         for dep, cond in (svc.get("depends_on") or {}).items():
+            if dep in ONE_SHOT:
+                assert cond["condition"] == "service_completed_successfully", f"{name} → {dep}"
+                continue
             assert cond["condition"] == "service_healthy", f"{name} → {dep}"
             assert "healthcheck" in s[dep], f"{name} waits for {dep}, which has no healthcheck"
-    for name in ("opensearch-1", "opensearch-2", "redis", "api", "lb"):
+    for name in ("opensearch-1", "opensearch-2", "opensearch-gateway", "redis", "api", "lb"):
         assert s[name]["healthcheck"]["test"], name
-    assert set(s["api"]["depends_on"]) == {"opensearch-1", "opensearch-2", "redis"}
+    for name in ("api", "worker"):
+        assert set(s[name]["depends_on"]) == {"opensearch-gateway", "index-setup", "redis"}
+    assert set(s["opensearch-gateway"]["depends_on"]) == {"gateway-certs", "opensearch-1", "opensearch-2"}
+
+
+def test_the_engine_is_reached_only_through_the_gateway_with_a_role_each(compose: dict[str, Any]) -> None:
+    """The nodes sit on an internal network only the gateway joins; the app connects over verified
+    TLS as the role of its job; the workers get neither the admin role nor the API's admin key."""
+    s = compose["services"]
+    assert compose["networks"]["engine"]["internal"] is True
+    for name, svc in s.items():
+        on_engine = "engine" in (svc.get("networks") or [])
+        assert on_engine == (name in ("opensearch-1", "opensearch-2", "opensearch-gateway")), name
+        assert "env_file" not in svc, f"{name}: a shared env file would hand every secret to every container"
+    for n in ("opensearch-1", "opensearch-2"):
+        env = s[n]["environment"]
+        assert env["DISABLE_SECURITY_PLUGIN"] == "true" and env["rest.action.multi.allow_explicit_index"] == "false"
+        assert "ports" not in s[n]
+    roles = {"index-setup": "admin", "api": "api", "worker": "worker"}
+    for name, role in roles.items():
+        env = s[name]["environment"]
+        assert env["BRAIN_OPENSEARCH_URL"] == "https://opensearch-gateway:9200", name
+        assert env["BRAIN_OPENSEARCH_VERIFY_CERTS"] == "true" and env["BRAIN_OPENSEARCH_CA_CERTS"], name
+        assert env["BRAIN_OPENSEARCH_USER"] == role, name
+        assert f"BRAIN_GATEWAY_{role.upper()}_PASSWORD" in env["BRAIN_OPENSEARCH_PASSWORD"], name
+        assert env["BRAIN_INDEX_SETUP"] == ("install" if role == "admin" else "verify"), name
+    text = yaml.safe_dump(s["worker"]["environment"])
+    assert "ADMIN" not in text, "the workers hold no admin secret"
+    assert "BRAIN_GATEWAY_ADMIN_PASSWORD" not in yaml.safe_dump(s["api"]["environment"])
+    gw = s["opensearch-gateway"]
+    assert gw["command"] == ["brain-search", "gateway", "run"]
+    assert set(GATEWAY_PASSWORDS) <= set(gw["environment"])
+    assert all(":ro" in v for v in gw["volumes"]), "the gateway only reads its certificate"
 
 
 def test_no_secret_has_a_value_in_the_repository(compose: dict[str, Any]) -> None:
@@ -96,10 +133,7 @@ def test_no_secret_has_a_value_in_the_repository(compose: dict[str, Any]) -> Non
         for m in re.finditer(rf"(?<![{{$\w]){name}\s*[:=]\s*(\S+)", text):
             assigned += 1
             assert re.search(r"\$\{[A-Z_]+:\?", m.group(1)), m.group(0)
-    assert assigned == 2, "BRAIN_OPENSEARCH_PASSWORD and BRAIN_REDIS_URL are set from references"
-    for svc in compose["services"].values():
-        for f in svc.get("env_file", []):
-            assert f["path"] == "deploy/.env" and f["required"] is True
+    assert assigned >= 10, "every secret is assigned from a ${NAME:?} reference"
     example = dict(
         line.split("=", 1) for line in ENV_EXAMPLE.read_text().splitlines() if line and not line.startswith("#")
     )

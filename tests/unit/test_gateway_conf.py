@@ -3,9 +3,11 @@ in tests/integration/test_engine_gateway.py)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -83,6 +85,9 @@ def test_hashes_are_sha256_crypt_that_verify() -> None:
 def test_nginx_accepts_the_rendered_conf(tmp_path: Path) -> None:
     """``nginx -t`` on what ``gateway run`` writes (a deployment's conf, real certificates)."""
     ensure_certificates(tmp_path / "tls")
+    # as root, nginx's workers run as nobody: the run dir must be reachable (pytest's is 0700)
+    run_dir = Path(tempfile.mkdtemp(prefix="brain-gateway-"))
+    run_dir.chmod(0o755)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -93,7 +98,7 @@ def test_nginx_accepts_the_rendered_conf(tmp_path: Path) -> None:
         api_password=SecretStr("a" * 20),
         worker_password=SecretStr("w" * 20),
         admin_password=SecretStr("x" * 20),
-        run_dir=tmp_path / "run",
+        run_dir=run_dir,
         listen=f"127.0.0.1:{port}",
     )
     conf = prepare(s)
@@ -107,5 +112,23 @@ def test_nginx_accepts_the_rendered_conf(tmp_path: Path) -> None:
         check=False,
     )
     assert r.returncode == 0, r.stderr
-    users = (tmp_path / "run" / "htpasswd").read_text().splitlines()
+    users = (run_dir / "htpasswd").read_text().splitlines()
+    shutil.rmtree(run_dir)
     assert [u.split(":")[0] for u in users] == ["admin", "api", "worker"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as root only (nginx's workers then run as nobody)")
+def test_a_run_dir_nobody_cannot_reach_is_refused_up_front(tmp_path: Path) -> None:
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    (private / "tls.crt").write_text("x")
+    (private / "tls.key").write_text("x")
+    s = GatewaySettings(
+        certificate=private / "tls.crt",
+        certificate_key=private / "tls.key",
+        api_password=SecretStr("a" * 20),
+        worker_password=SecretStr("w" * 20),
+        run_dir=private / "run",
+    )
+    with pytest.raises(SetupError, match="cannot reach"):
+        prepare(s)

@@ -49,8 +49,19 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
+{{/*
+The Secret of one role: the chart's "<fullname>-<suffix>", or secrets.existingSecrets.<role>.
+  include "brain-search.secretName" (dict "ctx" . "role" "indexSetup")
+*/}}
 {{- define "brain-search.secretName" -}}
-{{- default (printf "%s-secrets" (include "brain-search.fullname" .)) .Values.secrets.existingSecret }}
+{{- $suffix := dict "api" "api" "worker" "worker" "gateway" "gateway" "indexSetup" "index-setup" "redis" "redis" }}
+{{- $existing := index .ctx.Values.secrets.existingSecrets .role }}
+{{- default (printf "%s-%s" (include "brain-search.fullname" .ctx) (index $suffix .role)) $existing }}
+{{- end }}
+
+{{/* REDIS_PASSWORD is read by the in-chart Redis and by KEDA's TriggerAuthentication only */}}
+{{- define "brain-search.redisSecretNeeded" -}}
+{{- if or .Values.redis.enabled (eq .Values.worker.autoscaling.mode "keda") }}true{{ end }}
 {{- end }}
 
 {{- define "brain-search.redisHost" -}}
@@ -61,61 +72,160 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end }}
 
-{{/* the OpenSearch URL(s) the app connects to */}}
-{{- define "brain-search.opensearchUrl" -}}
+{{- define "brain-search.redisUrl" -}}
+{{- $r := .Values.externalRedis }}
+{{- $scheme := ternary "rediss" "redis" (and (not .Values.redis.enabled) $r.tls) }}
+{{- $port := ternary 6379 $r.port .Values.redis.enabled }}
+{{- $db := ternary 0 $r.db .Values.redis.enabled }}
+{{- printf "%s://:%s@%s:%v/%v" $scheme (.Values.secrets.redisPassword | urlquery) (include "brain-search.redisHost" .) $port $db }}
+{{- end }}
+
+{{/* --- the engine gateway ------------------------------------------------------------------ */}}
+
+{{- define "brain-search.gatewayName" -}}
+{{- printf "%s-gateway" (include "brain-search.fullname" .) }}
+{{- end }}
+
+{{/* what the app's pods connect to: the gateway Service, never OpenSearch itself */}}
+{{- define "brain-search.gatewayUrl" -}}
+{{- printf "https://%s:%v" (include "brain-search.gatewayName" .) .Values.gateway.port }}
+{{- end }}
+
+{{/* the Secret with the gateway's tls.crt, tls.key and ca.crt (cert-manager's layout) */}}
+{{- define "brain-search.gatewayTLSSecret" -}}
+{{- $tls := .Values.gateway.tls }}
+{{- if and $tls.secretName $tls.certManager.enabled }}
+{{- fail "gateway.tls: set either secretName or certManager.enabled, not both" }}
+{{- else if $tls.secretName }}
+{{- $tls.secretName }}
+{{- else if $tls.certManager.enabled }}
+{{- printf "%s-tls" (include "brain-search.gatewayName" .) }}
+{{- else }}
+{{- fail "gateway.tls is required: gateway.tls.secretName (a Secret with tls.crt, tls.key and ca.crt) or gateway.tls.certManager.enabled with an issuerRef" }}
+{{- end }}
+{{- end }}
+
+{{/* the bundled OpenSearch's HTTP Service (the official chart's naming) */}}
+{{- define "brain-search.bundledOpenSearchHost" -}}
+{{- $os := .Values.opensearch }}
+{{- if and (eq $os.nodeGroup "master") $os.masterService }}
+{{- $os.masterService }}
+{{- else }}
+{{- printf "%s-%s" $os.clusterName $os.nodeGroup }}
+{{- end }}
+{{- end }}
+
+{{- define "brain-search.bundledOpenSearchPort" -}}
+{{- .Values.opensearch.httpPort | default 9200 }}
+{{- end }}
+
+{{/* the OpenSearch nodes behind the gateway (BRAIN_GATEWAY_UPSTREAM) */}}
+{{- define "brain-search.gatewayUpstream" -}}
 {{- if .Values.opensearch.enabled }}
-{{- printf "https://%s-%s:9200" .Values.opensearch.clusterName .Values.opensearch.nodeGroup }}
+{{- printf "http://%s:%s" (include "brain-search.bundledOpenSearchHost" .) (include "brain-search.bundledOpenSearchPort" .) }}
 {{- else }}
 {{- required "externalOpenSearch.url is required when opensearch.enabled is false" .Values.externalOpenSearch.url }}
 {{- end }}
 {{- end }}
 
+{{/* --- secrets ----------------------------------------------------------------------------- */}}
+
 {{/* fails the render when a secret is missing: there are no default secrets */}}
 {{- define "brain-search.requireSecrets" -}}
-{{- if not .Values.secrets.existingSecret }}
-{{- $_ := required "secrets.adminKey is required (or secrets.existingSecret)" .Values.secrets.adminKey }}
-{{- $_ := required "secrets.opensearchUsername is required (or secrets.existingSecret)" .Values.secrets.opensearchUsername }}
-{{- $_ := required "secrets.opensearchPassword is required (or secrets.existingSecret)" .Values.secrets.opensearchPassword }}
-{{- $_ := required "secrets.redisPassword is required (or secrets.existingSecret)" .Values.secrets.redisPassword }}
-{{- $_ := required "secrets.jobSigningKeys is required (or secrets.existingSecret)" .Values.secrets.jobSigningKeys }}
+{{- $s := .Values.secrets }}
+{{- $e := $s.existingSecrets }}
+{{- if not $e.api }}
+{{- $_ := required "secrets.adminKey is required (or secrets.existingSecrets.api)" $s.adminKey }}
+{{- $_ := required "secrets.engine.apiPassword is required (or secrets.existingSecrets.api)" $s.engine.apiPassword }}
+{{- $_ := required "secrets.redisPassword is required (or secrets.existingSecrets.api)" $s.redisPassword }}
+{{- $_ := required "secrets.jobSigningKeys is required (or secrets.existingSecrets.api)" $s.jobSigningKeys }}
+{{- end }}
+{{- if not $e.worker }}
+{{- $_ := required "secrets.engine.workerPassword is required (or secrets.existingSecrets.worker)" $s.engine.workerPassword }}
+{{- $_ := required "secrets.redisPassword is required (or secrets.existingSecrets.worker)" $s.redisPassword }}
+{{- $_ := required "secrets.jobSigningKeys is required (or secrets.existingSecrets.worker)" $s.jobSigningKeys }}
+{{- end }}
+{{- if not $e.gateway }}
+{{- $_ := required "secrets.engine.adminPassword is required (or secrets.existingSecrets.gateway)" $s.engine.adminPassword }}
+{{- $_ := required "secrets.engine.apiPassword is required (or secrets.existingSecrets.gateway)" $s.engine.apiPassword }}
+{{- $_ := required "secrets.engine.workerPassword is required (or secrets.existingSecrets.gateway)" $s.engine.workerPassword }}
+{{- if and $s.opensearchUsername (not $s.opensearchPassword) }}
+{{- fail "secrets.opensearchPassword is required with secrets.opensearchUsername" }}
+{{- end }}
+{{- if and $s.opensearchUsername .Values.opensearch.enabled }}
+{{- fail "secrets.opensearchUsername/opensearchPassword are for an external OpenSearch with its own security plugin; the bundled one runs without it" }}
+{{- end }}
+{{- end }}
+{{- if not $e.indexSetup }}
+{{- $_ := required "secrets.engine.adminPassword is required (or secrets.existingSecrets.indexSetup)" $s.engine.adminPassword }}
+{{- end }}
+{{- if and (not $e.redis) (include "brain-search.redisSecretNeeded" .) }}
+{{- $_ := required "secrets.redisPassword is required (or secrets.existingSecrets.redis)" $s.redisPassword }}
 {{- end }}
 {{- end }}
 
-{{/* checksums that roll the pods when their configuration changes */}}
+{{/*
+Checksums that roll a workload's pods when its configuration changes: the ConfigMap (unless
+"config" is false) and the workload's own Secret when the chart makes it.
+  include "brain-search.configChecksums" (dict "ctx" . "role" "redis" "config" false)
+*/}}
 {{- define "brain-search.configChecksums" -}}
-checksum/config: {{ include (print $.Template.BasePath "/configmap.yaml") . | sha256sum }}
-{{- if not .Values.secrets.existingSecret }}
-checksum/secret: {{ include (print $.Template.BasePath "/secret.yaml") . | sha256sum }}
+{{- $out := list }}
+{{- if dig "config" true . }}
+{{- $out = append $out (printf "checksum/config: %s" (include (print .ctx.Template.BasePath "/configmap.yaml") .ctx | sha256sum)) }}
 {{- end }}
+{{- if not (index .ctx.Values.secrets.existingSecrets .role) }}
+{{- $out = append $out (printf "checksum/secret: %s" (include (printf "brain-search.secret.%s" .role) .ctx | sha256sum)) }}
+{{- end }}
+{{- join "\n" $out }}
 {{- end }}
 
-{{/* the environment, volumes and mounts shared by the API and the workers */}}
+{{/* --- what the API, the workers and the index set-up Job share --------------------------- */}}
+
+{{/* include "brain-search.envFrom" (dict "ctx" . "role" "worker") */}}
 {{- define "brain-search.envFrom" -}}
 - configMapRef:
-    name: {{ include "brain-search.fullname" . }}-config
+    name: {{ include "brain-search.fullname" .ctx }}-config
 - secretRef:
-    name: {{ include "brain-search.secretName" . }}
+    name: {{ include "brain-search.secretName" (dict "ctx" .ctx "role" .role) }}
 {{- end }}
 
+{{/* only the CA certificate of the gateway's TLS Secret, never its key */}}
 {{- define "brain-search.volumes" -}}
 - name: tmp
   emptyDir: {}
-{{- if .Values.opensearchTLS.caSecret }}
-- name: opensearch-ca
+- name: gateway-ca
   secret:
-    secretName: {{ .Values.opensearchTLS.caSecret }}
+    secretName: {{ include "brain-search.gatewayTLSSecret" . }}
     items:
-      - key: {{ .Values.opensearchTLS.caSecretKey }}
+      - key: ca.crt
         path: ca.crt
-{{- end }}
 {{- end }}
 
 {{- define "brain-search.volumeMounts" -}}
 - name: tmp
   mountPath: /tmp
-{{- if .Values.opensearchTLS.caSecret }}
-- name: opensearch-ca
-  mountPath: /etc/brain-search/opensearch-ca
+- name: gateway-ca
+  mountPath: /etc/brain-search/gateway-ca
   readOnly: true
 {{- end }}
+
+{{/*
+Waits until the index set-up Job has installed the indices (first install: the Job is a
+post-install hook, so the pods start before it has run).
+  include "brain-search.waitForIndices" (dict "ctx" . "role" "api" "resources" .Values.api.resources)
+*/}}
+{{- define "brain-search.waitForIndices" -}}
+- name: wait-for-indices
+  image: {{ include "brain-search.image" .ctx }}
+  imagePullPolicy: {{ .ctx.Values.image.pullPolicy }}
+  command: ["sh", "-c", "until brain-search indices verify; do sleep 5; done"]
+  envFrom:
+    {{- include "brain-search.envFrom" (dict "ctx" .ctx "role" .role) | nindent 4 }}
+  resources:
+    {{- toYaml .resources | nindent 4 }}
+  securityContext:
+    {{- toYaml .ctx.Values.securityContext | nindent 4 }}
+  volumeMounts:
+    {{- include "brain-search.volumeMounts" .ctx | nindent 4 }}
 {{- end }}

@@ -1,0 +1,48 @@
+"""``index_setup``: install (admin role) or only verify (api and worker roles)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from brain_search.config import load_settings
+from brain_search.errors import SetupError
+from brain_search.store import indices
+
+
+class _Indices:
+    def __init__(self, present: set[str]) -> None:
+        self.present = present
+        self.created: list[str] = []
+
+    def exists(self, index: str) -> bool:
+        return index in self.present
+
+    def get_alias(self, name: str) -> dict[str, Any]:
+        return {f"{name}-v1": {"aliases": {name: {}}}}
+
+    def create(self, **kw: Any) -> None:  # pragma: no cover - must not be called when verifying
+        raise AssertionError("verify created an index")
+
+
+class _Client:
+    def __init__(self, present: set[str]) -> None:
+        self.indices = _Indices(present)
+
+
+def _all(prefix: str) -> set[str]:
+    n = indices.IndexNames(prefix)
+    return {n.memories_alias, n.tenants, n.keys, n.nodes, n.node_tasks, n.ingest_tasks, n.dead_letters}
+
+
+def test_verify_names_what_is_missing_and_creates_nothing() -> None:
+    s = load_settings(index_prefix="t", index_setup="verify")
+    with pytest.raises(SetupError, match=r"t-memory-history, t-audit; install them once with the admin role"):
+        indices.ensure_indices(_Client(_all("t")), s)  # type: ignore[arg-type]
+
+
+def test_verify_returns_the_concrete_index_when_all_exist() -> None:
+    s = load_settings(index_prefix="t", index_setup="verify")
+    present = _all("t") | {"t-memory-history", "t-audit"}
+    assert indices.ensure_indices(_Client(present), s) == "t-memories-v1"  # type: ignore[arg-type]
