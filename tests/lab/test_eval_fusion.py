@@ -59,9 +59,11 @@ def test_engine_candidates_ask_one_msearch_with_every_sub_search() -> None:
     class _Client:
         def __init__(self) -> None:
             self.bodies: list[list[dict]] = []
+            self.indices: list[str] = []
 
-        def msearch(self, body: list[dict]) -> dict:
+        def msearch(self, body: list[dict], index: str) -> dict:
             self.bodies.append(body)
+            self.indices.append(index)
             hits = [{"_source": {"memory_id": m}, "_score": s} for m, s in (("a", 3.0), ("b", 1.0))]
             knn = [{"_source": {"memory_id": m}, "_score": s} for m, s in (("b", 0.9), ("c", 0.8))]
             return {"responses": [{"hits": {"hits": hits}}, {"hits": {"hits": hits}}, {"hits": {"hits": knn}}]}
@@ -82,7 +84,8 @@ def test_engine_candidates_ask_one_msearch_with_every_sub_search() -> None:
     assert systems["RRF k=60 (content)"].search("t1", "q", 10) == ["b", "a", "c"]
     assert len(client.bodies) == 1  # every baseline served from one request
     body = client.bodies[0]
-    assert body[0] == {"index": "x-memories", "routing": "t1"}
+    assert client.indices == ["x-memories"]  # the index only in the path (allow_explicit_index: false)
+    assert body[0] == {"routing": "t1"}
     assert body[1]["size"] == 7 and body[1]["query"]["bool"]["must"][0] == {"match": {"content": {"query": "q"}}}
     assert body[1]["query"]["bool"]["filter"] == [{"term": {"tenant_id": "t1"}}]
     assert body[3]["query"]["bool"]["must"][0] == {"match": {"content.en": {"query": "q"}}}
