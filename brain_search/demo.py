@@ -98,23 +98,35 @@ def _job_signing_keys(settings: Settings) -> str:
     return _machine_secret(settings, "demo-job-signing-key")
 
 
-def bring_up(settings: Settings, with_worker: bool, log: Callable[[str], None]) -> DemoInfo:
+def bring_up(settings: Settings, with_worker: bool, log: Callable[[str], None], secured: bool = False) -> DemoInfo:
+    """The stack, a worker and the API; ``secured``: the engine behind the gateway, the API as the
+    ``api`` role and the worker as the ``worker`` role (store/gateway.py)."""
+    from brain_search.store.gateway import LocalGateway
+    from brain_search.store.gateway_rules import Role
+
     info = start_stack(settings, with_redis=with_worker, log=log)
     settings = settings.model_copy(update={"opensearch_url": info.opensearch_url})
     admin_key = _admin_key(settings)
     env = _env(settings, admin_key, info.redis_url)
+    api_env, worker_env = dict(env), dict(env)
+    worker_env.pop("BRAIN_ADMIN_KEY")  # a worker never needs the admin key
+    if secured:
+        gateway = LocalGateway(settings, log=log)
+        gateway.start()
+        api_env.update(gateway.env_for(Role.api))
+        worker_env.update(gateway.env_for(Role.worker))
     if with_worker and info.redis_url:
-        log("starting a Celery worker")
-        worker_process(settings).start([sys.executable, "-m", "brain_search.cli", "worker"], env)
+        log("starting a Celery worker" + (" (worker role)" if secured else ""))
+        worker_process(settings).start([sys.executable, "-m", "brain_search.cli", "worker"], worker_env)
     api = api_process(settings)
     url = f"http://{settings.api_host}:{settings.api_port}"
     if not api.running():
-        log(f"starting the API on {url}")
+        log(f"starting the API on {url}" + (" (api role, through the engine gateway)" if secured else ""))
         cmd = [
             sys.executable, "-m", "uvicorn", "brain_search.api.app:create_app", "--factory",
             "--host", settings.api_host, "--port", str(settings.api_port), "--log-level", "warning",
         ]  # fmt: skip
-        api.start(cmd, env)
+        api.start(cmd, api_env)
     api.wait_http(f"{url}/readyz", timeout_s=120)
     key = _demo_key(url, admin_key)
     loaded = _load_samples(url, key, log)

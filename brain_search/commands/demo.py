@@ -13,6 +13,9 @@ console = Console()
 
 def demo(
     worker: bool = typer.Option(True, help="run ingestion on a Redis-backed Celery worker (else in-process)"),
+    secured: bool = typer.Option(
+        False, help="the engine behind the gateway (TLS, roles): the API as `api`, the worker as `worker`"
+    ),
 ) -> None:
     """Start the local stack and API, load the sample memories, print the spec's tiered views."""
     from brain_search import demo as d
@@ -23,7 +26,7 @@ def demo(
         console.print(f"[dim]·[/dim] {msg}")
 
     try:
-        info = d.bring_up(settings, with_worker=worker, log=log)
+        info = d.bring_up(settings, with_worker=worker, log=log, secured=secured)
         views = d.spec_views(info.api_url, info.api_key)
     except SetupError as exc:
         console.print(f"[bold red]error:[/bold red] {exc.reason}")
