@@ -163,14 +163,32 @@ def _upstream_tls(layout: GatewayLayout) -> list[str]:
     return out
 
 
-def hash_password(password: str, salt: str | None = None) -> str:
-    """SHA-256-crypt (``$5$``), which nginx's ``auth_basic`` checks through crypt(3)."""
+def _libcrypt(password: str, setting: str) -> str | None:
+    """crypt(3) from libcrypt through ctypes (Python 3.13 dropped the ``crypt`` module)."""
+    import ctypes
+    import ctypes.util
+
+    lib = ctypes.CDLL(ctypes.util.find_library("crypt") or "libcrypt.so.1")
+    lib.crypt.restype = ctypes.c_char_p
+    lib.crypt.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+    out = lib.crypt(password.encode(), setting.encode())
+    return out.decode() if out else None
+
+
+def _crypt(password: str, setting: str) -> str | None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        import crypt  # the stdlib wrapper of crypt(3), present up to Python 3.12
+        try:
+            import crypt  # the stdlib wrapper of crypt(3), present up to Python 3.12
+        except ImportError:
+            return _libcrypt(password, setting)
+    return crypt.crypt(password, setting)
 
+
+def hash_password(password: str, salt: str | None = None) -> str:
+    """SHA-256-crypt (``$5$``), which nginx's ``auth_basic`` checks through crypt(3)."""
     salt = salt or secrets.token_hex(8)
-    hashed = crypt.crypt(password, f"$5$rounds={HASH_ROUNDS}${salt}")
+    hashed = _crypt(password, f"$5$rounds={HASH_ROUNDS}${salt}")
     if not hashed or not hashed.startswith("$5$"):
         raise SetupError("this system's crypt(3) has no SHA-256-crypt")
     return hashed

@@ -14,7 +14,7 @@ import pytest
 from pydantic import SecretStr
 
 from brain_search.errors import SetupError
-from brain_search.store.gateway import GatewayLayout, hash_password, render_conf
+from brain_search.store.gateway import GatewayLayout, _libcrypt, hash_password, render_conf
 from brain_search.store.gateway_certs import ensure_certificates
 from brain_search.store.gateway_rules import Role
 from brain_search.store.gateway_service import GatewaySettings, layout, passwords, prepare
@@ -79,6 +79,8 @@ def test_hashes_are_sha256_crypt_that_verify() -> None:
     h = hash_password("correct horse", salt="abcdefgh")
     assert h.startswith("$5$rounds=1000$abcdefgh$")
     assert c.crypt("correct horse", h) == h and c.crypt("wrong", h) != h
+    # the path Python 3.13 takes (no ``crypt`` module): libcrypt through ctypes, the same hash
+    assert _libcrypt("correct horse", "$5$rounds=1000$abcdefgh$") == h
 
 
 @pytest.mark.skipif(shutil.which("nginx") is None and not Path("/usr/sbin/nginx").exists(), reason="no nginx")
