@@ -125,14 +125,14 @@ def calibration_pairs(
                     pos.append(
                         Pair(float(vecs[q.tenant_id][i] @ v), literal_share(terms, mems[q.tenant_id][i].content))
                     )
-            if by_tenant:
-                others = [t for t in mems if t != q.tenant_id]
+            others = [t for t in mems if t != q.tenant_id] if by_tenant else []
+            if others:
                 picks = [
                     (t, rng.randrange(len(mems[t]))) for t in (rng.choice(others) for _ in range(negatives_per_query))
                 ]
-            else:
+            else:  # one document set, or one conversation only (`eval --quick`): non-relevant ones of it
                 t = q.tenant_id
-                picks = [(t, i) for i in rng.sample(range(len(mems[t])), negatives_per_query)]
+                picks = [(t, i) for i in rng.sample(range(len(mems[t])), min(negatives_per_query, len(mems[t])))]
                 picks = [(t, i) for t, i in picks if mems[t][i].memory_id not in q.relevant]
             for t, i in picks:
                 neg.append(Pair(float(vecs[t][i] @ v), literal_share(terms, mems[t][i].content)))
