@@ -98,6 +98,16 @@ def _job_signing_keys(settings: Settings) -> str:
     return _machine_secret(settings, "demo-job-signing-key")
 
 
+def role_envs(
+    env: dict[str, str], api_engine: dict[str, str], worker_engine: dict[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The API's and the worker's environments from the shared one: each gets its own engine
+    role's settings (none: the unsecured node), and the worker never gets the admin key."""
+    api_env = {**env, **api_engine}
+    worker_env = {k: v for k, v in env.items() if k != "BRAIN_ADMIN_KEY"} | worker_engine
+    return api_env, worker_env
+
+
 def bring_up(settings: Settings, with_worker: bool, log: Callable[[str], None], secured: bool = False) -> DemoInfo:
     """The stack, a worker and the API; ``secured``: the engine behind the gateway, the API as the
     ``api`` role and the worker as the ``worker`` role (store/gateway.py)."""
@@ -108,13 +118,12 @@ def bring_up(settings: Settings, with_worker: bool, log: Callable[[str], None], 
     settings = settings.model_copy(update={"opensearch_url": info.opensearch_url})
     admin_key = _admin_key(settings)
     env = _env(settings, admin_key, info.redis_url)
-    api_env, worker_env = dict(env), dict(env)
-    worker_env.pop("BRAIN_ADMIN_KEY")  # a worker never needs the admin key
-    if secured:
-        gateway = LocalGateway(settings, log=log)
+    gateway = LocalGateway(settings, log=log) if secured else None
+    if gateway:
         gateway.start()
-        api_env.update(gateway.env_for(Role.api))
-        worker_env.update(gateway.env_for(Role.worker))
+    api_env, worker_env = role_envs(
+        env, gateway.env_for(Role.api) if gateway else {}, gateway.env_for(Role.worker) if gateway else {}
+    )
     if with_worker and info.redis_url:
         log("starting a Celery worker" + (" (worker role)" if secured else ""))
         worker_process(settings).start([sys.executable, "-m", "brain_search.cli", "worker"], worker_env)
