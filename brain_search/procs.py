@@ -34,6 +34,11 @@ class BackgroundProcess:
             pid = int(self.pid_file.read_text().strip())
         except (OSError, ValueError):
             return None
+        # started by this very process (tests, the demo): an exited child is a zombie until
+        # reaped, and a zombie still answers kill(pid, 0)
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return None
         try:
             os.kill(pid, 0)
         except ProcessLookupError:

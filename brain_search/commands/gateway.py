@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
+from brain_search.commands.stack import _fail, _log, console
 from brain_search.config import load_settings
 from brain_search.errors import SetupError
 from brain_search.store.client import make_client
@@ -17,20 +17,8 @@ from brain_search.store.gateway_certs import ensure_certificates
 from brain_search.store.gateway_rules import Role
 from brain_search.store.indices import install_all, verify_all
 
-console = Console()
 gateway_app = typer.Typer(help="The engine gateway: TLS and per-role users in front of the local OpenSearch.")
 indices_app = typer.Typer(help="The deployment's indices: install (admin role) or verify (any role).")
-
-
-def _log(msg: str) -> None:
-    console.print(f"[dim]·[/dim] {msg}")
-
-
-def _fail(exc: SetupError) -> None:
-    console.print(f"[bold red]error:[/bold red] {exc.reason}")
-    if exc.log_tail:
-        console.print(exc.log_tail, markup=False, highlight=False)
-    raise typer.Exit(1)
 
 
 @gateway_app.command("start")

@@ -15,20 +15,18 @@ authentication, bound to 127.0.0.1, and everything else reaches it only through 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import secrets
 import shutil
-import signal
 import ssl
 import time
 import urllib.error
 import urllib.request
 import warnings
 from base64 import b64encode
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -194,6 +192,39 @@ def hash_password(password: str, salt: str | None = None) -> str:
     return hashed
 
 
+# nginx's workers when its master runs as root (they read the hashes and write temp files)
+WORKERS_RUN_AS = "nobody nogroup"
+
+
+def nginx_run_as() -> str | None:
+    return WORKERS_RUN_AS if os.geteuid() == 0 else None
+
+
+def nginx_executable() -> str | None:
+    return shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+
+
+def write_users(htpasswd: Path, users: Mapping[Role, SecretStr], temp_dir: Path, run_as: str | None) -> None:
+    """``htpasswd`` with each role's SHA-256-crypt hash (created 0600) and nginx's temp dir; when
+    its workers run as ``run_as`` ("user group"), the hashes become readable by that group only
+    and the temp dir theirs."""
+    fd = os.open(htpasswd, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write("".join(f"{r.value}:{hash_password(p.get_secret_value())}\n" for r, p in users.items()))
+    temp_dir.mkdir(parents=True, exist_ok=True)
+    if run_as:
+        import grp
+        import pwd
+
+        user, group = run_as.split()
+        gid = grp.getgrnam(group).gr_gid
+        os.chown(htpasswd, 0, gid)
+        os.chmod(htpasswd, 0o640)
+        os.chown(temp_dir, pwd.getpwnam(user).pw_uid, gid)
+    else:
+        os.chmod(htpasswd, 0o600)
+
+
 def gateway_port(settings: Settings) -> int:
     return settings.gateway_port or settings.opensearch_http_port + 43
 
@@ -263,7 +294,6 @@ class LocalGateway:
         return env
 
     def layout(self, prefix_pattern: str | None = None) -> GatewayLayout:
-        root = os.geteuid() == 0
         return GatewayLayout(
             listen=f"127.0.0.1:{self.port}",
             upstream=(f"127.0.0.1:{self.upstream_port}",),
@@ -274,39 +304,25 @@ class LocalGateway:
             pid_file=str(self.dir / "nginx-master.pid"),
             error_log=str(self.dir / "error.log"),
             temp_dir=str(self.dir / "tmp"),
-            run_as="nobody nogroup" if root else None,
+            run_as=nginx_run_as(),
             denied_log=str(self.dir / "denied.log"),
         )
 
     def running(self) -> bool:
-        pid = self.process.pid()
-        return pid is not None and _alive(pid)
+        return self.process.running()
 
     def start(self, prefix_pattern: str | None = None, timeout_s: float = 20.0) -> str:
         """Write certificates, users and the config, start nginx (reused when running); returns the URL."""
         if self.running():
             return self.url
-        exe = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+        exe = nginx_executable()
         if not exe:
             raise SetupError("nginx is missing; install Debian's nginx package (scripts/bootstrap.sh does)")
         ensure_certificates(self.dir / "tls")
-        creds = self.credentials()
-        htpasswd = self.dir / "htpasswd"
-        htpasswd.write_text("".join(f"{r.value}:{hash_password(p.get_secret_value())}\n" for r, p in creds.items()))
         layout = self.layout(prefix_pattern)
-        tmp = self.dir / "tmp"
-        tmp.mkdir(exist_ok=True)
-        if layout.run_as:  # nginx's workers run as nobody: they read the hashes and write temp files
-            import grp
-            import pwd
-
-            uid, gid = pwd.getpwnam("nobody").pw_uid, grp.getgrnam("nogroup").gr_gid
-            os.chown(htpasswd, 0, gid)
-            os.chmod(htpasswd, 0o640)
-            os.chown(tmp, uid, gid)
+        write_users(Path(layout.htpasswd), self.credentials(), self.dir / "tmp", layout.run_as)
+        if layout.run_as:  # nginx's workers (nobody) reach the hashes through this directory
             self.dir.chmod(0o755)
-        else:
-            htpasswd.chmod(0o600)
         (self.dir / "nginx.conf").write_text(render_conf(layout))
         cmd = [
             exe,
@@ -352,28 +368,5 @@ class LocalGateway:
         return "\n".join(p for p in parts if p)
 
     def stop(self) -> None:
-        """Fast shutdown (SIGTERM to nginx's process group); a child of this process is reaped."""
-        pid = self.process.pid()
-        if pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGTERM)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and _alive(pid):
-                time.sleep(0.05)
-            if _alive(pid):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pid, signal.SIGKILL)
-        self.process.pid_file.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` still runs; reaps it when it is this process's child (no zombie left)."""
-    with contextlib.suppress(ChildProcessError):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == pid:
-            return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+        """Fast shutdown: SIGTERM to nginx's process group, SIGKILL after 10 s."""
+        self.process.stop(timeout_s=10)

@@ -8,9 +8,7 @@ mounted (cert-manager, or the compose stack's ``gateway-certs`` one-shot)."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from base64 import b64encode
 from pathlib import Path
 
@@ -18,7 +16,7 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from brain_search.errors import SetupError
-from brain_search.store.gateway import GatewayLayout, hash_password, render_conf
+from brain_search.store.gateway import GatewayLayout, nginx_executable, nginx_run_as, render_conf, write_users
 from brain_search.store.gateway_rules import Role
 
 
@@ -95,7 +93,7 @@ def layout(settings: GatewaySettings) -> GatewayLayout:
         pid_file=str(settings.run_dir / "nginx.pid"),
         error_log="/dev/stderr",
         temp_dir=str(settings.run_dir / "tmp"),
-        run_as="nobody nogroup" if os.geteuid() == 0 else None,
+        run_as=nginx_run_as(),
         worker_processes=settings.worker_processes,
         upstream_tls=tls,
         upstream_ca=str(settings.upstream_ca) if settings.upstream_ca else None,
@@ -112,23 +110,14 @@ def prepare(settings: GatewaySettings) -> Path:
             raise SetupError(f"the gateway's certificate file {path} is missing (mount the TLS Secret)")
     lay = layout(settings)
     d = settings.run_dir
-    (d / "tmp").mkdir(parents=True, exist_ok=True)
-    htpasswd = d / "htpasswd"
-    fd = os.open(htpasswd, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write("".join(f"{r.value}:{hash_password(p.get_secret_value())}\n" for r, p in users.items()))
+    d.mkdir(parents=True, exist_ok=True)
     if lay.run_as:
-        import grp
-        import pwd
         import stat
 
         for parent in (d.resolve(), *d.resolve().parents):
             if not parent.stat().st_mode & stat.S_IXOTH:
                 raise SetupError(f"nginx's workers run as nobody and cannot reach {d}: {parent} is not o+x")
-
-        os.chown(htpasswd, 0, grp.getgrnam("nogroup").gr_gid)
-        os.chmod(htpasswd, 0o640)
-        os.chown(d / "tmp", pwd.getpwnam("nobody").pw_uid, grp.getgrnam("nogroup").gr_gid)
+    write_users(Path(lay.htpasswd), users, d / "tmp", lay.run_as)
     conf = d / "nginx.conf"
     conf.write_text(render_conf(lay))
     return conf
@@ -154,7 +143,7 @@ def run(settings: GatewaySettings) -> int:
     import subprocess
 
     conf = prepare(settings)
-    exe = shutil.which("nginx") or "/usr/sbin/nginx"
+    exe = nginx_executable() or "/usr/sbin/nginx"
     cmd = [exe, "-e", "/dev/stderr", "-p", str(settings.run_dir), "-c", str(conf), "-g", "daemon off;"]
     proc = subprocess.Popen(cmd)
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT):

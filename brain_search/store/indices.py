@@ -15,7 +15,7 @@ A deployment (or a test run, or an evaluation dataset) owns ``<prefix>-*``:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from opensearchpy import OpenSearch
 
@@ -94,17 +94,25 @@ def install_all(client: OpenSearch, settings: Settings, dimension: int | None = 
     alias, and each small index. Returns the concrete memories index the alias points to."""
     from brain_search.store.templates import install_memories_index
 
-    names = IndexNames.of(settings)
     index = install_memories_index(client, settings, dimension or settings.embedding_dimension)
-    ensure_small_index(client, names.tenants, mappings.TENANTS)
-    ensure_small_index(client, names.keys, mappings.KEYS)
-    ensure_small_index(client, names.nodes, mappings.NODES, analysis=mappings.PATH_ANALYSIS)
-    ensure_small_index(client, names.node_tasks, mappings.NODE_TASKS)
-    ensure_small_index(client, names.ingest_tasks, mappings.INGEST_TASKS)
-    ensure_small_index(client, names.dead_letters, mappings.DEAD_LETTERS)
-    ensure_small_index(client, names.memory_history, mappings.MEMORY_HISTORY)
-    ensure_small_index(client, names.audit, mappings.AUDIT)
+    for name, mapping, index_settings in small_indices(IndexNames.of(settings)):
+        ensure_small_index(client, name, mapping, **index_settings)
     return index
+
+
+def small_indices(names: IndexNames) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """Every small index of a prefix: (name, mapping, extra index settings). ``install_all``
+    creates them and ``verify_all`` checks them from this one list."""
+    return [
+        (names.tenants, mappings.TENANTS, {}),
+        (names.keys, mappings.KEYS, {}),
+        (names.nodes, mappings.NODES, {"analysis": mappings.PATH_ANALYSIS}),
+        (names.node_tasks, mappings.NODE_TASKS, {}),
+        (names.ingest_tasks, mappings.INGEST_TASKS, {}),
+        (names.dead_letters, mappings.DEAD_LETTERS, {}),
+        (names.memory_history, mappings.MEMORY_HISTORY, {}),
+        (names.audit, mappings.AUDIT, {}),
+    ]
 
 
 def verify_all(client: OpenSearch, settings: Settings) -> str:
@@ -114,8 +122,7 @@ def verify_all(client: OpenSearch, settings: Settings) -> str:
     from brain_search.errors import SetupError
 
     names = IndexNames.of(settings)
-    small = [names.tenants, names.keys, names.nodes, names.node_tasks, names.ingest_tasks]
-    small += [names.dead_letters, names.memory_history, names.audit]
+    small = [name for name, _, _ in small_indices(names)]
     missing = [i for i in (names.memories_alias, *small) if not client.indices.exists(index=i)]
     if missing:
         raise SetupError(
