@@ -15,10 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import statistics
 import time
 from typing import Any
 
+from brain_lab.bench.stats import percentiles
 from opensearchpy import OpenSearch
 
 from brain_search.config import load_settings
@@ -27,10 +27,6 @@ from brain_search.store.gateway import LocalGateway
 from brain_search.store.gateway_rules import Role
 
 WORDS = "alpha beta gamma delta equity board offer salary trip dinner paris launch budget hiring".split()
-
-
-def _p(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
 
 
 def main() -> None:
@@ -87,14 +83,14 @@ def main() -> None:
                     times[path].setdefault(call, []).append(dt * 1000)
         out: dict[str, Any] = {"rounds": args.rounds, "docs": args.docs, "calls": {}}
         for call in times["direct"]:
-            d, g = times["direct"][call], times["gateway"][call]
+            d, g = percentiles(times["direct"][call], (50, 95)), percentiles(times["gateway"][call], (50, 95))
             out["calls"][call] = {
-                "direct_p50_ms": round(_p(d, 50), 3),
-                "direct_p95_ms": round(_p(d, 95), 3),
-                "gateway_p50_ms": round(_p(g, 50), 3),
-                "gateway_p95_ms": round(_p(g, 95), 3),
-                "added_p50_ms": round(_p(g, 50) - _p(d, 50), 3),
-                "ratio_p50": round(_p(g, 50) / _p(d, 50), 3),
+                "direct_p50_ms": round(d["p50"], 3),
+                "direct_p95_ms": round(d["p95"], 3),
+                "gateway_p50_ms": round(g["p50"], 3),
+                "gateway_p95_ms": round(g["p95"], 3),
+                "added_p50_ms": round(g["p50"] - d["p50"], 3),
+                "ratio_p50": round(g["p50"] / d["p50"], 3),
             }
         print(json.dumps(out, indent=2))
     finally:
