@@ -267,21 +267,22 @@ class LocalGateway:
         return {Role(k): SecretStr(v) for k, v in made.items()}
 
     def settings_for(self, role: Role, settings: Settings | None = None) -> Settings:
-        """``settings`` with the engine reached through this gateway as ``role``."""
+        """``settings`` with the engine reached through this gateway as ``role``; the api and
+        worker roles only verify the indices (``index_setup``), they cannot create them."""
         base = settings or self.settings
-        return base.model_copy(
-            update={
-                "opensearch_url": self.url,
-                "opensearch_user": role.value,
-                "opensearch_password": self.credentials()[role],
-                "opensearch_ca_certs": self.ca_file,
-                "opensearch_verify_certs": True,
-            }
-        )
+        update: dict[str, object] = {
+            "opensearch_url": self.url,
+            "opensearch_user": role.value,
+            "opensearch_password": self.credentials()[role],
+            "opensearch_ca_certs": self.ca_file,
+            "opensearch_verify_certs": True,
+        }
+        if role != Role.admin:
+            update["index_setup"] = "verify"
+        return base.model_copy(update=update)
 
     def env_for(self, role: Role) -> dict[str, str]:
-        """The same as environment variables (for worker and API processes); the api and worker
-        roles only verify the indices (``index_setup``), they cannot create them."""
+        """The same as environment variables (for worker and API processes)."""
         env = {
             "BRAIN_OPENSEARCH_URL": self.url,
             "BRAIN_OPENSEARCH_USER": role.value,
