@@ -27,7 +27,7 @@ def gw(engine_gateway: LocalGateway, client) -> Iterator[LocalGateway]:  # type:
     session's end checks that the gateway refused nothing else)."""
     from brain_search.store.indices import install_all
 
-    install_all(client, client_settings(engine_gateway))
+    install_all(client, engine_gateway.settings_for(Role.admin))
     log = engine_gateway.dir / "denied.log"
 
     def count() -> int:
@@ -37,10 +37,6 @@ def gw(engine_gateway: LocalGateway, client) -> Iterator[LocalGateway]:  # type:
     yield engine_gateway
     time.sleep(0.2)  # nginx writes its log line after the response
     DELIBERATE_DENIALS[0] += count() - before
-
-
-def client_settings(gw: LocalGateway):  # type: ignore[no-untyped-def]
-    return gw.settings_for(Role.admin)
 
 
 def http(gw: LocalGateway, role: Role | None, password: str | None = None) -> httpx.Client:
@@ -183,11 +179,7 @@ def test_the_deployment_gateway_serves_the_roles_and_reloads_a_renewed_certifica
 
     from brain_search.store.gateway_certs import ensure_certificates
 
-    def certs(d):  # type: ignore[no-untyped-def]
-        ca, cert, key = ensure_certificates(d)
-        return ca, cert, key
-
-    ca1, cert1, key1 = certs(tmp_path / "one")
+    ca1, cert1, key1 = ensure_certificates(tmp_path / "one")
     mount = tmp_path / "mount"
     mount.mkdir()
     shutil.copy(cert1, mount / "tls.crt")
@@ -238,7 +230,7 @@ def test_the_deployment_gateway_serves_the_roles_and_reloads_a_renewed_certifica
         with httpx.Client(auth=("admin", "anything-at-all-000"), verify=str(ca1)) as c:
             assert c.get(f"https://127.0.0.1:{port}/").status_code in (401, 403)  # no admin user given
         assert served_fingerprint() == fingerprint(cert1)
-        _, cert2, key2 = certs(tmp_path / "two")
+        _, cert2, key2 = ensure_certificates(tmp_path / "two")
         shutil.copy(key2, mount / "tls.key")
         shutil.copy(cert2, mount / "tls.crt")
         deadline = time.monotonic() + 10
