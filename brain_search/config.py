@@ -82,6 +82,10 @@ class Settings(BaseSettings):
     z_cos_unrelated: float = Field(0.105, ge=-1.0, le=1.0)
     z_cos_strong: float = Field(0.505, ge=-1.0, le=1.0)
     z_floor: float = Field(0.266, ge=0.0, le=1.0)
+    # a name or number of the query (a capitalised word, a word with a digit) weighs this many
+    # ordinary terms in the share that makes a memory Precise: "53% equity" is not Precise for a
+    # memory that holds only "equity"
+    z_key_weight: float = Field(2.0, ge=1.0, le=10.0)
     # time in words (retrieval/timewords.py): memories said up to this many days after the period a
     # query names still count ("yesterday" is told of today); chosen on LoCoMo dev (lab/README.md)
     time_words_after_days: float = Field(3.0, ge=0.0, le=31.0)

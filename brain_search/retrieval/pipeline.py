@@ -11,8 +11,8 @@ BM25 hits still has its exact BM25 — no fill-in search. With several shards th
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any, Protocol
 
@@ -24,19 +24,16 @@ from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.graph import GraphStore
 from brain_search.models import (
-    MemoryResult,
-    NodeRef,
     PartialResults,
     QueryAnalysis,
     RecallRequest,
     RecallResponse,
-    ResultMetadata,
-    Scores,
     Tiers,
     TimeRange,
     Timings,
 )
 from brain_search.retrieval import queries
+from brain_search.retrieval.candidates import Candidate, CandidateFeatures, Ranked
 from brain_search.retrieval.events import event_scope
 from brain_search.retrieval.intent import IntentDetector, QueryIntent
 from brain_search.retrieval.intent.model import make_intent_detector
@@ -82,6 +79,8 @@ class SearchPlan:
     intent_ms: float
     embed_ms: float
     time_range: TimeRange | None = None
+    term_idf: dict[str, float] | None = None
+    """query word → its idf over the tenant's memories (tenant statistics; None with index ones)"""
 
 
 def _hit_cosine(hit: dict[str, Any]) -> float:
@@ -91,67 +90,12 @@ def _hit_cosine(hit: dict[str, Any]) -> float:
     return float(values[0])
 
 
-@dataclass
-class Candidate:
-    doc_id: str
-    source: dict[str, Any]
-    bm25: float | None = None
-    cosine: float | None = None
-    matched: set[str] = field(default_factory=set)
-    lexical_hit: bool = False
-    """a hit of the BM25 sub-search (its score sets the BM25 normalisation range)"""
-    semantic_hit: bool = False
-    """one of the kNN sub-search's top k (its cosine sets the cosine normalisation range)"""
-
-
-@dataclass(frozen=True)
-class CandidateFeatures:
-    """Everything the ranking reads, aligned by candidate (the eval's fitter stores these)."""
-
-    ids: list[str]
-    lexical: list[float]
-    semantic: list[float]
-    bm25: list[float]
-    cosine: list[float]
-    in_lexical: list[bool]
-    in_semantic: list[bool]
-    z: list[float] | None = None
-    """Z position per candidate (the response's formula); None: the spec's, from lexical/semantic"""
-    strength: list[float] | None = None
-    """match strength (0–1, ``zaxis.match``): what the relevance floor reads"""
-    kinds: list[str] | None = None
-    """``MatchKind`` per candidate"""
-
-
 def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
     """Candidates per sub-search: ``factor`` × the limit within [min, max], enough for tiers."""
     k = min(
         max(limit * settings.recall_candidates_factor, settings.recall_candidates_min), settings.recall_candidates_max
     )
     return max(k, TIERED_POOL) if tiered else k
-
-
-@dataclass
-class Ranked:
-    """One recall's candidates, scored and ordered (``order``: indices, best first)."""
-
-    cands: list[Candidate]
-    lexical: list[float]
-    semantic: list[float]
-    zs: list[float]
-    relevance: list[float]
-    kinds: list[MatchKind]
-    strength: list[float]
-    order: list[int]
-    _built: dict[int, MemoryResult] = field(default_factory=dict)
-
-    def result(self, i: int) -> MemoryResult:
-        if i not in self._built:
-            self._built[i] = Retriever.result_of(
-                self.cands[i], self.lexical[i], self.semantic[i], self.zs[i], self.relevance[i], self.kinds[i],
-                self.strength[i],
-            )  # fmt: skip
-        return self._built[i]
 
 
 class Retriever:
@@ -196,7 +140,7 @@ class Retriever:
         self._check_scores(candidates)
 
         formula = req.z_formula or self.settings.z_formula
-        ranked = self._rank(plan.intent, plan.terms, candidates, ranking, formula)
+        ranked = self._rank(plan.intent, plan.terms, candidates, ranking, formula, plan.term_idf)
         # result models only for what the response shows (building one per candidate cost ~2 ms)
         results = [ranked.result(i) for i in ranked.order[: req.limit]]
         shown = [self.calibration.clears_floor(k, s) for k, s in zip(ranked.kinds, ranked.strength, strict=True)]
@@ -265,6 +209,7 @@ class Retriever:
         has_lexical = bool(intent.lexical_query.strip() or intent.phrases)
         vec = vector.tolist()
         lexical = None
+        weights = None
         if has_lexical and self.settings.lexical_stats == "tenant":  # scores from the tenant's own statistics
             weights = term_weights(self.client, self.settings.memories_alias, tenant_id, terms, intent.phrases)
             lexical = weighted_clause(terms, intent.phrases, weights)
@@ -298,6 +243,7 @@ class Retriever:
             intent_ms=(t_intent - t_embed) * 1000.0,
             embed_ms=(t_embed - t0) * 1000.0,
             time_range=when,
+            term_idf=weights,
         )
 
     def candidates(self, tenant_id: str, req: RecallRequest) -> tuple[SearchPlan, list[Candidate]]:
@@ -384,6 +330,7 @@ class Retriever:
         cands: list[Candidate],
         calibration: ZCalibration | None = None,
         formula: ZFormula = ZFormula.calibrated,
+        term_idf: Mapping[str, float] | None = None,
     ) -> CandidateFeatures:
         """Lexical precision (phrase, term coverage, BM25), similarity, both raw engine scores and
         each candidate's match (kind, strength) and Z under ``formula``."""
@@ -402,7 +349,7 @@ class Retriever:
             )
             lex.append(lexical_precision(phrase_hit, coverage, (c.bm25 or 0.0) / best_bm25))
             sem.append(embedding_similarity(c.cosine or 0.0))
-        matches = Retriever.matches(intent, terms, cands, calibration or ZCalibration())
+        matches = Retriever.matches(intent, terms, cands, calibration or ZCalibration(), term_idf)
         if formula is ZFormula.spec:
             zs = [spec_z(lx, sm) for lx, sm in zip(lex, sem, strict=True)]
         else:
@@ -421,9 +368,16 @@ class Retriever:
         )
 
     @staticmethod
-    def matches(intent: QueryIntent, terms: list[str], cands: list[Candidate], cal: ZCalibration) -> list[Match]:
-        """How each candidate matches (``zaxis.match``): kind, calibrated Z, strength."""
-        q = query_terms_of(intent.lexical_query, intent.phrases, terms, cal.key_weight)
+    def matches(
+        intent: QueryIntent,
+        terms: list[str],
+        cands: list[Candidate],
+        cal: ZCalibration,
+        term_idf: Mapping[str, float] | None = None,
+    ) -> list[Match]:
+        """How each candidate matches (``zaxis.match``): kind, calibrated Z, strength; the query's
+        terms weigh their idf over the tenant's memories where ``term_idf`` has it."""
+        q = query_terms_of(intent.lexical_query, intent.phrases, terms, cal.key_weight, term_idf)
         names = [queries.term_name(i) for i in range(len(terms))]
         return [
             match(c.source.get("content", ""), q, [n in c.matched for n in names], c.cosine or 0.0, cal) for c in cands
@@ -453,41 +407,14 @@ class Retriever:
         candidates: dict[str, Candidate],
         ranking: RankingParams,
         formula: ZFormula = ZFormula.calibrated,
+        term_idf: Mapping[str, float] | None = None,
     ) -> Ranked:
         """Every candidate scored and ordered; result models are built on demand (``Ranked.result``)."""
         cands = list(candidates.values())
         if not cands:
             return Ranked([], [], [], [], [], [], [], [])
-        f = self.features(intent, terms, cands, self.calibration, formula)
+        f = self.features(intent, terms, cands, self.calibration, formula, term_idf)
         rel = self.relevance(intent, f, ranking, len(terms))
         order = sorted(range(len(cands)), key=lambda i: (-rel[i], cands[i].doc_id))
         kinds = [MatchKind(k) for k in f.kinds or []]
         return Ranked(cands, f.lexical, f.semantic, f.z or [], rel, kinds, f.strength or [], order)
-
-    @staticmethod
-    def result_of(
-        c: Candidate, lex: float, sem: float, z: float, rel: float, kind: MatchKind, strength: float
-    ) -> MemoryResult:
-        src = c.source
-        meta = src.get("metadata")
-        return MemoryResult(
-            id=src.get("memory_id", c.doc_id),
-            content=src.get("content", ""),
-            node=NodeRef(id=src.get("node_id"), label=src.get("node_path")),
-            scores=Scores(
-                lexical=round(lex, 6),
-                semantic=round(sem, 6),
-                z_position=round(z, 6),
-                relevance=rel,
-                match=round(strength, 6),
-            ),
-            match_kind=kind,
-            metadata=ResultMetadata(
-                timestamp=src.get("timestamp"),
-                source=src.get("source"),
-                conversation_id=src.get("conversation_id"),
-                extra=meta if isinstance(meta, dict) else None,
-                superseded_by=src.get("superseded_by"),
-                valid_until=src.get("valid_until"),
-            ),
-        )

@@ -26,7 +26,7 @@ candidate does not clear it says "nothing matched".
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
@@ -47,22 +47,30 @@ class ZCalibration:
     ``cos_unrelated``: the median cosine between a query and unrelated memories (other tenants'
     LoCoMo turns, SciFact abstracts of other claims); ``cos_strong``: a cosine that counts as
     "the same thing" (σ = 1). ``precise_share``: the weighted share of terms a Precise match
-    shares at least. ``window``: the words in which all content words must fall for an Exact
-    match, per content word. ``floor``: the match strength a memory needs to appear in a tier.
+    shares at least (each term weighs its idf over the tenant's memories; without tenant
+    statistics a name or a number weighs ``key_weight`` and any other term 1). ``window``: the
+    words in which all content words must fall for an Exact match, per content word.
+    ``floor``: the match strength a memory needs to appear in a tier.
     """
 
     cos_unrelated: float = 0.105
     cos_strong: float = 0.505
     precise_share: float = 0.5
-    key_weight: float = 1.0
+    key_weight: float = 2.0
     window: float = 4.0
     floor: float = 0.266
     lexical_weight: float = 0.6
 
     @classmethod
     def from_settings(cls, settings: Any) -> ZCalibration:
-        """The calibration of ``Settings`` (``z_cos_unrelated``, ``z_cos_strong``, ``z_floor``)."""
-        return cls(cos_unrelated=settings.z_cos_unrelated, cos_strong=settings.z_cos_strong, floor=settings.z_floor)
+        """The calibration of ``Settings`` (``z_cos_unrelated``, ``z_cos_strong``, ``z_floor``,
+        ``z_key_weight``)."""
+        return cls(
+            cos_unrelated=settings.z_cos_unrelated,
+            cos_strong=settings.z_cos_strong,
+            floor=settings.z_floor,
+            key_weight=settings.z_key_weight,
+        )
 
     def clears_floor(self, kind: MatchKind, strength: float) -> bool:
         """A memory shows in a tier: an exact match always, any other when ``strength`` ≥ ``floor``."""
@@ -120,14 +128,34 @@ _DIGIT = re.compile(r"\d")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'’-]*")
 
 
+MIN_TERM_WEIGHT = 0.05
+"""the least a term weighs (a word that every memory of the tenant holds has an idf near 0)"""
+
+
 def query_terms_of(
-    lexical_query: str, phrases: Sequence[str], terms: Sequence[str], key_weight: float = 2.0
+    lexical_query: str,
+    phrases: Sequence[str],
+    terms: Sequence[str],
+    key_weight: float = 2.0,
+    idf: Mapping[str, float] | None = None,
 ) -> QueryTerms:
     """``terms``: the query's topic words as the pipeline sends them to the engine (``query_terms``).
-    A term with a digit, or written capitalised in the query (not "I"), is a key term (a name, a
-    number) and weighs ``key_weight``."""
-    capitalised = {normalize_text(m.group()) for m in _CAPITALISED.finditer(lexical_query) if m.group() != "I"}
-    weights = tuple(key_weight if (_DIGIT.search(t) or t in capitalised) else 1.0 for t in terms)
+
+    What a term weighs in the share a memory holds: its idf over the tenant's own memories where
+    ``idf`` has it (tenant statistics), so the words that pick a memory out count and a word that
+    most memories hold counts little (a chat speaker's name, in every turn of theirs). Without
+    ``idf``: a term with a digit, or written capitalised in the query (not "I"), is a key term (a
+    name, a number) and weighs ``key_weight``, any other 1."""
+    if idf is not None and all(t in idf for t in terms):
+        weights = tuple(max(idf[t], MIN_TERM_WEIGHT) for t in terms)
+    else:
+        capitalised = {
+            w
+            for m in _CAPITALISED.finditer(lexical_query)
+            if m.group() != "I"
+            for w in normalize_text(m.group()).split()
+        }  # "Jacob's" reads as "jacob s": the name is "jacob"
+        weights = tuple(key_weight if (_DIGIT.search(t) or t in capitalised) else 1.0 for t in terms)
     if phrases:
         return QueryTerms(tuple(terms), weights, tuple(phrases), True)
     whole = normalize_text(lexical_query)

@@ -74,6 +74,19 @@ def test_names_and_numbers_weigh_key_weight() -> None:
     assert q.weights == (2.0, 2.0)
     q = query_terms_of("equity for Priya", (), ["equity", "priya"], key_weight=2.0)
     assert q.weights == (1.0, 2.0)
+    q = query_terms_of("Jacob's CTO offer", (), ["jacob", "cto", "offer"], key_weight=2.0)
+    assert q.weights == (2.0, 2.0, 1.0)  # a possessive name is still a name
+
+
+def test_a_memory_sharing_only_a_common_word_of_a_number_query_is_not_precise() -> None:
+    # "53% equity": "Golden handcuffs ... equity" shares a word but not the number the query is about
+    cal = ZCalibration(cos_unrelated=0.1, cos_strong=0.6, floor=0.2)
+    terms = query_terms("53% equity")
+    q = query_terms_of("53% equity", ("53% equity",), terms, cal.key_weight)
+    word_only = match("Golden handcuffs: the equity is worth too much to leave.", q, [False, True], 0.45, cal)
+    number = match("Priya pushed back on the 53%: she wants less dilution.", q, [True, False], 0.45, cal)
+    assert word_only.kind is MatchKind.meaning and word_only.z >= 0.5
+    assert number.kind is MatchKind.terms and 0.3 <= number.z < 0.5
 
 
 def test_literal_span() -> None:

@@ -144,7 +144,14 @@ class TierSpreadResult:
     n_queries: int = 0
     shown: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TIER_NAMES, 0))
     nonempty: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TIER_NAMES, 0))
+    relevant: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TIER_NAMES, 0))
+    """per tier: shown items that are one of the question's evidence turns"""
     nothing_matched: int = 0
+    with_holder: int = 0
+    """questions for which some memory of the conversation is an exact match (holds every content
+    word literally, close together): the most the Exact tier can be filled for"""
+    holder_shown: int = 0
+    """of those, questions whose Exact tier shows such a memory"""
 
     @property
     def total(self) -> int:
@@ -154,6 +161,14 @@ class TierSpreadResult:
         t = self.total
         return {k: (v / t if t else 0.0) for k, v in self.shown.items()}
 
+    def relevant_shares(self) -> dict[str, float]:
+        """Per tier, the share of what it shows that is evidence for the question."""
+        return {k: (self.relevant[k] / v if v else 0.0) for k, v in self.shown.items()}
+
+
+Holders = Callable[[EvalQuery], set[str]]
+"""question → ids of the memories of its conversation that are exact matches for it"""
+
 
 def evaluate_tier_spread(
     queries: Sequence[EvalQuery],
@@ -161,15 +176,22 @@ def evaluate_tier_spread(
     split: str,
     limit: int = 10,
     progress: Callable[[int], None] | None = None,
+    holders: Holders | None = None,
 ) -> TierSpreadResult:
     result = TierSpreadResult(split=split)
     for q in queries:
         resp = recall(q.tenant_id, RecallRequest(query=q.text, tiered=True, limit=limit, time_words=False), ())
         result.n_queries += 1
-        for name, items in tier_lists(resp).items():
+        tiers = tier_lists(resp)
+        for name, items in tiers.items():
             result.shown[name] += len(items)
             result.nonempty[name] += bool(items)
+            result.relevant[name] += sum(1 for r in items if r.id in q.relevant)
         result.nothing_matched += bool(getattr(resp.query_analysis, "nothing_matched", False))
+        exact_ids = holders(q) if holders else set()
+        if exact_ids:
+            result.with_holder += 1
+            result.holder_shown += any(r.id in exact_ids for r in tiers["exact_matches"])
         if progress:
             progress(1)
     return result

@@ -43,6 +43,15 @@ def goal_lines(z: ZResult) -> list[str]:
         + ", "
         + ", ".join(f"{TIER_LABELS[t]} {sp[t]:.3f}" for t in TIER_NAMES),
     ]
+    spread = z.spread["calibrated"]
+    if spread.with_holder or spread.n_queries:
+        out.append(
+            "Exact where an exact match exists (spec: always show exact matches when they exist): "
+            f"{spread.holder_shown}/{spread.with_holder} questions show it in Exact; only "
+            f"{spread.with_holder}/{spread.n_queries} questions "
+            f"({spread.with_holder / max(spread.n_queries, 1):.1%}) have a memory that holds all their content "
+            "words at all, which caps the Exact share on questions far below 10 %"
+        )
     if z.removed is not None:
         r = z.removed
         out.append(
@@ -100,6 +109,16 @@ def z_markdown(results: Sequence[ZResult]) -> list[str]:
         header = ["Z formula", "Exact placement", f"by form ({forms})", "Exact precision"]
         header += [TIER_LABELS[t] for t in TIER_NAMES] + ["shown per question"]
         lines += _table(header, rows)
+        rel_rows = [
+            [formula, *(f"{z.spread[formula].relevant_shares()[t]:.3f}" for t in TIER_NAMES)]
+            for formula in ("calibrated", "spec")
+        ]
+        lines += [
+            "Share of what each tier shows that is an evidence turn of the question (LoCoMo marks 1–3 "
+            "turns per question, so every tier also shows related turns that are not marked):",
+            "",
+        ]
+        lines += _table(["Z formula", *(TIER_LABELS[t] for t in TIER_NAMES)], rel_rows)
         nm_rows = []
         if z.removed is not None:
             nm_rows.append(_nm_row("evidence present vs removed", z.removed))

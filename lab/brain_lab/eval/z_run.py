@@ -14,6 +14,7 @@ from brain_lab.eval.z_eval import (
     LABELLED_KINDS,
     CalibrationFit,
     ExactTierResult,
+    Holders,
     NothingMatchedResult,
     Pair,
     TierSpreadResult,
@@ -29,7 +30,7 @@ from brain_search.embedding import Embedder
 from brain_search.models import RecallRequest, RecallResponse, ZFormula
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.ranking import query_terms
-from brain_search.retrieval.zaxis import ZCalibration
+from brain_search.retrieval.zaxis import ZCalibration, match, query_terms_of
 
 Progress = Callable[[str, int], Callable[[int], None]]
 
@@ -97,6 +98,23 @@ def labelled_z(
     return out
 
 
+def exact_holders(retriever: Retriever, locomo: Dataset) -> Holders:
+    """For a question, the memories of its conversation that the service's own rule
+    (``zaxis.match``) calls an exact match: they hold the phrase, or every content word of the
+    question as the pipeline reads it, literally and close together. Pure text: no cosine or
+    engine hit can make a memory exact."""
+    mems = locomo.memories
+    cal = retriever.calibration
+
+    def holders(q: EvalQuery) -> set[str]:
+        plan = retriever.plan(q.tenant_id, RecallRequest(query=q.text, time_words=False))
+        terms = query_terms_of(plan.intent.lexical_query, plan.intent.phrases, plan.terms, cal.key_weight)
+        misses = [False] * len(terms.terms)
+        return {m.memory_id for m in mems[q.tenant_id] if match(m.content, terms, misses, 0.0, cal).exact}
+
+    return holders
+
+
 def calibration_pairs(
     embedder: Embedder,
     locomo: Dataset,
@@ -157,12 +175,13 @@ def run_z(
     embedder.encode([q.query for q in zq])
     questions = question_sample(locomo.queries, n_questions or len(locomo.queries), seed)
     embedder.encode([q.text for q in questions])
+    holders = exact_holders(retriever, locomo)
     for formula in (ZFormula.calibrated, ZFormula.spec):
         recall = _recall(retriever, formula)
         bar = progress(f"Z {split}: Exact tier, {formula.value} Z ({len(zq)} queries)", len(zq))
         result.exact[formula.value] = evaluate_exact_tier(zq, recall, split, progress=bar)
         bar = progress(f"Z {split}: tier spread, {formula.value} Z ({len(questions)} questions)", len(questions))
-        result.spread[formula.value] = evaluate_tier_spread(questions, recall, split, progress=bar)
+        result.spread[formula.value] = evaluate_tier_spread(questions, recall, split, progress=bar, holders=holders)
     recall = _recall(retriever, ZFormula.calibrated)
     bar = progress(f"Z {split}: nothing matched, evidence removed ({len(questions)})", len(questions))
     result.removed = evaluate_nothing_matched(questions, recall, split, progress=bar)

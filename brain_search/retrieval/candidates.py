@@ -1,0 +1,94 @@
+"""A recall's candidates as the pipeline carries them: what the engine returned (``Candidate``),
+what the ranking reads (``CandidateFeatures``), the ranked whole (``Ranked``) and the response
+model of one of them (``memory_result``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from brain_search.models import MatchKind, MemoryResult, NodeRef, ResultMetadata, Scores
+
+
+@dataclass
+class Candidate:
+    doc_id: str
+    source: dict[str, Any]
+    bm25: float | None = None
+    cosine: float | None = None
+    matched: set[str] = field(default_factory=set)
+    lexical_hit: bool = False
+    """a hit of the BM25 sub-search (its score sets the BM25 normalisation range)"""
+    semantic_hit: bool = False
+    """one of the kNN sub-search's top k (its cosine sets the cosine normalisation range)"""
+
+
+@dataclass(frozen=True)
+class CandidateFeatures:
+    """Everything the ranking reads, aligned by candidate (the eval's fitter stores these)."""
+
+    ids: list[str]
+    lexical: list[float]
+    semantic: list[float]
+    bm25: list[float]
+    cosine: list[float]
+    in_lexical: list[bool]
+    in_semantic: list[bool]
+    z: list[float] | None = None
+    """Z position per candidate (the response's formula); None: the spec's, from lexical/semantic"""
+    strength: list[float] | None = None
+    """match strength (0–1, ``zaxis.match``): what the relevance floor reads"""
+    kinds: list[str] | None = None
+    """``MatchKind`` per candidate"""
+
+
+@dataclass
+class Ranked:
+    """One recall's candidates, scored and ordered (``order``: indices, best first)."""
+
+    cands: list[Candidate]
+    lexical: list[float]
+    semantic: list[float]
+    zs: list[float]
+    relevance: list[float]
+    kinds: list[MatchKind]
+    strength: list[float]
+    order: list[int]
+    _built: dict[int, MemoryResult] = field(default_factory=dict)
+
+    def result(self, i: int) -> MemoryResult:
+        if i not in self._built:
+            self._built[i] = memory_result(
+                self.cands[i], self.lexical[i], self.semantic[i], self.zs[i], self.relevance[i], self.kinds[i],
+                self.strength[i],
+            )  # fmt: skip
+        return self._built[i]
+
+
+def memory_result(
+    c: Candidate, lex: float, sem: float, z: float, rel: float, kind: MatchKind, strength: float
+) -> MemoryResult:
+    """The response model of one ranked candidate."""
+    src = c.source
+    meta = src.get("metadata")
+    return MemoryResult(
+        id=src.get("memory_id", c.doc_id),
+        content=src.get("content", ""),
+        node=NodeRef(id=src.get("node_id"), label=src.get("node_path")),
+        scores=Scores(
+            lexical=round(lex, 6),
+            semantic=round(sem, 6),
+            z_position=round(z, 6),
+            relevance=rel,
+            match=round(strength, 6),
+        ),
+        match_kind=kind,
+        metadata=ResultMetadata(
+            timestamp=src.get("timestamp"),
+            source=src.get("source"),
+            conversation_id=src.get("conversation_id"),
+            extra=meta if isinstance(meta, dict) else None,
+            superseded_by=src.get("superseded_by"),
+            valid_until=src.get("valid_until"),
+        ),
+    )
