@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     # ordinary terms in the share that makes a memory Precise: "53% equity" is not Precise for a
     # memory that holds only "equity"
     z_key_weight: float = Field(2.0, ge=1.0, le=10.0)
+    # the weighted share of the query's terms a memory holds at least to be Precise (Z 0.3-0.5);
+    # chosen on LoCoMo dev: the strictest of 0.4 / 0.45 / 0.5 that keeps Precise at >= 10 % of
+    # what the tiers show (lab/README.md, "The Z axis")
+    z_precise_share: float = Field(0.45, gt=0.0, le=1.0)
     # time in words (retrieval/timewords.py): memories said up to this many days after the period a
     # query names still count ("yesterday" is told of today); chosen on LoCoMo dev (lab/README.md)
     time_words_after_days: float = Field(3.0, ge=0.0, le=31.0)

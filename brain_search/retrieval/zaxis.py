@@ -10,8 +10,9 @@ selectable (``ZFormula.spec``) for comparison. The calibrated Z follows the spec
 - **Exact, Z < 0.3**: the memory holds the quoted phrase, or the cue-stripped query as a phrase
   (Z 0.05), or every content word of the query literally, close together (0.10–0.25, tighter is
   lower). A high cosine never moves it out.
-- **Precise, 0.3–0.5**: it shares at least half of the query's terms (names and numbers count
-  double; stemmed forms count), 0.30 when it shares all of them.
+- **Precise, 0.3–0.5**: it holds at least ``precise_share`` (0.45) of the weight of the query's
+  terms (each weighs its idf over the tenant's memories; stemmed forms count), 0.30 when it holds
+  all of them.
 - **0.5–0.7**: mostly other words, close in meaning: Z = 0.5 + 0.5 × (1 − σ) × (1 − λ), where σ
   is the calibrated cosine and λ the share of terms it does share.
 - **≥ 0.7**: related in theme only (σ lower, no key terms shared).
@@ -55,7 +56,7 @@ class ZCalibration:
 
     cos_unrelated: float = 0.105
     cos_strong: float = 0.505
-    precise_share: float = 0.5
+    precise_share: float = 0.45
     key_weight: float = 2.0
     window: float = 4.0
     floor: float = 0.266
@@ -64,12 +65,13 @@ class ZCalibration:
     @classmethod
     def from_settings(cls, settings: Any) -> ZCalibration:
         """The calibration of ``Settings`` (``z_cos_unrelated``, ``z_cos_strong``, ``z_floor``,
-        ``z_key_weight``)."""
+        ``z_key_weight``, ``z_precise_share``)."""
         return cls(
             cos_unrelated=settings.z_cos_unrelated,
             cos_strong=settings.z_cos_strong,
             floor=settings.z_floor,
             key_weight=settings.z_key_weight,
+            precise_share=settings.z_precise_share,
         )
 
     def clears_floor(self, kind: MatchKind, strength: float) -> bool:
