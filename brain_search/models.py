@@ -51,7 +51,8 @@ class MatchKind(StrEnum):
     words = "words"
     """holds every content word of the query literally, close together: Exact"""
     terms = "terms"
-    """shares at least half of the query's terms (names and numbers count double): Precise"""
+    """holds at least 45 % of the query's terms, each weighted by its idf over the tenant's
+    memories (a rare name or number counts more than a common word): Precise"""
     meaning = "meaning"
     """mostly other words; Z by closeness in meaning: 0.5–1"""
 
