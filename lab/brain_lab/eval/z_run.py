@@ -102,15 +102,20 @@ def exact_holders(retriever: Retriever, locomo: Dataset) -> Holders:
     """For a question, the memories of its conversation that the service's own rule
     (``zaxis.match``) calls an exact match: they hold the phrase, or every content word of the
     question as the pipeline reads it, literally and close together. Pure text: no cosine or
-    engine hit can make a memory exact."""
+    engine hit can make a memory exact. Each question is read once (the tier spread asks for it
+    under both Z formulas)."""
     mems = locomo.memories
     cal = retriever.calibration
+    seen: dict[tuple[str, str], set[str]] = {}
 
     def holders(q: EvalQuery) -> set[str]:
-        plan = retriever.plan(q.tenant_id, RecallRequest(query=q.text, time_words=False))
-        terms = query_terms_of(plan.intent.lexical_query, plan.intent.phrases, plan.terms, cal.key_weight)
-        misses = [False] * len(terms.terms)
-        return {m.memory_id for m in mems[q.tenant_id] if match(m.content, terms, misses, 0.0, cal).exact}
+        key = (q.tenant_id, q.text)
+        if key not in seen:
+            plan = retriever.plan(q.tenant_id, RecallRequest(query=q.text, time_words=False))
+            terms = query_terms_of(plan.intent.lexical_query, plan.intent.phrases, plan.terms, cal.key_weight)
+            misses = [False] * len(terms.terms)
+            seen[key] = {m.memory_id for m in mems[q.tenant_id] if match(m.content, terms, misses, 0.0, cal).exact}
+        return seen[key]
 
     return holders
 
