@@ -82,9 +82,9 @@ class Settings(BaseSettings):
     z_cos_unrelated: float = Field(0.105, ge=-1.0, le=1.0)
     z_cos_strong: float = Field(0.505, ge=-1.0, le=1.0)
     z_floor: float = Field(0.266, ge=0.0, le=1.0)
-    # a name or number of the query (a capitalised word, a word with a digit) weighs this many
-    # ordinary terms in the share that makes a memory Precise: "53% equity" is not Precise for a
-    # memory that holds only "equity"
+    # in the share that makes a memory Precise each query term weighs its idf over the tenant's
+    # memories; with index-wide statistics (no tenant idf) a name or number of the query (a
+    # capitalised word, a word with a digit) weighs this many ordinary terms instead
     z_key_weight: float = Field(2.0, ge=1.0, le=10.0)
     # the weighted share of the query's terms a memory holds at least to be Precise (Z 0.3-0.5);
     # chosen on LoCoMo dev: the strictest of 0.4 / 0.45 / 0.5 that keeps Precise at >= 10 % of
