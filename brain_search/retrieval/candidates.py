@@ -40,6 +40,8 @@ class CandidateFeatures:
     """match strength (0–1, ``zaxis.match``): what the relevance floor reads"""
     kinds: list[str] | None = None
     """``MatchKind`` per candidate"""
+    nodes: list[str] | None = None
+    """each candidate's knowledge-graph node (its own id when it has none): node evidence"""
 
 
 @dataclass

@@ -365,6 +365,7 @@ class Retriever:
             z=zs,
             strength=[m.strength for m in matches],
             kinds=[m.kind.value for m in matches],
+            nodes=[str(c.source.get("node_id") or c.doc_id) for c in cands],
         )
 
     @staticmethod
@@ -398,6 +399,7 @@ class Retriever:
             quoted=bool(intent.phrases),
             n_terms=n_terms,
             z_positions=f.z,
+            nodes=f.nodes,
         )
 
     def _rank(

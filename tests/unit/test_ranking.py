@@ -6,6 +6,7 @@ from brain_search.retrieval.ranking import (
     embedding_similarity,
     lexical_precision,
     minmax_over,
+    node_lifted,
     query_terms,
     spec_z_relevance,
     z_position,
@@ -105,6 +106,26 @@ def test_quoted_phrase_bonus_puts_the_containing_memory_first() -> None:
     quoted = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, p, quoted=True)
     assert plain[0] > plain[1]
     assert quoted[1] > quoted[0]
+
+
+def test_node_lift_lifts_the_best_memorys_node_mates() -> None:
+    rel = [0.9, 0.4, 0.5, 0.3]
+    nodes = ["s1", "s1", "s2", "s3"]
+    lifted = node_lifted(rel, nodes, 1.0)
+    assert lifted == pytest.approx([0.9, 0.65, 0.5, 0.3])  # alone in a node: its own relevance
+    assert lifted[1] > lifted[2]  # beside the best match now ranks above a weaker node's best
+    # one node for every candidate (SciFact's corpus) keeps the order
+    same = node_lifted(rel, ["n"] * 4, 1.0)
+    assert sorted(range(4), key=lambda i: -same[i]) == sorted(range(4), key=lambda i: -rel[i])
+    assert node_lifted(rel, nodes, 0.0) == rel
+
+
+def test_node_lift_keeps_a_quoted_phrase_holder_first() -> None:
+    # candidate 2 holds the quote (lexical precision 1.0) alone in its node; candidate 1 does not,
+    # but shares a node with a strong candidate 0 that does
+    lex, sem, bm25, cos = [1.0, 0.6, 1.0], [0.9, 0.5, 0.1], [9.0, 6.0, 2.0], [0.9, 0.5, 0.1]
+    rel = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, RankingParams(), quoted=True, nodes=["a", "a", "b"])
+    assert rel[2] > rel[1] and rel[0] > rel[1]
 
 
 def test_every_norm_mode_ranks() -> None:

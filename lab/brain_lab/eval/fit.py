@@ -179,6 +179,7 @@ GRID: dict[str, list[Any]] = {
     "z_penalty,outside_factor": [(z, o) for z in Z_PENALTY for o in OUTSIDE],
     "lexical_anchor_weight": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
     "term_scale": [0, 3, 4, 5, 6, 8, 10],
+    "node_lift": [0.0, 0.25, 0.5, 0.75, 1.0, 1.5],
 }
 
 
