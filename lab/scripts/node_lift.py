@@ -8,7 +8,9 @@ per λ with the paired difference to λ = 0.
 
 Needs the engine with the eval indices (``brain-search eval`` builds them).
 
-    PYTHONPATH=. .venv/bin/python lab/scripts/node_lift.py [locomo|scifact]
+    PYTHONPATH=. .venv/bin/python lab/scripts/node_lift.py [locomo|scifact] [dev|test]
+
+λ is chosen on dev; ``test`` reports the held-out effect of the λ values once, after the choice.
 """
 
 from __future__ import annotations
@@ -31,12 +33,21 @@ from brain_search.store.client import make_client
 LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 
 
+def mean_interval(values: list[float], n: int = 2000, seed: int = 7) -> tuple[float, float]:
+    """95 % percentile-bootstrap interval of the mean."""
+    v = np.asarray(values)
+    idx = np.random.default_rng(seed).integers(0, len(v), (n, len(v)))
+    lo, hi = np.percentile(v[idx].mean(axis=1), [2.5, 97.5])
+    return float(lo), float(hi)
+
+
 def main() -> None:
     name = sys.argv[1] if len(sys.argv) > 1 else "locomo"
+    split = sys.argv[2] if len(sys.argv) > 2 else "dev"
     base = load_settings().model_copy(update={"index_prefix": "bt-evalrun"})
     settings = dataset_settings(base, name)
     data_dir = resolve_data_dir(settings)
-    data = load_locomo(data_dir, "dev") if name == "locomo" else load_scifact(data_dir, "dev")
+    data = load_locomo(data_dir, split) if name == "locomo" else load_scifact(data_dir, split)
     emb = CachedEmbedder(
         settings.cache_dir / "embeddings", settings.embedding_model, settings.embedding_dimension,
         lambda: make_embedder(settings),
@@ -60,14 +71,15 @@ def main() -> None:
             got[lam]["nDCG@10"].append(ndcg_at_k(top, q.relevant, 10))
         if n % 200 == 0:
             print(f"· {n}/{len(qs)}", flush=True)
-    print(f"\n{name} dev, n={len(qs)} (paired difference to λ=0, 95 % bootstrap)")
+    print(f"\n{name} {split}, n={len(qs)} (paired difference to λ=0, 95 % bootstrap)")
     for metric in ("R@10", "nDCG@10"):
         b = got[0.0][metric]
         print(f"\n{metric}: λ=0 {np.mean(b):.3f}")
         for lam in LAMBDAS[1:]:
             lo, hi = paired_interval(got[lam][metric], b)
             m = np.mean(got[lam][metric])
-            print(f"  λ={lam:<5} {m:.3f}  Δ {m - np.mean(b):+.3f} [{lo:+.3f}, {hi:+.3f}]")
+            mlo, mhi = mean_interval(got[lam][metric])
+            print(f"  λ={lam:<5} {m:.3f} [{mlo:.3f}, {mhi:.3f}]  Δ {m - np.mean(b):+.3f} [{lo:+.3f}, {hi:+.3f}]")
 
 
 if __name__ == "__main__":
