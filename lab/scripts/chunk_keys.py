@@ -12,7 +12,7 @@ whole corpus by kNN alone and by a min-max fusion of kNN with an in-memory BM25 
 Prints R@10 and nDCG@10 per key with the paired difference to ``plain`` and its 95 % bootstrap
 interval. Dev only: a screen that decides whether the lever is worth building. No engine needed.
 
-    PYTHONPATH=. .venv/bin/python lab/scripts/chunk_keys.py
+    PYTHONPATH=. .venv/bin/python lab/scripts/chunk_keys.py [1000 500] [dev|test]
 """
 
 from __future__ import annotations
@@ -68,9 +68,10 @@ def minmax(x: np.ndarray) -> np.ndarray:
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [1000, 500]
+    split = next((a for a in sys.argv[1:] if a in ("dev", "test")), "dev")
+    sizes = [int(a) for a in sys.argv[1:] if a.isdigit()] or [1000, 500]
     settings = load_settings()
-    data = load_scifact(resolve_data_dir(settings), "dev")
+    data = load_scifact(resolve_data_dir(settings), split)
     emb = CachedEmbedder(
         settings.cache_dir / "embeddings",
         settings.embedding_model,
@@ -121,7 +122,7 @@ def main() -> None:
             got[k]["knn nDCG@10"].append(ndcg_at_k(knn, q.relevant, 10))
             got[k]["fused R@10"].append(recall_at_k(top, q.relevant, 10))
             got[k]["fused nDCG@10"].append(ndcg_at_k(top, q.relevant, 10))
-    print(f"\nSciFact dev (train qrels), n={len(data.queries)} claims (paired difference to plain, 95 % bootstrap)")
+    print(f"\nSciFact {split}, n={len(data.queries)} claims (paired difference to plain, 95 % bootstrap)")
     for metric in metrics:
         base = got["plain"][metric]
         print(f"\n{metric}: plain {np.mean(base):.3f}")

@@ -13,13 +13,14 @@ Prints R@10 and nDCG@10 per key with the paired difference to ``plain`` and its 
 interval. Dev only: this is a screen that decides whether the lever is worth building into the
 ingest path, not a reported result. No engine is needed; vectors come from the eval's cache.
 
-    PYTHONPATH=. .venv/bin/python lab/scripts/context_keys.py
+    PYTHONPATH=. .venv/bin/python lab/scripts/context_keys.py [dev|test]
 """
 
 from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Sequence
 
@@ -75,7 +76,8 @@ def neighbours(mems: list[Memory]) -> list[tuple[int | None, int | None]]:
 
 def main() -> None:
     settings = load_settings()
-    data = load_locomo(resolve_data_dir(settings), "dev")
+    split = sys.argv[1] if len(sys.argv) > 1 else "dev"
+    data = load_locomo(resolve_data_dir(settings), split)
     emb = CachedEmbedder(
         settings.cache_dir / "embeddings",
         settings.embedding_model,
@@ -116,7 +118,7 @@ def main() -> None:
                 per_key[k]["fused nDCG@10"].append(ndcg_at_k(top, q.relevant, 10))
         print(f"· {tenant}: {len(mems)} turns, {len(qs)} questions", flush=True)
     n = len(per_key["plain"]["knn R@10"])
-    print(f"\nLoCoMo dev, categories 1-4, n={n} questions (paired difference to plain, 95 % bootstrap)")
+    print(f"\nLoCoMo {split}, categories 1-4, n={n} questions (paired difference to plain, 95 % bootstrap)")
     for metric in ("knn R@10", "fused R@10", "fused nDCG@10"):
         base = per_key["plain"][metric]
         print(f"\n{metric}: plain {np.mean(base):.3f}")
