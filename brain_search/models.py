@@ -124,7 +124,9 @@ class Scores(BaseModel):
     lexical: float = Field(..., ge=0.0, le=1.0, description="lexical precision, 0–1")
     semantic: float = Field(..., ge=0.0, le=1.0, description="embedding similarity (cosine clamped), 0–1")
     z_position: float = Field(..., ge=0.0, le=1.0, description="how the memory matches: 0 exact … 1 broad")
-    relevance: float = Field(..., description="how well it matches: the ranking score (z_relevance)")
+    relevance: float = Field(
+        ..., description="how well it matches: the ranking score (z_relevance, blended with its node's best candidate)"
+    )
     match: float = Field(
         0.0, ge=0.0, le=1.0, description="match strength, 0–1: tiers show only memories above the relevance floor"
     )
