@@ -202,3 +202,33 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
     assert out.results and len(calls) == (2 if s.lexical_stats == "tenant" else 1)
     resp = retriever.recall("alice", req)
     assert resp.candidates == len(cands)
+
+
+def test_node_evidence_lifts_the_best_matchs_node_mates(api, alice) -> None:
+    """Through the real engine: with node evidence each relevance is the mean of the memory's own
+    (as ranked without it) and the best own relevance in its node, and a memory that shares the
+    top match's node moves up, never down."""
+    from dataclasses import replace
+
+    state = api.app.state.brain
+    lifted = Retriever(state.client, state.settings, state.query_cache, state.graph)
+    assert lifted.ranking.node_lift == 1.0
+    plain = Retriever(
+        state.client, state.settings, state.query_cache, state.graph, ranking=replace(lifted.ranking, node_lift=0.0)
+    )
+    req = RecallRequest(query="the CTO offer and his compensation", limit=20)
+    without = {r.id: r for r in plain.recall("alice", req).results}
+    with_ = lifted.recall("alice", req).results
+    assert {r.id for r in with_} == set(without)
+    best: dict[str | None, float] = {}
+    for r in without.values():
+        best[r.node.id] = max(best.get(r.node.id, 0.0), r.scores.relevance)
+    for r in with_:
+        own = without[r.id].scores.relevance
+        assert r.scores.relevance == pytest.approx((own + best[r.node.id]) / 2, abs=1e-5)
+    top_node = with_[0].node.id
+    rank_without = [r.id for r in sorted(without.values(), key=lambda r: -r.scores.relevance)]
+    rank_with = [r.id for r in with_]
+    mates = [r.id for r in with_[1:] if r.node.id == top_node]
+    assert mates, "the corpus puts 'cto' and 'salary' in one node"
+    assert all(rank_with.index(m) <= rank_without.index(m) for m in mates)
