@@ -114,7 +114,7 @@ class Retriever:
         self.encoder = encoder
         self.graph = graph
         self.detector = detector or make_intent_detector(settings.intent_model)
-        self.ranking = ranking or RankingParams()
+        self.ranking = ranking or RankingParams(node_lift=settings.node_lift)
         self.calibration = calibration or ZCalibration.from_settings(settings)
         self.search_type = "dfs_query_then_fetch" if settings.shards > 1 else "query_then_fetch"
 

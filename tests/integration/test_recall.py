@@ -208,14 +208,11 @@ def test_node_evidence_lifts_the_best_matchs_node_mates(api, alice) -> None:
     """Through the real engine: with node evidence each relevance is the mean of the memory's own
     (as ranked without it) and the best own relevance in its node, and a memory that shares the
     top match's node moves up, never down."""
-    from dataclasses import replace
-
     state = api.app.state.brain
     lifted = Retriever(state.client, state.settings, state.query_cache, state.graph)
     assert lifted.ranking.node_lift == 1.0
-    plain = Retriever(
-        state.client, state.settings, state.query_cache, state.graph, ranking=replace(lifted.ranking, node_lift=0.0)
-    )
+    off = state.settings.model_copy(update={"node_lift": 0.0})  # BRAIN_NODE_LIFT=0
+    plain = Retriever(state.client, off, state.query_cache, state.graph)
     req = RecallRequest(query="the CTO offer and his compensation", limit=20)
     without = {r.id: r for r in plain.recall("alice", req).results}
     with_ = lifted.recall("alice", req).results
