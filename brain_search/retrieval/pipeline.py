@@ -48,7 +48,7 @@ from brain_search.retrieval.ranking import (
 )
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import supersede
-from brain_search.retrieval.tenant_stats import term_weights, weighted_clause
+from brain_search.retrieval.tenant_stats import lexical_score, term_weights, weighted_clause
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
@@ -116,7 +116,10 @@ class Retriever:
         self.detector = detector or make_intent_detector(settings.intent_model)
         self.ranking = ranking or RankingParams(node_lift=settings.node_lift)
         self.calibration = calibration or ZCalibration.from_settings(settings)
-        self.search_type = "dfs_query_then_fetch" if settings.shards > 1 else "query_then_fetch"
+        # DFS gathers index statistics across shards; with the tenant's own (constant-score
+        # clauses) nothing reads them, so the extra per-shard phase would be spent for nothing
+        dfs = settings.shards > 1 and settings.lexical_stats == "index"
+        self.search_type = "dfs_query_then_fetch" if dfs else "query_then_fetch"
 
     # ------------------------------------------------------------------ public
     def recall(
@@ -133,8 +136,9 @@ class Retriever:
         if ranking is None:
             ranking = self.ranking if plan.source == "auto" else self.ranking.for_explicit_z()
         t_search0 = time.perf_counter()
-        candidates, missing = self._search(tenant_id, plan, req.allow_partial)
-        supersede(self.client, self.settings.memories_alias, tenant_id, candidates, drop=not req.include_superseded)
+        candidates, missing, superseders = self._search(tenant_id, plan, req.allow_partial)
+        drop = not req.include_superseded
+        supersede(self.client, self.settings.memories_alias, tenant_id, candidates, drop, superseders)
         t_search = time.perf_counter()
 
         self._check_scores(candidates)
@@ -231,6 +235,8 @@ class Retriever:
                 lexical,
             )
         )
+        # last: supersede() reads it, so hiding superseded memories costs no round trip of its own
+        bodies.append(queries.superseders(tenant_id, queries.SUPERSEDERS_SHOWN))
         return SearchPlan(
             intent=intent,
             source=source,
@@ -250,7 +256,7 @@ class Retriever:
         """The plan and the scored candidates of a recall, before ranking (what the lab's fitter
         stores: ``features`` turns them into the ranking's inputs)."""
         plan = self.plan(tenant_id, req)
-        found, _ = self._search(tenant_id, plan)
+        found, _, _ = self._search(tenant_id, plan)
         self._check_scores(found)
         return plan, list(found.values())
 
@@ -287,34 +293,44 @@ class Retriever:
 
     def _search(
         self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False
-    ) -> tuple[dict[str, Candidate], PartialResults | None]:
-        """The scored candidates, and what was missing when partial results were allowed."""
+    ) -> tuple[dict[str, Candidate], PartialResults | None, dict[str, Any] | None]:
+        """The scored candidates, what was missing when partial results were allowed, and the
+        tenant's superseding memories (``None`` when shards were missing: not all of them)."""
         has_lexical = plan.has_lexical
         responses, missing = self._msearch(tenant_id, plan.bodies, allow_partial)
+        superseders = responses[-1] if missing is None else None
+        weights = plan.term_idf
+
+        def lexical(hit: dict[str, Any], matched: set[str]) -> float:
+            if weights is None:  # index statistics: the engine's BM25
+                return float(hit["_score"] or 0.0)
+            return lexical_score(matched, plan.terms, plan.intent.phrases, weights)
+
         candidates: dict[str, Candidate] = {}
         if has_lexical:
             for hit in responses[0]["hits"]["hits"]:
+                matched = set(hit.get("matched_queries", []))
                 candidates[hit["_id"]] = Candidate(
                     hit["_id"],
                     hit["_source"],
-                    bm25=float(hit["_score"]),
+                    bm25=lexical(hit, matched),
                     cosine=_hit_cosine(hit),
-                    matched=set(hit.get("matched_queries", [])),
+                    matched=matched,
                     lexical_hit=True,
                 )
-        knn_hits = responses[-1]["hits"]["hits"]
+        knn_hits = responses[1 if has_lexical else 0]["hits"]["hits"]
         if len(knn_hits) > plan.k:  # several shards' top k: keep the k most similar overall
             knn_hits = sorted(knn_hits, key=_hit_cosine, reverse=True)[: plan.k]
         for hit in knn_hits:
             if hit["_id"] in candidates:  # a BM25 hit too: same BM25, same cosine
                 candidates[hit["_id"]].semantic_hit = True
                 continue
-            bm25 = float(hit["_score"] or 0.0) if has_lexical else 0.0
             matched = set(hit.get("matched_queries", []))
+            bm25 = lexical(hit, matched) if has_lexical else 0.0
             candidates[hit["_id"]] = Candidate(
                 hit["_id"], hit["_source"], bm25, _hit_cosine(hit), matched, semantic_hit=True
             )
-        return candidates, missing
+        return candidates, missing, superseders
 
     @staticmethod
     def _check_scores(candidates: dict[str, Candidate]) -> None:

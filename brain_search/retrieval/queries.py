@@ -55,6 +55,22 @@ def superseding(tenant_id: str, memory_ids: Sequence[str]) -> dict[str, Any]:
     return {"query": {"bool": {"filter": filters}}, "size": 1000, "_source": ["memory_id", "supersedes"]}
 
 
+SUPERSEDERS_SHOWN = 200
+"""How many of the tenant's superseding memories ride along in a recall's own ``_msearch``."""
+
+
+def superseders(tenant_id: str, size: int = SUPERSEDERS_SHOWN) -> dict[str, Any]:
+    """Every memory of the tenant that supersedes another, up to ``size`` (the total is counted
+    to ``size + 1``, so the caller knows whether it has them all)."""
+    filters = [{"term": {"tenant_id": tenant_id}}, {"exists": {"field": "supersedes"}}]
+    return {
+        "query": {"bool": {"filter": filters}},
+        "size": size,
+        "track_total_hits": size + 1,
+        "_source": ["memory_id", "supersedes"],
+    }
+
+
 def knn_query(
     vector: Sequence[float], k: int, filters: list[dict[str, Any]], ef_search: int | None = None
 ) -> dict[str, Any]:

@@ -5,7 +5,7 @@ lexical scores and even its order (tenant A adding 500 memories with "zzqx" lowe
 lexical score of "zzqx a" from 0.55 to 0.45). In this mode the lexical clause reads no index
 statistics: each query term is a ``constant_score`` clause whose boost is the term's BM25 idf
 computed over *the tenant's* memories (its document count and the term's document frequency, one
-``_msearch`` of counts before the search), and a quoted phrase counts ``PHRASE_BOOST`` times the
+search of counts before the search), and a quoted phrase counts ``PHRASE_BOOST`` times the
 idf of its words. A memory's lexical score is then the sum of the idfs of the query terms it
 holds: what it says and what its own tenant holds, nothing else. What it gives up is BM25's term
 frequency and length norm (measured in lab/README.md, "Tenant-independent scores").
@@ -14,10 +14,9 @@ frequency and length norm (measured in lab/README.md, "Tenant-independent scores
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-import orjson
 from opensearchpy import OpenSearch
 
 from brain_search.retrieval import queries
@@ -37,24 +36,43 @@ def words_to_weigh(terms: Sequence[str], phrases: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def counts_body(tenant_id: str, words: Sequence[str]) -> dict[str, Any]:
+    """One search for the tenant's document count (its total hits) and each word's document
+    frequency (a bucket of one ``filters`` aggregation, keyed by the word's position) (pure)."""
+    match = {str(i): {"match": {queries.LEXICAL_FIELD: {"query": w, "operator": "and"}}} for i, w in enumerate(words)}
+    return {
+        "size": 0,
+        "track_total_hits": True,
+        "query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}]}},
+        "aggs": {"df": {"filters": {"filters": match}}},
+    }
+
+
+def weights_from(answer: dict[str, Any], words: Sequence[str]) -> dict[str, float]:
+    """word → idf from ``counts_body``'s answer (pure)."""
+    docs = int(answer["hits"]["total"]["value"])
+    buckets = answer["aggregations"]["df"]["buckets"]
+    return {w: idf(docs, int(buckets[str(i)]["doc_count"])) for i, w in enumerate(words)}
+
+
 def term_weights(
     client: OpenSearch, alias: str, tenant_id: str, terms: Sequence[str], phrases: Sequence[str]
 ) -> dict[str, float]:
-    """word → its idf over the tenant's memories (one ``_msearch`` of counts, routed)."""
+    """word → its idf over the tenant's memories (one routed search of counts: one sub-search
+    per word cost the engine a search context each)."""
     words = words_to_weigh(terms, phrases)
     if not words:
         return {}
-    tenant = {"term": {"tenant_id": tenant_id}}
-    bodies = [{"size": 0, "track_total_hits": True, "query": {"bool": {"filter": [tenant]}}}]
-    for w in words:
-        match = {"match": {queries.LEXICAL_FIELD: {"query": w, "operator": "and"}}}
-        bodies.append({"size": 0, "track_total_hits": True, "query": {"bool": {"filter": [tenant, match]}}})
-    header = orjson.dumps({"routing": tenant_id})
-    payload = b"".join(header + b"\n" + orjson.dumps(b) + b"\n" for b in bodies).decode()
-    answers = client.msearch(body=payload, index=alias)["responses"]
-    counts = [int(a["hits"]["total"]["value"]) if "hits" in a else 0 for a in answers]
-    docs = counts[0]
-    return {w: idf(docs, df) for w, df in zip(words, counts[1:], strict=True)}
+    answer = client.search(index=alias, body=counts_body(tenant_id, words), params={"routing": tenant_id})
+    return weights_from(answer, words)
+
+
+def term_boost(term: str, weights: dict[str, float]) -> float:
+    return max(weights.get(term, 0.0), 1e-6)
+
+
+def phrase_boost(phrase: str, weights: dict[str, float]) -> float:
+    return queries.PHRASE_BOOST * max(sum(weights.get(w, 0.0) for w in query_terms(phrase)), 1e-6)
 
 
 def weighted_clause(terms: Sequence[str], phrases: Sequence[str], weights: dict[str, float]) -> dict[str, Any]:
@@ -63,16 +81,32 @@ def weighted_clause(terms: Sequence[str], phrases: Sequence[str], weights: dict[
         {
             "constant_score": {
                 "filter": {"match": {queries.LEXICAL_FIELD: {"query": t, "operator": "and"}}},
-                "boost": max(weights.get(t, 0.0), 1e-6),
+                "boost": term_boost(t, weights),
             }
         }
         for t in terms
     ]
     for p in phrases:
-        boost = queries.PHRASE_BOOST * max(sum(weights.get(w, 0.0) for w in query_terms(p)), 1e-6)
         should.append(
-            {"constant_score": {"filter": {"match_phrase": {queries.PHRASE_FIELD: {"query": p}}}, "boost": boost}}
+            {
+                "constant_score": {
+                    "filter": {"match_phrase": {queries.PHRASE_FIELD: {"query": p}}},
+                    "boost": phrase_boost(p, weights),
+                }
+            }
         )
     if not should:
         return {"match_none": {}}
     return {"bool": {"should": should, "minimum_should_match": 1}}
+
+
+def lexical_score(
+    matched: Iterable[str], terms: Sequence[str], phrases: Sequence[str], weights: dict[str, float]
+) -> float:
+    """What ``weighted_clause`` scores a memory, from the names of the clauses it matched
+    (``queries.coverage_filter``'s ``matched_queries``), summed in float64 in the query's order
+    (pure). The engine sums float32 boosts in the order of its clauses' costs, which other
+    tenants' postings set, so its last bit could move with them; this sum cannot."""
+    names = set(matched)
+    score = sum(term_boost(t, weights) for i, t in enumerate(terms) if queries.term_name(i) in names)
+    return score + sum(phrase_boost(p, weights) for i, p in enumerate(phrases) if queries.phrase_name(i) in names)

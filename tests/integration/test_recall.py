@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from brain_search.models import RecallRequest
@@ -163,7 +165,7 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
 
     plan = retriever.plan("alice", req)
     intent = plan.intent
-    cands, partial = retriever._search("alice", plan)
+    cands, partial, _ = retriever._search("alice", plan)
     assert partial is None
     assert 1 <= len(cands) <= 2
     from brain_search.retrieval.tenant_stats import term_weights, weighted_clause
@@ -189,17 +191,21 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
         hits = ref["hits"]["hits"]
         assert c.bm25 == pytest.approx(hits[0]["_score"] if hits else 0.0, rel=1e-6)
         assert c.cosine is not None
-    calls = []
-    real_msearch = state.client.msearch
+    calls: list[str] = []
 
-    def counting_msearch(*args, **kwargs):  # type: ignore[no-untyped-def]
-        calls.append(1)
-        return real_msearch(*args, **kwargs)
+    def counting(name: str, real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return real(*args, **kwargs)
 
-    monkeypatch.setattr(state.client, "msearch", counting_msearch)
+        return call
+
+    monkeypatch.setattr(state.client, "msearch", counting("msearch", state.client.msearch))
+    monkeypatch.setattr(state.client, "search", counting("search", state.client.search))
     out = retriever.recall("alice", req)
-    # one search round trip, no fill-in (tenant statistics: one _msearch of counts before it)
-    assert out.results and len(calls) == (2 if s.lexical_stats == "tenant" else 1)
+    # one search round trip: no fill-in, and the superseding memories ride in it (tenant
+    # statistics: one search of counts before it)
+    assert out.results and calls == (["search", "msearch"] if s.lexical_stats == "tenant" else ["msearch"])
     resp = retriever.recall("alice", req)
     assert resp.candidates == len(cands)
 

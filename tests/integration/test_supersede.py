@@ -57,3 +57,29 @@ def test_superseded_and_expired_memories_leave_recall_and_come_back(api, make_te
         headers=acme,
     )
     assert early.status_code == 422 and early.json()["detail"][0]["loc"][-1] == "valid_until"
+
+
+def test_more_superseding_memories_than_the_recall_brings_still_hide(api, make_tenant, monkeypatch) -> None:
+    """The recall's own sub-search brings up to ``SUPERSEDERS_SHOWN`` superseding memories; past
+    that, a search over the candidates' ids decides. Both paths hide the same memories."""
+    from brain_search.retrieval import queries
+
+    acme = make_tenant("acme")
+    memories = [{"content": f"the launch of project {p} is in March", "memory_id": f"old-{p}"} for p in "abc"]
+    memories += [
+        {"content": f"the launch of project {p} moved to May", "memory_id": f"new-{p}", "supersedes": [f"old-{p}"]}
+        for p in "abc"
+    ]
+    r = api.post("/v1/memories", json={"memories": memories, "refresh": True}, headers=acme)
+    assert r.status_code == 202, r.text
+    wait_task(api, acme, r.json()["task_id"])
+
+    shown = {}
+    for cap in (200, 1):  # all three in the recall's own answer, then one of three: the fallback
+        monkeypatch.setattr(queries, "SUPERSEDERS_SHOWN", cap)
+        found = _ids(api, acme, "the launch of project")
+        marked = _ids(api, acme, "the launch of project", include_superseded=True)
+        shown[cap] = (sorted(found), {k: v["superseded_by"] for k, v in marked.items()})
+    assert shown[200] == shown[1]
+    assert shown[1][0] == ["new-a", "new-b", "new-c"]
+    assert shown[1][1] == {f"old-{p}": f"new-{p}" for p in "abc"} | {f"new-{p}": None for p in "abc"}

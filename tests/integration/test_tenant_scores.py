@@ -45,6 +45,19 @@ def _flood(client: Any, settings: Any, tenant: str, n: int, start: int) -> None:
     assert not errors, errors[:3]
 
 
+def _same(before: Any, after: Any) -> bool:
+    """Equal in structure, text, order and flags; numbers to 1e-6. The engine computes each
+    cosine in float32, and its last bit can move when segments merge (a neighbour's writes
+    trigger merges as the tenant's own do): 0.6044139 became 0.60441405 for one memory here."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        return before.keys() == after.keys() and all(_same(before[k], after[k]) for k in before)
+    if isinstance(before, list) and isinstance(after, list):
+        return len(before) == len(after) and all(_same(b, a) for b, a in zip(before, after, strict=True))
+    if isinstance(before, float) or isinstance(after, float):
+        return isinstance(before, int | float) and isinstance(after, int | float) and abs(before - after) <= 1e-6
+    return bool(before == after)
+
+
 def _view(retriever: Retriever, tenant: str) -> list[Any]:
     out = []
     for q in QUERIES:
@@ -76,9 +89,9 @@ def test_one_tenants_memories_never_change_anothers_scores(api, client, stack_se
     _flood(client, stack_settings, "score-a", 10_000, 0)
     after_tenant, after_index = _view(tenant_mode, "score-b"), _view(index_mode, "score-b")
 
-    moved = sum(1 for b, a in zip(before_index, after_index, strict=True) if b != a)
+    moved = sum(1 for b, a in zip(before_index, after_index, strict=True) if not _same(b, a))
     print(f"index statistics: {moved} of {len(QUERIES)} responses of B changed after A's 10,000 memories")
     assert moved > 0, "the control: with index statistics B's scores move"
     for q, b, a in zip(QUERIES, before_tenant, after_tenant, strict=True):
-        assert b == a, q  # the whole response: order, every score, tiers, analysis
+        assert _same(b, a), (q, b, a)  # the whole response: order, every score, tiers, analysis
     assert [r["id"] for r in before_tenant[0]["results"]][:2] in (["z", "y"], ["y", "z"])
