@@ -55,6 +55,8 @@ def build_state(settings: Settings) -> AppState:
     graph = GraphStore(client, settings)
     ingest = make_ingest_service(settings, client, embedder)
     ingest.purge_expired(settings)
+    retriever = Retriever(client, settings, query_cache, graph)
+    retriever.warm_up()  # the first user's recall does not pay for lazy loading
     return AppState(
         settings=settings,
         client=client,
@@ -62,7 +64,7 @@ def build_state(settings: Settings) -> AppState:
         query_cache=query_cache,
         keys=KeyStore(client, settings),
         graph=graph,
-        retriever=Retriever(client, settings, query_cache, graph),
+        retriever=retriever,
         ingest=ingest,
         audit=AuditLog(client, settings),
         limiter=RateLimiter(settings),
