@@ -306,10 +306,10 @@ class Retriever:
         self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False
     ) -> tuple[dict[str, Candidate], PartialResults | None, dict[str, Any] | None]:
         """The scored candidates, what was missing when partial results were allowed, and the
-        tenant's superseding memories (``None`` when shards were missing: not all of them)."""
+        tenant's superseding memories (those of the shards that answered)."""
         has_lexical = plan.has_lexical
         responses, missing = self._msearch(tenant_id, plan.bodies, allow_partial)
-        superseders = responses[-1] if missing is None else None
+        superseders = responses[-1]
         weights = plan.term_idf
 
         def lexical(hit: dict[str, Any], matched: set[str]) -> float:

@@ -17,10 +17,14 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import orjson
 from opensearchpy import OpenSearch
 
 from brain_search.retrieval import queries
 from brain_search.retrieval.ranking import query_terms
+
+UNCOUNTED_WEIGHT = 1.0
+"""A word's weight when the tenant's counts could not be read (its shard did not answer)."""
 
 
 def idf(docs: int, df: int) -> float:
@@ -58,12 +62,21 @@ def weights_from(answer: dict[str, Any], words: Sequence[str]) -> dict[str, floa
 def term_weights(
     client: OpenSearch, alias: str, tenant_id: str, terms: Sequence[str], phrases: Sequence[str]
 ) -> dict[str, float]:
-    """word → its idf over the tenant's memories (one routed search of counts: one sub-search
-    per word cost the engine a search context each)."""
+    """word → its idf over the tenant's memories: one routed search of counts (one sub-search
+    per word cost the engine a search context each), sent as an ``_msearch`` of one so that a
+    shard that does not answer is an error in the answer, not an HTTP 503 the client retries.
+
+    When the tenant's shard does not answer, every word weighs ``UNCOUNTED_WEIGHT``: the
+    recall's own search meets the same shard and is a 503 naming it, or, with ``allow_partial``,
+    what the other shards hold, marked partial."""
     words = words_to_weigh(terms, phrases)
     if not words:
         return {}
-    answer = client.search(index=alias, body=counts_body(tenant_id, words), params={"routing": tenant_id})
+    header = orjson.dumps({"routing": tenant_id})
+    payload = (header + b"\n" + orjson.dumps(counts_body(tenant_id, words)) + b"\n").decode()
+    answer = client.msearch(body=payload, index=alias)["responses"][0]
+    if "error" in answer:
+        return dict.fromkeys(words, UNCOUNTED_WEIGHT)
     return weights_from(answer, words)
 
 

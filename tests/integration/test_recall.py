@@ -204,8 +204,8 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
     monkeypatch.setattr(state.client, "search", counting("search", state.client.search))
     out = retriever.recall("alice", req)
     # one search round trip: no fill-in, and the superseding memories ride in it (tenant
-    # statistics: one search of counts before it)
-    assert out.results and calls == (["search", "msearch"] if s.lexical_stats == "tenant" else ["msearch"])
+    # statistics: one search of counts before it, an _msearch of one)
+    assert out.results and calls == (["msearch", "msearch"] if s.lexical_stats == "tenant" else ["msearch"])
     resp = retriever.recall("alice", req)
     assert resp.candidates == len(cands)
 

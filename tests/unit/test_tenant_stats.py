@@ -6,9 +6,11 @@ import math
 
 from brain_search.retrieval.queries import PHRASE_BOOST
 from brain_search.retrieval.tenant_stats import (
+    UNCOUNTED_WEIGHT,
     counts_body,
     idf,
     lexical_score,
+    term_weights,
     weighted_clause,
     weights_from,
     words_to_weigh,
@@ -51,3 +53,23 @@ def test_the_lexical_score_is_the_clause_boosts_it_matched() -> None:
     assert lexical_score(["p0"], terms, phrases, weights) == PHRASE_BOOST * 2.0
     assert lexical_score([], terms, phrases, weights) == 0.0
     assert lexical_score(["t0"], ["unseen"], [], {}) == 1e-6  # the clause's floor, as the engine scores it
+
+
+class _Answers:
+    def __init__(self, answer: dict) -> None:
+        self.answer = answer
+        self.bodies: list[str] = []
+
+    def msearch(self, body: str, index: str) -> dict:
+        self.bodies.append(body)
+        return {"responses": [self.answer]}
+
+
+def test_a_tenant_shard_that_does_not_answer_weighs_every_word_the_same() -> None:
+    lost = _Answers({"error": {"type": "search_phase_execution_exception"}, "status": 503})
+    got = term_weights(lost, "a", "t1", ["zzqx", "budget"], [])  # type: ignore[arg-type]
+    assert got == {"zzqx": UNCOUNTED_WEIGHT, "budget": UNCOUNTED_WEIGHT}
+    assert len(lost.bodies) == 1 and lost.bodies[0].startswith('{"routing":"t1"}')
+    counted = {"df": {"buckets": {"0": {"doc_count": 1}}}}
+    fine = _Answers({"hits": {"total": {"value": 4, "relation": "eq"}}, "aggregations": counted})
+    assert term_weights(fine, "a", "t1", ["zzqx"], []) == {"zzqx": idf(4, 1)}  # type: ignore[arg-type]
