@@ -106,13 +106,28 @@ def phrase_name(i: int) -> str:
     return f"p{i}"
 
 
+def term_match(term: str, name: str | None = None) -> dict[str, Any]:
+    """A document holds the query term (all its tokens, index analyzer). The one clause that
+    coverage, the tenant's counts and the tenant-statistics scores all use, so they agree."""
+    clause: dict[str, Any] = {"query": term, "operator": "and"}
+    if name:
+        clause["_name"] = name
+    return {"match": {LEXICAL_FIELD: clause}}
+
+
+def phrase_match(phrase: str, name: str | None = None) -> dict[str, Any]:
+    """A document holds the quoted phrase (``term_match``'s twin for phrases)."""
+    clause: dict[str, Any] = {"query": phrase}
+    if name:
+        clause["_name"] = name
+    return {"match_phrase": {PHRASE_FIELD: clause}}
+
+
 def coverage_filter(terms: Sequence[str], phrases: Sequence[str]) -> dict[str, Any]:
     """A filter that matches every document but names each query term / phrase clause, so the
     engine reports (``matched_queries``) which ones a hit contains, with the index analyzer."""
-    should: list[dict[str, Any]] = [
-        {"match": {LEXICAL_FIELD: {"query": t, "operator": "and", "_name": term_name(i)}}} for i, t in enumerate(terms)
-    ]
-    should += [{"match_phrase": {PHRASE_FIELD: {"query": p, "_name": phrase_name(i)}}} for i, p in enumerate(phrases)]
+    should = [term_match(t, term_name(i)) for i, t in enumerate(terms)]
+    should += [phrase_match(p, phrase_name(i)) for i, p in enumerate(phrases)]
     return {"bool": {"must": [{"match_all": {}}], "should": should}}
 
 

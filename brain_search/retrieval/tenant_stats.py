@@ -43,7 +43,7 @@ def words_to_weigh(terms: Sequence[str], phrases: Sequence[str]) -> list[str]:
 def counts_body(tenant_id: str, words: Sequence[str]) -> dict[str, Any]:
     """One search for the tenant's document count (its total hits) and each word's document
     frequency (a bucket of one ``filters`` aggregation, keyed by the word's position) (pure)."""
-    match = {str(i): {"match": {queries.LEXICAL_FIELD: {"query": w, "operator": "and"}}} for i, w in enumerate(words)}
+    match = {str(i): queries.term_match(w) for i, w in enumerate(words)}
     return {
         "size": 0,
         "track_total_hits": True,
@@ -90,24 +90,10 @@ def phrase_boost(phrase: str, weights: dict[str, float]) -> float:
 
 def weighted_clause(terms: Sequence[str], phrases: Sequence[str], weights: dict[str, float]) -> dict[str, Any]:
     """The lexical clause in this mode: a constant score per term and phrase (pure)."""
-    should: list[dict[str, Any]] = [
-        {
-            "constant_score": {
-                "filter": {"match": {queries.LEXICAL_FIELD: {"query": t, "operator": "and"}}},
-                "boost": term_boost(t, weights),
-            }
-        }
-        for t in terms
+    should = [{"constant_score": {"filter": queries.term_match(t), "boost": term_boost(t, weights)}} for t in terms]
+    should += [
+        {"constant_score": {"filter": queries.phrase_match(p), "boost": phrase_boost(p, weights)}} for p in phrases
     ]
-    for p in phrases:
-        should.append(
-            {
-                "constant_score": {
-                    "filter": {"match_phrase": {queries.PHRASE_FIELD: {"query": p}}},
-                    "boost": phrase_boost(p, weights),
-                }
-            }
-        )
     if not should:
         return {"match_none": {}}
     return {"bool": {"should": should, "minimum_should_match": 1}}
