@@ -17,36 +17,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
-from typing import IO
+
+from brain_search.config import load_settings
+from brain_search.procs import BackgroundProcess
+from brain_search.store.local_node import LocalCluster
 
 BIN = Path(sys.executable).parent
 
 
-def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout_s: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the API exited with {proc.returncode} before it was healthy")
-        try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError(f"the API at {url} was not healthy within {timeout_s:.0f} s")
-
-
 def engine_pid(port: int) -> int | None:
-    out = subprocess.run(["pgrep", "-f", f"brain-local-{port}/"], capture_output=True, text=True).stdout.split()
-    return int(out[0]) if out else None
+    """The pid of the local node serving ``port`` (``brain-search opensearch start``'s pid file)."""
+    cluster = LocalCluster(load_settings(), http_port=port)
+    return cluster.pid(cluster.nodes[0])
 
 
 def assignments(arm: str) -> dict[str, str]:
@@ -61,34 +47,24 @@ def assignments(arm: str) -> dict[str, str]:
 
 
 def one_run(arm: str, out: Path, args: argparse.Namespace) -> dict:
+    """A fresh API with the arm's environment, ``bench load`` against it, the API stopped."""
     env = {**os.environ, **assignments(arm)}
     url = f"http://127.0.0.1:{args.port}"
-    with open(out.with_suffix(".serve.log"), "wb") as log:
-        return _run_against(env, url, log, out, args)
-
-
-def _run_against(env: dict[str, str], url: str, log: IO[bytes], out: Path, args: argparse.Namespace) -> dict:
-    server = subprocess.Popen(
-        [str(BIN / "brain-search"), "serve", "--port", str(args.port), "--workers", "1"],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    server = BackgroundProcess(out.name, out.parent)  # its log: <out>.log beside the run's folder
+    pid = server.start([str(BIN / "brain-search"), "serve", "--port", str(args.port), "--workers", "1"], env)
     try:
-        wait_healthy(url, server)
+        server.wait_http(f"{url}/healthz", timeout_s=120)
         cmd = [
             str(BIN / "brain-search"), "bench", "load", "--host", url, "--users", str(args.users),
             "--spawn-rate", str(args.users), "--duration", str(args.duration), "--rate", str(args.rate),
-            "--no-engine", "--server-pid", str(server.pid), "--out", str(out),
+            "--no-engine", "--server-pid", str(pid), "--out", str(out),
         ]  # fmt: skip
-        pid = engine_pid(args.engine_port)
-        if pid:
-            cmd += ["--engine-pid", str(pid)]
+        node = engine_pid(args.engine_port)
+        if node:
+            cmd += ["--engine-pid", str(node)]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+        server.stop(timeout_s=30)
     phases = json.loads((out / "summary.json").read_text())["phases"]
     return next(p for p in phases if p["name"] != "engine")
 
