@@ -304,7 +304,7 @@ class Retriever:
 
     def _search(
         self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False
-    ) -> tuple[dict[str, Candidate], PartialResults | None, dict[str, Any] | None]:
+    ) -> tuple[dict[str, Candidate], PartialResults | None, dict[str, Any]]:
         """The scored candidates, what was missing when partial results were allowed, and the
         tenant's superseding memories (those of the shards that answered)."""
         has_lexical = plan.has_lexical

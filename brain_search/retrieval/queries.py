@@ -59,7 +59,7 @@ SUPERSEDERS_SHOWN = 200
 """How many of the tenant's superseding memories ride along in a recall's own ``_msearch``."""
 
 
-def superseders(tenant_id: str, size: int = SUPERSEDERS_SHOWN) -> dict[str, Any]:
+def superseders(tenant_id: str, size: int) -> dict[str, Any]:
     """Every memory of the tenant that supersedes another, up to ``size`` (the total is counted
     to ``size + 1``, so the caller knows whether it has them all)."""
     filters = [{"term": {"tenant_id": tenant_id}}, {"exists": {"field": "supersedes"}}]
