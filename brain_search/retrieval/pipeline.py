@@ -48,10 +48,26 @@ from brain_search.retrieval.ranking import (
 )
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import supersede
-from brain_search.retrieval.tenant_stats import lexical_score, term_weights, weighted_clause
+from brain_search.retrieval.tenant_stats import (
+    UNCOUNTED_WEIGHT,
+    WeightCache,
+    counted,
+    counts_request,
+    lexical_score,
+    term_weights,
+    weighted_clause,
+    words_to_weigh,
+)
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
+
+LEXICAL_MARGIN = 1
+"""A recall whose counts ride in its own search and that had to guess a word's weight (never
+counted for the tenant) fetches this many times k lexical hits and keeps the k best by the fresh
+count. Measured on dev (``lab/scripts/riding_counts.py``): with 1, nDCG@10 moved −0.001 [−0.002,
++0.001] on LoCoMo and +0.001 [−0.001, +0.003] on SciFact against counting first; 2 kept more
+questions identical but cost the engine about as much CPU as riding saves."""
 
 TIERED_POOL = 50
 """candidates per sub-search at least, in tiered mode (tiers are filled from every candidate that
@@ -80,7 +96,11 @@ class SearchPlan:
     embed_ms: float
     time_range: TimeRange | None = None
     term_idf: dict[str, float] | None = None
-    """query word → its idf over the tenant's memories (tenant statistics; None with index ones)"""
+    """query word → its idf over the tenant's memories (tenant statistics; None with index ones):
+    what the lexical clause was built with"""
+    counted: tuple[str, ...] = ()
+    """the words whose counts ride in the search itself (``term_idf`` then came from the
+    ``WeightCache``; the scores returned use the fresh count)"""
 
 
 def _hit_cosine(hit: dict[str, Any]) -> float:
@@ -116,6 +136,7 @@ class Retriever:
         self.detector = detector or make_intent_detector(settings.intent_model)
         self.ranking = ranking or RankingParams(node_lift=settings.node_lift)
         self.calibration = calibration or ZCalibration.from_settings(settings)
+        self.weight_cache = WeightCache()
         # DFS gathers index statistics across shards; with the tenant's own (constant-score
         # clauses) nothing reads them, so the extra per-shard phase would be spent for nothing
         dfs = settings.shards > 1 and settings.lexical_stats == "index"
@@ -147,7 +168,7 @@ class Retriever:
         if ranking is None:
             ranking = self.ranking if plan.source == "auto" else self.ranking.for_explicit_z()
         t_search0 = time.perf_counter()
-        candidates, missing, superseders = self._search(tenant_id, plan, req.allow_partial)
+        candidates, missing, superseders, term_idf = self._search(tenant_id, plan, req.allow_partial)
         drop = not req.include_superseded
         supersede(self.client, self.settings.memories_alias, tenant_id, candidates, drop, superseders)
         t_search = time.perf_counter()
@@ -155,7 +176,7 @@ class Retriever:
         self._check_scores(candidates)
 
         formula = req.z_formula or self.settings.z_formula
-        ranked = self._rank(plan.intent, plan.terms, candidates, ranking, formula, plan.term_idf)
+        ranked = self._rank(plan.intent, plan.terms, candidates, ranking, formula, term_idf)
         # result models only for what the response shows (building one per candidate cost ~2 ms)
         results = [ranked.result(i) for i in ranked.order[: req.limit]]
         shown = [self.calibration.clears_floor(k, s) for k, s in zip(ranked.kinds, ranked.strength, strict=True)]
@@ -225,12 +246,24 @@ class Retriever:
         vec = vector.tolist()
         lexical = None
         weights = None
+        riding: tuple[str, ...] = ()
+        lexical_k = k
         if has_lexical and self.settings.lexical_stats == "tenant":  # scores from the tenant's own statistics
-            weights = term_weights(self.client, self.settings.memories_alias, tenant_id, terms, intent.phrases)
+            words = words_to_weigh(terms, intent.phrases)
+            guess = self.weight_cache.provisional(tenant_id, words) if words else None
+            if guess is None:  # the tenant was never counted here: count first
+                alias = self.settings.memories_alias
+                weights = term_weights(self.client, alias, tenant_id, terms, intent.phrases, self.weight_cache)
+            else:  # pick by the last counts, count again in the search itself and score by that
+                weights, guessed = guess
+                riding = tuple(words)
+                lexical_k = LEXICAL_MARGIN * k if guessed else k  # _search keeps the k best by the fresh count
             lexical = weighted_clause(terms, intent.phrases, weights)
         bodies = []
         if has_lexical:
-            bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k, vec, lexical))
+            bodies.append(
+                queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, lexical_k, vec, lexical)
+            )
         # the search is not routed: every shard returns its own top k (cut to k by cosine later)
         shards = max(1, self.settings.shards)
         bodies.append(
@@ -244,6 +277,7 @@ class Retriever:
                 intent.lexical_query,
                 k * shards,
                 lexical,
+                scored=weights is None,  # tenant statistics score from matched_queries, not _score
             )
         )
         # last: supersede() reads it, so hiding superseded memories costs no round trip of its own
@@ -261,15 +295,16 @@ class Retriever:
             embed_ms=(t_embed - t0) * 1000.0,
             time_range=when,
             term_idf=weights,
+            counted=riding,
         )
 
     def candidates(self, tenant_id: str, req: RecallRequest) -> tuple[SearchPlan, list[Candidate]]:
         """The plan and the scored candidates of a recall, before ranking (what the lab's fitter
         stores: ``features`` turns them into the ranking's inputs)."""
         plan = self.plan(tenant_id, req)
-        found, _, _ = self._search(tenant_id, plan)
+        found, _, _, term_idf = self._search(tenant_id, plan)
         self._check_scores(found)
-        return plan, list(found.values())
+        return replace(plan, term_idf=term_idf), list(found.values())
 
     def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:
         """The NDJSON body of one ``_msearch`` over the memories alias.
@@ -286,6 +321,12 @@ class Retriever:
         header = orjson.dumps({"search_type": self.search_type})
         return b"".join(header + b"\n" + orjson.dumps(b) + b"\n" for b in bodies).decode()
 
+    def plan_payload(self, tenant_id: str, plan: SearchPlan) -> str:
+        """The recall's one ``_msearch``: the plan's sub-searches, then the tenant's counts when
+        they ride along (``SearchPlan.counted``)."""
+        payload = self.msearch_payload(tenant_id, plan.bodies)
+        return payload + counts_request(tenant_id, plan.counted) if plan.counted else payload
+
     # ------------------------------------------------------------------ stages
     def _node_paths(self, tenant_id: str, req: RecallRequest) -> list[str]:
         if not req.nodes:
@@ -295,22 +336,30 @@ class Retriever:
         return self.graph.expand_scope(tenant_id, req.nodes, req.expand_related)
 
     def _msearch(
-        self, tenant_id: str, bodies: list[dict[str, Any]], allow_partial: bool = False
-    ) -> tuple[list[dict[str, Any]], PartialResults | None]:
-        resp = self.client.msearch(body=self.msearch_payload(tenant_id, bodies), index=self.settings.memories_alias)
-        checked = [complete(r, allow_partial) for r in resp["responses"]]
+        self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False
+    ) -> tuple[list[dict[str, Any]], PartialResults | None, dict[str, float] | None]:
+        """The plan's sub-search answers (checked), what was missing, and the word weights to score
+        with: this search's own count when it rode along, else the plan's."""
+        resp = self.client.msearch(body=self.plan_payload(tenant_id, plan), index=self.settings.memories_alias)
+        answers = resp["responses"]
+        checked = [complete(r, allow_partial) for r in answers[: len(plan.bodies)]]
         missing = next((m for _, m in checked if m is not None), None)
-        return [r for r, _ in checked], missing
+        weights = plan.term_idf
+        if plan.counted:
+            weights = counted(answers[len(plan.bodies)], plan.counted, tenant_id, self.weight_cache)
+            if weights is None:  # the tenant's shard did not answer (the search said so above, or is partial)
+                weights = dict.fromkeys(plan.counted, UNCOUNTED_WEIGHT)
+        return [r for r, _ in checked], missing, weights
 
     def _search(
         self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False
-    ) -> tuple[dict[str, Candidate], PartialResults | None, dict[str, Any]]:
-        """The scored candidates, what was missing when partial results were allowed, and the
-        tenant's superseding memories (those of the shards that answered)."""
+    ) -> tuple[dict[str, Candidate], PartialResults | None, dict[str, Any], dict[str, float] | None]:
+        """The scored candidates, what was missing when partial results were allowed, the
+        tenant's superseding memories (those of the shards that answered) and the word weights
+        the lexical scores were computed with (tenant statistics; None with index ones)."""
         has_lexical = plan.has_lexical
-        responses, missing = self._msearch(tenant_id, plan.bodies, allow_partial)
+        responses, missing, weights = self._msearch(tenant_id, plan, allow_partial)
         superseders = responses[-1]
-        weights = plan.term_idf
 
         def lexical(hit: dict[str, Any], matched: set[str]) -> float:
             if weights is None:  # index statistics: the engine's BM25
@@ -319,15 +368,15 @@ class Retriever:
 
         candidates: dict[str, Candidate] = {}
         if has_lexical:
+            found = []
             for hit in responses[0]["hits"]["hits"]:
                 matched = set(hit.get("matched_queries", []))
+                found.append((lexical(hit, matched), matched, hit))
+            if len(found) > plan.k:  # picked with guessed weights (LEXICAL_MARGIN): the k best by this count
+                found = sorted(found, key=lambda f: f[0], reverse=True)[: plan.k]
+            for bm25, matched, hit in found:
                 candidates[hit["_id"]] = Candidate(
-                    hit["_id"],
-                    hit["_source"],
-                    bm25=lexical(hit, matched),
-                    cosine=_hit_cosine(hit),
-                    matched=matched,
-                    lexical_hit=True,
+                    hit["_id"], hit["_source"], bm25=bm25, cosine=_hit_cosine(hit), matched=matched, lexical_hit=True
                 )
         knn_hits = responses[1 if has_lexical else 0]["hits"]["hits"]
         if len(knn_hits) > plan.k:  # several shards' top k: keep the k most similar overall
@@ -341,7 +390,7 @@ class Retriever:
             candidates[hit["_id"]] = Candidate(
                 hit["_id"], hit["_source"], bm25, _hit_cosine(hit), matched, semantic_hit=True
             )
-        return candidates, missing, superseders
+        return candidates, missing, superseders, weights
 
     @staticmethod
     def _check_scores(candidates: dict[str, Candidate]) -> None:

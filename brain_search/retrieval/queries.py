@@ -209,6 +209,7 @@ def knn_search(
     lexical_query: str = "",
     size: int | None = None,
     lexical: dict[str, Any] | None = None,
+    scored: bool = True,
 ) -> dict[str, Any]:
     """The kNN sub-search, carrying both scores of every hit in the same round trip.
 
@@ -218,9 +219,13 @@ def knn_search(
     ids-restricted BM25 search of that document would return. Its cosine comes in the ``cosine``
     script field. Hits are ordered by BM25, not similarity: ``size`` (default ``k``) must cover
     every shard's top-``k`` (``k`` × shards searched) and the caller cuts by cosine.
+
+    ``scored=False`` leaves the lexical clause out: with tenant statistics a hit's lexical score
+    is summed from the clauses it matched (``matched_queries``), so its ``_score`` is never read,
+    and scoring it cost the engine about 0.7 ms of CPU per recall over 100k memories.
     """
     bool_query: dict[str, Any] = {"filter": [knn_query(vector, k, filters, ef_search), coverage_filter(terms, phrases)]}
-    if lexical_query.strip() or phrases:
+    if scored and (lexical_query.strip() or phrases):
         bool_query["should"] = [lexical or lexical_clause(lexical_query, phrases)]
     return {
         "size": size or k,

@@ -7,6 +7,7 @@ import math
 from brain_search.retrieval.queries import PHRASE_BOOST
 from brain_search.retrieval.tenant_stats import (
     UNCOUNTED_WEIGHT,
+    WeightCache,
     counts_body,
     idf,
     lexical_score,
@@ -73,3 +74,28 @@ def test_a_tenant_shard_that_does_not_answer_weighs_every_word_the_same() -> Non
     counted = {"df": {"buckets": {"0": {"doc_count": 1}}}}
     fine = _Answers({"hits": {"total": {"value": 4, "relation": "eq"}}, "aggregations": counted})
     assert term_weights(fine, "a", "t1", ["zzqx"], []) == {"zzqx": idf(4, 1)}  # type: ignore[arg-type]
+
+
+def test_the_weight_cache_takes_what_was_counted_and_guesses_the_rest() -> None:
+    cache = WeightCache()
+    assert cache.provisional("t1", ["zzqx"]) is None  # a tenant never counted: count first
+    counted = {"df": {"buckets": {"0": {"doc_count": 1}, "1": {"doc_count": 3}}}}
+    fine = _Answers({"hits": {"total": {"value": 4, "relation": "eq"}}, "aggregations": counted})
+    weights = term_weights(fine, "a", "t1", ["zzqx", "budget"], [], cache)  # type: ignore[arg-type]
+    assert cache.provisional("t1", ["zzqx", "budget"]) == (weights, False)
+    # a word never counted for t1 weighs what a word in none of its 4 memories would: the most
+    assert cache.provisional("t1", ["zzqx", "unseen"]) == ({"zzqx": weights["zzqx"], "unseen": idf(4, 0)}, True)
+    assert idf(4, 0) > max(weights.values())
+    assert cache.provisional("t2", ["zzqx"]) is None  # per tenant
+    lost = _Answers({"error": {"type": "search_phase_execution_exception"}, "status": 503})
+    term_weights(lost, "a", "t3", ["zzqx"], [], cache)  # type: ignore[arg-type]
+    assert cache.provisional("t3", ["zzqx"]) is None  # an uncounted weight is never kept
+
+
+def test_the_weight_cache_is_bounded() -> None:
+    small = WeightCache(max_entries=2)  # the least recently used goes first
+    small.put("t1", 10, {"a": 1.0, "b": 2.0})
+    assert small.provisional("t1", ["a"]) == ({"a": 1.0}, False)
+    small.put("t1", 10, {"c": 3.0})
+    assert small.provisional("t1", ["b"]) == ({"b": idf(10, 0)}, True)
+    assert small.provisional("t1", ["a", "c"]) == ({"a": 1.0, "c": 3.0}, False)

@@ -270,7 +270,7 @@ def engine_payloads(settings: Settings, workload: Workload, log: Callable[[str],
             out.append(None)
             continue
         plan = retriever.plan(it.tenant, RecallRequest(**it.body))
-        out.append(retriever.msearch_payload(it.tenant, plan.bodies))
+        out.append(retriever.plan_payload(it.tenant, plan))
     client.close()
     return out
 

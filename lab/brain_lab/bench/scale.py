@@ -49,8 +49,7 @@ def run_scale(
         in_process(retriever, recalls, "warm-up")
         st = in_process(retriever, recalls, label)
         payloads = [
-            retriever.msearch_payload(it.tenant, retriever.plan(it.tenant, RecallRequest(**it.body)).bodies)
-            for it in recalls
+            retriever.plan_payload(it.tenant, retriever.plan(it.tenant, RecallRequest(**it.body))) for it in recalls
         ]
         eng = engine_sequential(client, s.memories_alias, payloads)
         fp = index_footprint(client, rep.index)
