@@ -49,7 +49,6 @@ from brain_search.retrieval.ranking import (
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import supersede
 from brain_search.retrieval.tenant_stats import (
-    UNCOUNTED_WEIGHT,
     WeightCache,
     counted,
     counts_request,
@@ -345,10 +344,8 @@ class Retriever:
         checked = [complete(r, allow_partial) for r in answers[: len(plan.bodies)]]
         missing = next((m for _, m in checked if m is not None), None)
         weights = plan.term_idf
-        if plan.counted:
+        if plan.counted:  # a lost tenant shard: the search said so above (503), or is marked partial
             weights = counted(answers[len(plan.bodies)], plan.counted, tenant_id, self.weight_cache)
-            if weights is None:  # the tenant's shard did not answer (the search said so above, or is partial)
-                weights = dict.fromkeys(plan.counted, UNCOUNTED_WEIGHT)
         return [r for r, _ in checked], missing, weights
 
     def _search(

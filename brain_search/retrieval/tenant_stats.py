@@ -70,12 +70,12 @@ def counts_request(tenant_id: str, words: Sequence[str]) -> str:
 
 def counted(
     answer: dict[str, Any], words: Sequence[str], tenant_id: str, cache: WeightCache | None = None
-) -> dict[str, float] | None:
-    """word → idf from the counts item of an ``_msearch`` answer, given to ``cache`` too; None when
-    the tenant's shard did not answer (an error item: the request is routed, so a lost shard is
-    never a partial count)."""
+) -> dict[str, float]:
+    """word → idf from the counts item of an ``_msearch`` answer, given to ``cache`` too. When the
+    tenant's shard did not answer (an error item: the request is routed, so a lost shard is never
+    a partial count), every word weighs ``UNCOUNTED_WEIGHT`` and nothing is cached."""
     if "error" in answer:
-        return None
+        return dict.fromkeys(words, UNCOUNTED_WEIGHT)
     weights = weights_from(answer, words)
     if cache is not None:
         cache.put(tenant_id, int(answer["hits"]["total"]["value"]), weights)
@@ -151,8 +151,7 @@ def term_weights(
     if not words:
         return {}
     answer = client.msearch(body=counts_request(tenant_id, words), index=alias)["responses"][0]
-    weights = counted(answer, words, tenant_id, cache)
-    return dict.fromkeys(words, UNCOUNTED_WEIGHT) if weights is None else weights
+    return counted(answer, words, tenant_id, cache)
 
 
 def term_boost(term: str, weights: dict[str, float]) -> float:

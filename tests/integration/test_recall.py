@@ -205,8 +205,8 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
     fresh = Retriever(state.client, s, state.query_cache, state.graph)
     out = fresh.recall("alice", req)
     # one search round trip: no fill-in, and the superseding memories ride in it (tenant
-    # statistics: the first time this retriever sees these words for alice, one search of counts
-    # before it, an _msearch of one; after that the counts ride in the search itself)
+    # statistics: on this retriever's first recall of alice, one search of counts before it, an
+    # _msearch of one; after that the counts ride in the search itself)
     assert out.results and calls == (["msearch", "msearch"] if s.lexical_stats == "tenant" else ["msearch"])
     calls.clear()
     again = fresh.recall("alice", req)
