@@ -40,9 +40,9 @@ from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.presets import apply_overrides
 from brain_search.retrieval.ranking import (
     RankingParams,
-    contains_phrase,
     embedding_similarity,
     lexical_precision,
+    padded_text,
     query_terms,
     z_relevance,
 )
@@ -50,9 +50,10 @@ from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import supersede
 from brain_search.retrieval.tenant_stats import (
     WeightCache,
+    clause_boosts,
     counted,
     counts_request,
-    lexical_score,
+    score_of,
     term_weights,
     weighted_clause,
     words_to_weigh,
@@ -136,6 +137,7 @@ class Retriever:
         self.ranking = ranking or RankingParams(node_lift=settings.node_lift)
         self.calibration = calibration or ZCalibration.from_settings(settings)
         self.weight_cache = WeightCache()
+        self.alias = settings.memories_alias  # a property that builds every index name
         # DFS gathers index statistics across shards; with the tenant's own (constant-score
         # clauses) nothing reads them, so the extra per-shard phase would be spent for nothing
         dfs = settings.shards > 1 and settings.lexical_stats == "index"
@@ -169,7 +171,7 @@ class Retriever:
         t_search0 = time.perf_counter()
         candidates, missing, superseders, term_idf = self._search(tenant_id, plan, req.allow_partial)
         drop = not req.include_superseded
-        supersede(self.client, self.settings.memories_alias, tenant_id, candidates, drop, superseders)
+        supersede(self.client, self.alias, tenant_id, candidates, drop, superseders)
         t_search = time.perf_counter()
 
         self._check_scores(candidates)
@@ -227,7 +229,7 @@ class Retriever:
         after = timedelta(days=self.settings.time_words_after_days)
         when = time_scope(req.query, intent.phrases, req.since, req.until, req.reference_time, req.time_words, after)
         if when is None and req.time_words and req.since is None and req.until is None:  # "before the launch"
-            when = event_scope(self.client, self.settings.memories_alias, tenant_id, req.query, intent.phrases)
+            when = event_scope(self.client, self.alias, tenant_id, req.query, intent.phrases)
         if when is not None and when.words:  # no memory says "last week" of its own day
             intent = replace(intent, lexical_query=without_words(intent.lexical_query, tuple(when.words)))
         t_intent = time.perf_counter()
@@ -251,8 +253,7 @@ class Retriever:
             words = words_to_weigh(terms, intent.phrases)
             guess = self.weight_cache.provisional(tenant_id, words) if words else None
             if guess is None:  # the tenant was never counted here: count first
-                alias = self.settings.memories_alias
-                weights = term_weights(self.client, alias, tenant_id, terms, intent.phrases, self.weight_cache)
+                weights = term_weights(self.client, self.alias, tenant_id, terms, intent.phrases, self.weight_cache)
             else:  # pick by the last counts, count again in the search itself and score by that
                 weights, guessed = guess
                 riding = tuple(words)
@@ -339,7 +340,7 @@ class Retriever:
     ) -> tuple[list[dict[str, Any]], PartialResults | None, dict[str, float] | None]:
         """The plan's sub-search answers (checked), what was missing, and the word weights to score
         with: this search's own count when it rode along, else the plan's."""
-        resp = self.client.msearch(body=self.plan_payload(tenant_id, plan), index=self.settings.memories_alias)
+        resp = self.client.msearch(body=self.plan_payload(tenant_id, plan), index=self.alias)
         answers = resp["responses"]
         checked = [complete(r, allow_partial) for r in answers[: len(plan.bodies)]]
         missing = next((m for _, m in checked if m is not None), None)
@@ -358,10 +359,12 @@ class Retriever:
         responses, missing, weights = self._msearch(tenant_id, plan, allow_partial)
         superseders = responses[-1]
 
+        boosts = clause_boosts(plan.terms, plan.intent.phrases, weights) if weights is not None else None
+
         def lexical(hit: dict[str, Any], matched: set[str]) -> float:
-            if weights is None:  # index statistics: the engine's BM25
+            if boosts is None:  # index statistics: the engine's BM25
                 return float(hit["_score"] or 0.0)
-            return lexical_score(matched, plan.terms, plan.intent.phrases, weights)
+            return score_of(matched, boosts)
 
         candidates: dict[str, Candidate] = {}
         if has_lexical:
@@ -408,18 +411,15 @@ class Retriever:
         """Lexical precision (phrase, term coverage, BM25), similarity, both raw engine scores and
         each candidate's match (kind, strength) and Z under ``formula``."""
         best_bm25 = max(((c.bm25 or 0.0) for c in cands), default=0.0) or 1.0
-        full_query = intent.lexical_query
+        # the quoted phrases, else the whole query, as a phrase (spec 3.1's 1.0); read once
+        wanted = [padded_text(p) for p in intent.phrases or [intent.lexical_query]]
+        names = [queries.term_name(i) for i in range(len(terms))]
         lex: list[float] = []
         sem: list[float] = []
         for c in cands:
-            content = c.source.get("content", "")
-            if intent.phrases:
-                phrase_hit = all(contains_phrase(content, p) for p in intent.phrases)
-            else:
-                phrase_hit = bool(full_query.strip()) and contains_phrase(content, full_query)
-            coverage = (
-                sum(1 for i in range(len(terms)) if queries.term_name(i) in c.matched) / len(terms) if terms else 0.0
-            )
+            text = padded_text(c.source.get("content", ""))
+            phrase_hit = all(p and p in text for p in wanted)
+            coverage = sum(1 for n in names if n in c.matched) / len(names) if names else 0.0
             lex.append(lexical_precision(phrase_hit, coverage, (c.bm25 or 0.0) / best_bm25))
             sem.append(embedding_similarity(c.cosine or 0.0))
         matches = Retriever.matches(intent, terms, cands, calibration or ZCalibration(), term_idf)

@@ -32,10 +32,18 @@ def normalize_text(text: str) -> str:
     return " ".join(_NON_ALNUM.sub(" ", text.lower().replace("_", " ")).split())
 
 
+@lru_cache(maxsize=8192)
+def padded_text(text: str) -> str:
+    """``normalize_text`` between two spaces ("" when nothing is left): a phrase occurs in a text
+    on word boundaries when its padded form is in the text's (cached like ``normalize_text``)."""
+    n = normalize_text(text)
+    return f" {n} " if n else ""
+
+
 def contains_phrase(content: str, phrase: str) -> bool:
     """True when ``phrase`` occurs in ``content`` on word boundaries, case/punctuation-insensitive."""
-    p = normalize_text(phrase)
-    return bool(p) and f" {p} " in f" {normalize_text(content)} "
+    p = padded_text(phrase)
+    return bool(p) and p in (padded_text(content) or " ")
 
 
 def query_terms(text: str, limit: int = 16) -> list[str]:

@@ -173,13 +173,24 @@ def weighted_clause(terms: Sequence[str], phrases: Sequence[str], weights: dict[
     return {"bool": {"should": should, "minimum_should_match": 1}}
 
 
+def clause_boosts(terms: Sequence[str], phrases: Sequence[str], weights: dict[str, float]) -> list[tuple[str, float]]:
+    """Each clause of ``weighted_clause`` by its ``matched_queries`` name, with its boost, in the
+    query's order: computed once per recall, then read for every hit (``score_of``) (pure)."""
+    out = [(queries.term_name(i), term_boost(t, weights)) for i, t in enumerate(terms)]
+    return out + [(queries.phrase_name(i), phrase_boost(p, weights)) for i, p in enumerate(phrases)]
+
+
+def score_of(matched: set[str] | frozenset[str], boosts: Sequence[tuple[str, float]]) -> float:
+    """The sum, in float64 and in the query's order, of the boosts of the clauses a memory
+    matched (pure). The engine sums float32 boosts in the order of its clauses' costs, which
+    other tenants' postings set, so its last bit could move with them; this sum cannot."""
+    return sum(boost for name, boost in boosts if name in matched)
+
+
 def lexical_score(
     matched: Iterable[str], terms: Sequence[str], phrases: Sequence[str], weights: dict[str, float]
 ) -> float:
     """What ``weighted_clause`` scores a memory, from the names of the clauses it matched
-    (``queries.coverage_filter``'s ``matched_queries``), summed in float64 in the query's order
-    (pure). The engine sums float32 boosts in the order of its clauses' costs, which other
-    tenants' postings set, so its last bit could move with them; this sum cannot."""
-    names = set(matched)
-    score = sum(term_boost(t, weights) for i, t in enumerate(terms) if queries.term_name(i) in names)
-    return score + sum(phrase_boost(p, weights) for i, p in enumerate(phrases) if queries.phrase_name(i) in names)
+    (``queries.coverage_filter``'s ``matched_queries``) (pure; ``score_of`` over
+    ``clause_boosts``)."""
+    return score_of(set(matched), clause_boosts(terms, phrases, weights))

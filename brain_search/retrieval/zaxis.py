@@ -33,7 +33,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from brain_search.models import MatchKind, ZFormula
-from brain_search.retrieval.ranking import STOPWORDS, normalize_text
+from brain_search.retrieval.ranking import STOPWORDS, normalize_text, padded_text
 
 __all__ = ["Match", "MatchKind", "QueryTerms", "ZCalibration", "ZFormula", "match", "query_terms_of", "spec_z"]
 
@@ -121,9 +121,14 @@ class QueryTerms:
     phrases: tuple[str, ...]
     quoted: bool
 
-    @property
+    @cached_property
     def total_weight(self) -> float:
         return sum(self.weights)
+
+    @cached_property
+    def padded_phrases(self) -> tuple[str, ...]:
+        """``phrases`` as ``ranking.padded_text`` writes them (read for every candidate)."""
+        return tuple(padded_text(p) for p in self.phrases)
 
 
 _DIGIT = re.compile(r"\d")
@@ -184,16 +189,12 @@ class Match:
 
 @lru_cache(maxsize=8192)
 def _words(content: str) -> tuple[str, tuple[str, ...], frozenset[str]]:
-    """The normalised text of a memory, its words and their set (cached: the same memories come
-    back across recalls, and every candidate is matched against each query)."""
+    """The normalised text of a memory between two spaces (``ranking.padded_text``), its words
+    and their set (cached: the same memories come back across recalls, and every candidate is
+    matched against each query)."""
     text = normalize_text(content)
     words = tuple(text.split())
-    return text, words, frozenset(words)
-
-
-def _contains(words_text: str, phrase: str) -> bool:
-    p = normalize_text(phrase)
-    return bool(p) and f" {p} " in f" {words_text} "
+    return f" {text} ", words, frozenset(words)
 
 
 def literal_span(words: Sequence[str], terms: Sequence[str]) -> int | None:
@@ -234,14 +235,14 @@ def match(
 ) -> Match:
     """The calibrated Z of one memory. ``stemmed_hits``: per term of ``q``, whether the engine's
     English analyzer found it in the memory (``matched_queries``); ``cosine``: raw, −1…1."""
-    text, words, present = _words(content)
+    padded, words, present = _words(content)
     literal = [t in present for t in q.terms]
-    hits = [a or b for a, b in zip(literal, stemmed_hits, strict=True)]
     total = q.total_weight
-    shared = sum(w for w, h in zip(q.weights, hits, strict=True) if h) / total if total else 0.0
+    held = sum(w for w, a, b in zip(q.weights, literal, stemmed_hits, strict=True) if a or b)
+    shared = held / total if total else 0.0
     sigma = cal.sigma(cosine)
 
-    if q.phrases and all(_contains(text, p) for p in q.phrases):
+    if q.phrases and all(p and p in padded for p in q.padded_phrases):
         return Match(MatchKind.phrase, 0.05, 1.0, 1.0, sigma)
     n = len(q.terms)
     if n and all(literal):

@@ -8,9 +8,11 @@ from brain_search.retrieval.queries import PHRASE_BOOST
 from brain_search.retrieval.tenant_stats import (
     UNCOUNTED_WEIGHT,
     WeightCache,
+    clause_boosts,
     counts_body,
     idf,
     lexical_score,
+    score_of,
     term_weights,
     weighted_clause,
     weights_from,
@@ -54,6 +56,17 @@ def test_the_lexical_score_is_the_clause_boosts_it_matched() -> None:
     assert lexical_score(["p0"], terms, phrases, weights) == PHRASE_BOOST * 2.0
     assert lexical_score([], terms, phrases, weights) == 0.0
     assert lexical_score(["t0"], ["unseen"], [], {}) == 1e-6  # the clause's floor, as the engine scores it
+
+
+def test_boosts_read_once_per_recall_score_every_hit_alike() -> None:
+    weights = {"zzqx": 0.5, "yyqw": 2.0, "a": 0.1}
+    terms, phrases = ["zzqx", "yyqw"], ["yyqw a", "zzqx a"]
+    boosts = clause_boosts(terms, phrases, weights)
+    assert [name for name, _ in boosts] == ["t0", "t1", "p0", "p1"]  # the clauses' names, in the query's order
+    should = weighted_clause(terms, phrases, weights)["bool"]["should"]
+    assert [b for _, b in boosts] == [c["constant_score"]["boost"] for c in should]
+    for matched in ({"t0"}, {"t1", "p1"}, {"t0", "t1", "p0", "p1"}, set(), {"x9"}):
+        assert score_of(matched, boosts) == lexical_score(matched, terms, phrases, weights)
 
 
 class _Answers:

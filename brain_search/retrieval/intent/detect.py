@@ -213,7 +213,10 @@ def analyze(query: str, max_chars: int = MAX_QUERY_CHARS) -> QueryIntent:
     # request for the literal words counts: a quote of what was said, "word for word", "exactly".
     if statement:
         fired = [f for f in fired if f[1] <= STATEMENT_CUE_MAX_Z and f[0] not in REQUEST_ONLY]
-    outside = "".join(ch if not _overlaps((i, i + 1), taken) else " " for i, ch in enumerate(query))
+    blanked = list(query)  # the query with every span a cue or a quote took blanked out
+    for start, end in taken:
+        blanked[start:end] = " " * (end - start)
+    outside = "".join(blanked)
     # An opinion / theme cue makes specifics (names, numbers) the topic, not a request for exactness.
     soft = any(z >= 0.6 for _, z, _ in fired)
     if fired and fired[0][0] == "quoted_phrase" and any(z >= 0.75 for n, z, _ in fired if n != "quoted_phrase"):
