@@ -7,7 +7,9 @@ measured in the same run (before and after, as the machine may be shared). Goal:
     .venv/bin/python lab/scripts/bench_ingest.py            # 10,000 LoCoMo turns, 1 worker process
 
 It starts its own Redis (--redis-port), API (--api-port), worker and, unless --opensearch-url is
-given, its own single OpenSearch node (--node-port), and stops what it started.
+given, its own single OpenSearch node (--node-port), and stops what it started. Before the measured
+run, --warm-up memories (3,000) of another tenant go through the whole pipeline: a node started
+seconds before spends about half its CPU compiling for minutes (lab/README.md, "Ingest throughput").
 
 On a shared machine wall-clock figures move with the neighbours' load, so it also reports the CPU
 seconds each part spent per 1,000 memories (bare embedding vs worker + API + Redis + OpenSearch,
@@ -97,18 +99,22 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 def wait_done(http: httpx.Client, headers: dict[str, str], task_ids: list[str], timeout_s: float) -> list[dict]:
+    """Every task's final status. One GET at a time, for the oldest task not yet done (each
+    is read again only once it is done, when the next is asked for): polling all ten tasks
+    five times a second cost the API and OpenSearch more CPU than the pipeline's own
+    bookkeeping (about 1 and 1 CPU s per 1,000 memories)."""
     deadline = time.monotonic() + timeout_s
-    done: dict[str, dict] = {}
-    while len(done) < len(task_ids):
-        for t in task_ids:
-            if t not in done:
-                body = http.get(f"/v1/tasks/{t}", headers=headers).json()
-                if body["state"] in ("succeeded", "failed"):
-                    done[t] = body
-        if time.monotonic() > deadline:
-            raise SystemExit(f"tasks not done after {timeout_s}s")
-        time.sleep(0.2)
-    return list(done.values())
+    done: list[dict] = []
+    for t in task_ids:
+        while True:
+            body = http.get(f"/v1/tasks/{t}", headers=headers).json()
+            if body["state"] in ("succeeded", "failed"):
+                done.append(body)
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit(f"tasks not done after {timeout_s}s")
+            time.sleep(0.2)
+    return done
 
 
 def main() -> None:
@@ -123,6 +129,13 @@ def main() -> None:
     ap.add_argument("--node-port", type=int, default=9271, help="HTTP port of the own node (transport +100)")
     ap.add_argument("--data-dir", type=Path, default=None, help="default: BRAIN_DATA_DIR or ../shared/data")
     ap.add_argument("--keep", action="store_true", help="keep the benchmark's indices")
+    ap.add_argument(
+        "--warm-up",
+        type=int,
+        default=3000,
+        help="memories of another tenant ingested before the measured run (0: none). A node started"
+        " seconds before spends about half its indexing CPU compiling (JIT) for the first minutes",
+    )
     a = ap.parse_args()
 
     from brain_search.local_redis import LocalRedis
@@ -133,10 +146,16 @@ def main() -> None:
     data_dir = a.data_dir or Path(os.environ.get("BRAIN_DATA_DIR") or ROOT.parent / "shared" / "data")
     admin_key = secrets.token_urlsafe(24)
     settings = load_settings(
-        index_prefix=a.prefix, redis_port=a.redis_port, redis_url=f"redis://127.0.0.1:{a.redis_port}/0"
+        index_prefix=a.prefix,
+        redis_port=a.redis_port,
+        redis_url=f"redis://127.0.0.1:{a.redis_port}/0",
     )
-    texts = texts_for(a.n, data_dir)
-    print(f"{a.n} texts, mean {sum(map(len, texts)) / len(texts):.0f} characters; CPUs: {os.cpu_count()}")
+    every = texts_for(a.n + a.warm_up, data_dir)
+    texts, warm_texts = every[: a.n], every[a.n :]
+    print(
+        f"{a.n} texts, mean {sum(map(len, texts)) / len(texts):.0f} characters; CPUs: {os.cpu_count()};"
+        f" warm-up: {a.warm_up}"
+    )
 
     node = None
     if a.opensearch_url:
@@ -191,6 +210,25 @@ def main() -> None:
             r = http.post("/v1/memories", json={"content": "warm-up", "memory_id": "warm-up"}, headers=headers)
             wait_done(http, headers, [r.json()["task_id"]], 300)
             http.delete("/v1/memories/warm-up", headers=headers)
+            if a.warm_up:  # another tenant's memories, through the whole pipeline: a warm JVM
+                http.post("/v1/admin/tenants", json={"tenant_id": "bench-warm"}, headers=admin).raise_for_status()
+                warm_key = http.post("/v1/admin/tenants/bench-warm/keys", json={}, headers=admin).json()["key"]
+                warm = {"Authorization": f"Bearer {warm_key}"}
+                t_warm, cpu_warm = time.perf_counter(), cpu_seconds(node.pid(node.nodes[0])) if node else 0.0
+                warm_ids = []
+                for i in range(0, a.warm_up, a.batch):
+                    chunk = warm_texts[i : i + a.batch]
+                    body = {"memories": [{"content": t, "memory_id": f"w{i + j}"} for j, t in enumerate(chunk)]}
+                    r = http.post("/v1/memories", json=body, headers=warm)
+                    r.raise_for_status()
+                    warm_ids.append(r.json()["task_id"])
+                wait_done(http, warm, warm_ids, 3600)
+                warm_s = time.perf_counter() - t_warm
+                node_cpu = (cpu_seconds(node.pid(node.nodes[0])) - cpu_warm) * 1000 / a.warm_up if node else 0.0
+                print(
+                    f"warm-up: {a.warm_up} memories of another tenant in {warm_s:.1f}s"
+                    f" ({a.warm_up / warm_s:.1f}/s; OpenSearch {node_cpu:.1f} CPU s per 1,000 on a cold node)"
+                )
 
             node_pid = node.pid(node.nodes[0]) if node else None
             parts = {"worker": worker.pid, "API": api.pid, "Redis": redis.pid(), "OpenSearch": node_pid}
