@@ -43,7 +43,7 @@ def padded_text(text: str) -> str:
 def contains_phrase(content: str, phrase: str) -> bool:
     """True when ``phrase`` occurs in ``content`` on word boundaries, case/punctuation-insensitive."""
     p = padded_text(phrase)
-    return bool(p) and p in (padded_text(content) or " ")
+    return bool(p) and p in padded_text(content)
 
 
 def query_terms(text: str, limit: int = 16) -> list[str]:

@@ -163,11 +163,11 @@ def phrase_boost(phrase: str, weights: dict[str, float]) -> float:
 
 
 def weighted_clause(terms: Sequence[str], phrases: Sequence[str], weights: dict[str, float]) -> dict[str, Any]:
-    """The lexical clause in this mode: a constant score per term and phrase (pure)."""
-    should = [{"constant_score": {"filter": queries.term_match(t), "boost": term_boost(t, weights)}} for t in terms]
-    should += [
-        {"constant_score": {"filter": queries.phrase_match(p), "boost": phrase_boost(p, weights)}} for p in phrases
-    ]
+    """The lexical clause in this mode: a constant score per term and phrase, boosted by
+    ``clause_boosts`` (pure)."""
+    filters = [queries.term_match(t) for t in terms] + [queries.phrase_match(p) for p in phrases]
+    boosts = clause_boosts(terms, phrases, weights)
+    should = [{"constant_score": {"filter": f, "boost": b}} for f, (_, b) in zip(filters, boosts, strict=True)]
     if not should:
         return {"match_none": {}}
     return {"bool": {"should": should, "minimum_should_match": 1}}

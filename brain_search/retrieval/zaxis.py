@@ -189,12 +189,12 @@ class Match:
 
 @lru_cache(maxsize=8192)
 def _words(content: str) -> tuple[str, tuple[str, ...], frozenset[str]]:
-    """The normalised text of a memory between two spaces (``ranking.padded_text``), its words
-    and their set (cached: the same memories come back across recalls, and every candidate is
-    matched against each query)."""
-    text = normalize_text(content)
-    words = tuple(text.split())
-    return f" {text} ", words, frozenset(words)
+    """The normalised text of a memory between two spaces (``ranking.padded_text``, shared with
+    the lexical precision), its words and their set (cached: the same memories come back across
+    recalls, and every candidate is matched against each query)."""
+    padded = padded_text(content)
+    words = tuple(padded.split())
+    return padded, words, frozenset(words)
 
 
 def literal_span(words: Sequence[str], terms: Sequence[str]) -> int | None:

@@ -98,11 +98,17 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
+def new_tenant(http: httpx.Client, admin: dict[str, str], tenant_id: str) -> dict[str, str]:
+    """A tenant and a key of its own: the headers its requests carry."""
+    http.post("/v1/admin/tenants", json={"tenant_id": tenant_id}, headers=admin).raise_for_status()
+    key = http.post(f"/v1/admin/tenants/{tenant_id}/keys", json={}, headers=admin).json()["key"]
+    return {"Authorization": f"Bearer {key}"}
+
+
 def wait_done(http: httpx.Client, headers: dict[str, str], task_ids: list[str], timeout_s: float) -> list[dict]:
     """Every task's final status. One GET at a time, for the oldest task not yet done (each
     is read again only once it is done, when the next is asked for): polling all ten tasks
-    five times a second cost the API and OpenSearch more CPU than the pipeline's own
-    bookkeeping (about 1 and 1 CPU s per 1,000 memories)."""
+    five times a second cost the API and OpenSearch about 1 CPU s per 1,000 memories each."""
     deadline = time.monotonic() + timeout_s
     done: list[dict] = []
     for t in task_ids:
@@ -203,18 +209,15 @@ def main() -> None:
                     raise SystemExit(f"the API did not start; see {logs / 'api.log'}")
                 time.sleep(0.5)
             admin = {"Authorization": f"Bearer {admin_key}"}
-            http.post("/v1/admin/tenants", json={"tenant_id": "bench"}, headers=admin).raise_for_status()
-            key = http.post("/v1/admin/tenants/bench/keys", json={}, headers=admin).json()["key"]
-            headers = {"Authorization": f"Bearer {key}"}
+            headers = new_tenant(http, admin, "bench")
+            node_pid = node.pid(node.nodes[0]) if node else None
             # warm-up: the worker has loaded its model once this task is done
             r = http.post("/v1/memories", json={"content": "warm-up", "memory_id": "warm-up"}, headers=headers)
             wait_done(http, headers, [r.json()["task_id"]], 300)
             http.delete("/v1/memories/warm-up", headers=headers)
             if a.warm_up:  # another tenant's memories, through the whole pipeline: a warm JVM
-                http.post("/v1/admin/tenants", json={"tenant_id": "bench-warm"}, headers=admin).raise_for_status()
-                warm_key = http.post("/v1/admin/tenants/bench-warm/keys", json={}, headers=admin).json()["key"]
-                warm = {"Authorization": f"Bearer {warm_key}"}
-                t_warm, cpu_warm = time.perf_counter(), cpu_seconds(node.pid(node.nodes[0])) if node else 0.0
+                warm = new_tenant(http, admin, "bench-warm")
+                t_warm, cpu_warm = time.perf_counter(), cpu_seconds(node_pid)
                 warm_ids = []
                 for i in range(0, a.warm_up, a.batch):
                     chunk = warm_texts[i : i + a.batch]
@@ -224,13 +227,12 @@ def main() -> None:
                     warm_ids.append(r.json()["task_id"])
                 wait_done(http, warm, warm_ids, 3600)
                 warm_s = time.perf_counter() - t_warm
-                node_cpu = (cpu_seconds(node.pid(node.nodes[0])) - cpu_warm) * 1000 / a.warm_up if node else 0.0
+                node_cpu = (cpu_seconds(node_pid) - cpu_warm) * 1000 / a.warm_up
                 print(
                     f"warm-up: {a.warm_up} memories of another tenant in {warm_s:.1f}s"
                     f" ({a.warm_up / warm_s:.1f}/s; OpenSearch {node_cpu:.1f} CPU s per 1,000 on a cold node)"
                 )
 
-            node_pid = node.pid(node.nodes[0]) if node else None
             parts = {"worker": worker.pid, "API": api.pid, "Redis": redis.pid(), "OpenSearch": node_pid}
             cpu0 = {k: cpu_seconds(pid) for k, pid in parts.items()}
             t0 = time.perf_counter()
