@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,9 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.store.indices import IndexNames
+
+log = logging.getLogger(__name__)
+DERIVED_SOURCE = "index.knn.derived_source.enabled"
 
 
 def load_template(name: str, directory: Path | None = None) -> dict[str, Any]:
@@ -34,6 +38,7 @@ def memories_template(settings: Settings, dimension: int, directory: Path | None
     index_settings = body["template"]["settings"]["index"]
     index_settings["number_of_shards"] = settings.shards
     index_settings["number_of_replicas"] = settings.replicas
+    index_settings["knn.derived_source.enabled"] = settings.knn_derived_source
     if settings.routing_partition_size > 1:
         if settings.routing_partition_size >= settings.shards:
             raise ValueError("routing_partition_size must be smaller than the number of shards")
@@ -65,6 +70,12 @@ def install_memories_index(client: OpenSearch, settings: Settings, dimension: in
         # fields added since the index was created (additive: an existing field is never changed)
         props = memories_template(settings, dimension)["template"]["mappings"]["properties"]
         client.indices.put_mapping(index=index, body={"properties": {f: props[f] for f in ADDED_FIELDS}})
+        if derived_source(client, index) and not settings.knn_derived_source:
+            log.warning(
+                "memories index %s keeps k-NN derived source on (a static setting of its creation); k-NN 3.5.0.0"
+                " can fail fetches from it with already_closed_exception: re-index it (docs/operations.md)",
+                index,
+            )
         return index
     index = settings.memories_index
     if not client.indices.exists(index=index):
@@ -83,3 +94,14 @@ def delete_indices(client: OpenSearch, settings: Settings) -> None:
     everything = IndexNames.of(settings).everything
     client.indices.delete(index=everything, params={"expand_wildcards": "all"})
     client.indices.delete_index_template(name=everything, ignore=[404])
+
+
+def derived_source(client: OpenSearch, index: str) -> bool:
+    """Whether ``index`` leaves its vectors out of the stored ``_source`` (k-NN's derived source,
+    on by default in k-NN 3.x)."""
+    found = client.indices.get_settings(
+        index=index, name=DERIVED_SOURCE, params={"include_defaults": "true", "flat_settings": "true"}
+    )
+    entry: dict[str, Any] = found.get(index) or next(iter(found.values()), {})
+    value = (entry.get("settings") or {}).get(DERIVED_SOURCE, (entry.get("defaults") or {}).get(DERIVED_SOURCE))
+    return str(value).lower() == "true"

@@ -11,6 +11,7 @@ from brain_search.config import Settings
 from brain_search.embedding import OnnxQueryEmbedder, SentenceTransformerEmbedder
 from brain_search.retrieval.queries import bm25_match, bm25_phrase, knn_query, scope_filter
 from brain_search.store.documents import build_memory_doc, memory_doc_id
+from brain_search.store.templates import derived_source
 
 pytestmark = pytest.mark.integration
 
@@ -68,6 +69,8 @@ def test_template_installed(client: OpenSearch, stack_settings: Settings, memori
     assert mapping["properties"]["content"]["fields"]["en"]["analyzer"] == "english"
     plugins = {p["component"] for p in client.cat.plugins(format="json")}
     assert "opensearch-knn" in plugins
+    # the vector is stored in _source, not derived from the vector files on fetch (k-NN 3.5.0.0's race)
+    assert derived_source(client, memories_index) is False
 
 
 def test_bm25_match_and_phrase(client: OpenSearch, stack_settings: Settings, memories_index: str, embedder) -> None:

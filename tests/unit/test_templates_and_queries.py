@@ -19,6 +19,9 @@ def test_memories_template_follows_settings() -> None:
     assert props["embedding"]["method"]["parameters"]["m"] == 24
     assert props["content"]["analyzer"] == "standard" and props["content"]["fields"]["en"]["analyzer"] == "english"
     assert body["template"]["mappings"]["_routing"] == {"required": True}
+    assert idx["knn.derived_source.enabled"] is False  # k-NN 3.5.0.0's reader race (docs/operations.md)
+    on = memories_template(load_settings(index_prefix="x", knn_derived_source=True), 384)
+    assert on["template"]["settings"]["index"]["knn.derived_source.enabled"] is True
 
 
 def test_routing_partition_must_be_below_shards() -> None:
