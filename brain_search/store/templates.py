@@ -19,7 +19,7 @@ from brain_search.config import Settings
 from brain_search.store.indices import IndexNames
 
 log = logging.getLogger(__name__)
-DERIVED_SOURCE = "index.knn.derived_source.enabled"
+DERIVED_SOURCE = "index.knn.derived_source.enabled"  # off by default: k-NN 3.5.0.0's reader race
 
 
 def load_template(name: str, directory: Path | None = None) -> dict[str, Any]:
@@ -38,7 +38,7 @@ def memories_template(settings: Settings, dimension: int, directory: Path | None
     index_settings = body["template"]["settings"]["index"]
     index_settings["number_of_shards"] = settings.shards
     index_settings["number_of_replicas"] = settings.replicas
-    index_settings["knn.derived_source.enabled"] = settings.knn_derived_source
+    index_settings[DERIVED_SOURCE.removeprefix("index.")] = settings.knn_derived_source
     if settings.routing_partition_size > 1:
         if settings.routing_partition_size >= settings.shards:
             raise ValueError("routing_partition_size must be smaller than the number of shards")

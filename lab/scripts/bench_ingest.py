@@ -97,6 +97,11 @@ def jvm_delta(after: dict[str, float], before: dict[str, float], total: float | 
     return ", ".join(f"{k} {v:.1f}" for k, v in parts.items()) or "unknown"
 
 
+def jit_seconds(after: dict[str, float], before: dict[str, float]) -> float:
+    """CPU seconds the C1 and C2 compiler threads used between two ``jvm_threads`` readings."""
+    return after["C2"] + after["C1"] - before["C2"] - before["C1"]
+
+
 def settle_engine(
     client: Any, settings: Settings, pid: int | None, texts: list[str], vectors: list[Any], cap_s: float
 ) -> None:
@@ -110,10 +115,11 @@ def settle_engine(
     from brain_search.ingest.bulk import bulk_body, encode_entry, index_action
     from brain_search.store.documents import build_memory_doc, memory_doc_id
 
-    if pid is None or not jvm_threads(pid):
+    first = jvm_threads(pid)
+    if pid is None or not first:
         print("engine settle: skipped (no per-thread CPU for the node)")
         return
-    t0, first, n = time.monotonic(), jvm_threads(pid), 0
+    t0, cpu0, n = time.monotonic(), cpu_seconds(pid), 0
     window_t, window = t0, first
     ids = 3 * len(texts)
     while time.monotonic() - t0 < cap_s:
@@ -132,7 +138,7 @@ def settle_engine(
             raise SystemExit("engine settle: a bulk request failed")
         if time.monotonic() - window_t >= 10:
             now = jvm_threads(pid)
-            jit = now["C2"] + now["C1"] - window["C2"] - window["C1"]
+            jit = jit_seconds(now, window)
             print(f"  engine settle: {n} documents, {time.monotonic() - t0:.0f}s, JIT {jit:.1f} CPU s in the last 10 s")
             if jit < 0.5:
                 break
@@ -145,12 +151,11 @@ def settle_engine(
     for _ in range(12):  # the compile queue drains once the load stops
         before = jvm_threads(pid)
         time.sleep(5)
-        after = jvm_threads(pid)
-        if after["C2"] + after["C1"] - before["C2"] - before["C1"] < 0.2:
+        if jit_seconds(jvm_threads(pid), before) < 0.2:
             break
     print(
         f"engine settle: {n} documents of a third tenant in {time.monotonic() - t0:.0f}s (merges done);"
-        f" node CPU s by thread kind: {jvm_delta(jvm_threads(pid), first)}"
+        f" node CPU s by thread kind: {jvm_delta(jvm_threads(pid), first, cpu_seconds(pid) - cpu0)}"
     )
 
 
