@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import math
 import os
 import shutil
 import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -164,7 +166,7 @@ class OnnxQueryEmbedder:
 
     ``quantized`` runs the int8 model (about 2× faster on CPUs with VNNI; cosine to the fp32
     vector ≈ 0.994). Only for queries: documents keep the fp32 model (``make_document_embedder``:
-    this class in fp32 with onnxruntime's default threads, so the API never imports torch). Each call pads to its own
+    this class in fp32, for the worker and the API's embedded mode alike). Each call pads to its own
     longest text; ``session.run`` releases the GIL, so concurrent requests encode in parallel,
     each on one intra-op thread (no spinning).
     """
@@ -177,6 +179,7 @@ class OnnxQueryEmbedder:
         quantized: bool = False,
         max_tokens: int = 256,
         batch_size: int = 64,
+        sessions: int = 1,
     ) -> None:
         _offline()
         import onnxruntime as ort
@@ -190,8 +193,13 @@ class OnnxQueryEmbedder:
         self.tokenizer = Tokenizer.from_file(str(onnx_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_tokens)
         self.tokenizer.no_padding()  # the file pads to 128; pad to the batch's longest instead
-        opts = _session_options(intra_op_threads) or ort.SessionOptions()
-        self._session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        # several sessions: one intra-op thread each, a call's batches shared out between them
+        opts = _session_options(1 if sessions > 1 else intra_op_threads) or ort.SessionOptions()
+        self._sessions = [
+            ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"]) for _ in range(max(1, sessions))
+        ]
+        self._session = self._sessions[0]
+        self._pool = ThreadPoolExecutor(len(self._sessions), "embed") if sessions > 1 else None
         self._inputs = {i.name for i in self._session.get_inputs()}
         dim = self._session.get_outputs()[0].shape[-1]
         if not isinstance(dim, int) or dim <= 0:
@@ -204,16 +212,28 @@ class OnnxQueryEmbedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         encs = self.tokenizer.encode_batch(list(texts))
         if len(encs) <= self.batch_size:
-            return self._encode(encs)
+            return self._encode(encs, self._session)
         # longest first, like sentence-transformers: each batch pads to similar lengths
         order = sorted(range(len(encs)), key=lambda i: -len(encs[i].ids))
+        batches = iter([order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)])
         out = np.empty((len(encs), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            out[rows] = self._encode([encs[i] for i in rows])
+        taken = threading.Lock()
+
+        def drain(session: Any) -> None:
+            while True:
+                with taken:
+                    rows = next(batches, None)
+                if rows is None:
+                    return
+                out[rows] = self._encode([encs[i] for i in rows], session)
+
+        if self._pool is None:
+            drain(self._session)
+        else:  # session.run releases the GIL: the sessions run in parallel, each taking the next batch
+            list(self._pool.map(drain, self._sessions))
         return out
 
-    def _encode(self, encs: list[Any]) -> np.ndarray:
+    def _encode(self, encs: list[Any], session: Any) -> np.ndarray:
         width = max(len(e.ids) for e in encs)
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -221,7 +241,7 @@ class OnnxQueryEmbedder:
             ids[row, : len(enc.ids)] = enc.ids
             mask[row, : len(enc.ids)] = 1
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        tokens = self._session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
+        tokens = session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
@@ -305,11 +325,34 @@ def make_query_embedder(settings: Settings) -> Embedder:
     return make_embedder(settings, settings.query_embedding_threads)
 
 
-def make_document_embedder(settings: Settings, intra_op_threads: int = 0) -> Embedder:
-    """The fp32 model for documents inside the API (embedded-mode ingestion): ``OnnxQueryEmbedder``
-    (``intra_op_threads``: 0 = onnxruntime's default, one spinning thread per core), sentence-
-    transformers' vectors without loading torch and sentence-transformers into the API process
-    (seconds of CPU on the first write otherwise)."""
+def usable_cpus() -> int:
+    """CPUs this process may run on: its affinity, capped by a cgroup v2 CPU quota (a container's
+    CPU limit) where one is set."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cpus = min(cpus, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, cpus)
+
+
+def document_sessions(settings: Settings, cpus: int | None = None) -> int:
+    """How many one-thread onnxruntime sessions a worker embeds with: ``embedding_sessions``, or
+    one per usable CPU, at most 4 (each holds its own copy of the model, ~100 MiB)."""
+    if settings.embedding_sessions:
+        return settings.embedding_sessions
+    return max(1, min(4, usable_cpus() if cpus is None else cpus))
+
+
+def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessions: int = 1) -> Embedder:
+    """The fp32 model for documents: the Celery worker's and the CLI's in-process ingest (with
+    ``sessions`` = ``document_sessions``), the API's embedded mode (one session of
+    ``intra_op_threads``: 0 = onnxruntime's default, one spinning thread per core).
+    ``OnnxQueryEmbedder`` gives sentence-transformers' vectors (within 1e-6), without loading torch;
+    with one-thread sessions sharing out small batches it embeds ~1.5× as many memories per CPU
+    second as sentence-transformers on onnxruntime's threads (lab/README.md, "Ingest throughput")."""
     if settings.embedding_backend != "torch":
         try:
             return OnnxQueryEmbedder(
@@ -319,6 +362,7 @@ def make_document_embedder(settings: Settings, intra_op_threads: int = 0) -> Emb
                 False,
                 256,
                 settings.embedding_batch_size,
+                sessions,
             )
         except Exception as exc:
             if settings.embedding_backend == "onnx":

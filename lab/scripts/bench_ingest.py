@@ -48,9 +48,9 @@ def texts_for(n: int, data_dir: Path) -> list[str]:
 def bare_embedding(settings: Settings, texts: list[str], call_size: int) -> tuple[float, float, list[Any]]:
     """The embedder alone, in calls of ``call_size`` texts (as the pipeline makes them):
     (memories/s, CPU seconds of this process, the vectors)."""
-    from brain_search.embedding import make_embedder
+    from brain_search.embedding import document_sessions, make_document_embedder
 
-    embedder = make_embedder(settings)
+    embedder = make_document_embedder(settings, sessions=document_sessions(settings))  # the worker's
     embedder.encode(texts[:64])  # warm-up
     vectors: list[Any] = []
     t, cpu = time.perf_counter(), time.process_time()
@@ -368,14 +368,16 @@ def main() -> None:
             jvm = jvm_delta(jvm_threads(node_pid), jvm0, cpu["OpenSearch"])
             indexed = sum(r["indexed"] for r in results)
             failed = sum(r["failed"] for r in results)
-            # searchable by text and by vector
+            # searchable by text and by vector, in the measured tenant (the others hold the same texts)
+            mine = {"term": {"tenant_id": "bench"}}
             bm25 = client.search(
-                index=settings.memories_alias, body={"query": {"match": {"content": texts[123]}}, "size": 1}
+                index=settings.memories_alias,
+                body={"query": {"bool": {"must": {"match": {"content": texts[123]}}, "filter": mine}}, "size": 1},
             )
             vec = bm25["hits"]["hits"][0]["_source"]["embedding"] if bm25["hits"]["hits"] else None
             knn = client.search(
                 index=settings.memories_alias,
-                body={"query": {"knn": {"embedding": {"vector": vec, "k": 1}}}, "size": 1},
+                body={"query": {"knn": {"embedding": {"vector": vec, "k": 1, "filter": mine}}}, "size": 1},
             )
         finally:
             http.close()

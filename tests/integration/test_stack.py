@@ -8,7 +8,7 @@ import redis
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.embedding import OnnxQueryEmbedder, SentenceTransformerEmbedder
+from brain_search.embedding import OnnxQueryEmbedder, SentenceTransformerEmbedder, make_document_embedder
 from brain_search.retrieval.queries import bm25_match, bm25_phrase, knn_query, scope_filter
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.templates import derived_source
@@ -156,3 +156,19 @@ def test_query_encoder_matches_sentence_transformers(settings: Settings, embedde
     assert fp32.encode([]).shape == (0, 384)
     chunked = OnnxQueryEmbedder(settings.models_dir, batch_size=2)  # sorted by length, batches of 2
     assert np.abs(chunked.encode(s * 3) - np.vstack([ref] * 3)).max() < 1e-5
+
+
+def test_document_embedder_matches_sentence_transformers(
+    settings: Settings, embedder: SentenceTransformerEmbedder
+) -> None:
+    """What the worker embeds memories with: onnxruntime directly, fp32, sentence-transformers'
+    vectors, a memory past the model's 256 word pieces truncated the same way."""
+    long = " ".join(f"word{i} about the quarterly plan" for i in range(120))
+    s = ["Find where I said '53% equity'", long, "ok", "What did Caroline research about adoption agencies?"] * 20
+    ref = embedder.encode(s)
+    for sessions in (1, 3):  # 3 sessions share out the 5 batches of 16 between them
+        doc = make_document_embedder(settings, sessions=sessions)
+        assert isinstance(doc, OnnxQueryEmbedder) and not doc.quantized
+        assert doc.name == embedder.name and doc.dimension == embedder.dimension
+        assert np.abs(doc.encode(s) - ref).max() < 1e-5
+        assert np.abs(doc.encode(s[:5]) - ref[:5]).max() < 1e-5

@@ -169,3 +169,15 @@ def test_worker_mode_without_a_redis_url_is_an_error_not_a_silent_switch() -> No
     s = load_settings(ingest_mode="workers", redis_url=None)
     with pytest.raises(SetupError, match="BRAIN_REDIS_URL"):
         make_ingest_service(s, None, None)  # type: ignore[arg-type]
+
+
+def test_document_sessions_one_per_usable_cpu_at_most_four() -> None:
+    from brain_search.embedding import document_sessions, usable_cpus
+
+    s = load_settings()
+    assert s.embedding_sessions == 0
+    assert [document_sessions(s, cpus) for cpus in (1, 2, 3, 4, 16)] == [1, 2, 3, 4, 4]
+    assert document_sessions(s.model_copy(update={"embedding_sessions": 6}), 2) == 6  # set: taken as is
+    assert 1 <= document_sessions(s) <= 4 and usable_cpus() >= 1
+    with pytest.raises(ValueError):
+        load_settings(embedding_sessions=-1)
