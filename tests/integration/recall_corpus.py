@@ -5,6 +5,8 @@ from __future__ import annotations
 from opensearchpy import OpenSearch
 
 from brain_search.api.state import AppState
+from brain_search.config import Settings
+from brain_search.embedding import Embedder, document_sessions, make_document_embedder
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 
 CORPUS = [
@@ -35,8 +37,20 @@ CORPUS = [
 ]
 
 
+_document_embedders: dict[str, Embedder] = {}
+
+
+def document_embedder(settings: Settings) -> Embedder:
+    """The fp32 model the workers embed memories with (the API's own embedder is for queries:
+    int8, whose vectors depend on what else is in the batch)."""
+    key = f"{settings.models_dir}|{settings.embedding_batch_size}"
+    if key not in _document_embedders:
+        _document_embedders[key] = make_document_embedder(settings, sessions=document_sessions(settings))
+    return _document_embedders[key]
+
+
 def index_corpus(state: AppState, client: OpenSearch, tenant: str, corpus=CORPUS) -> None:  # type: ignore[no-untyped-def]
-    vecs = state.embedder.encode([c[2] for c in corpus])
+    vecs = document_embedder(state.settings).encode([c[2] for c in corpus])
     for (mid, node_label, text, day), vec in zip(corpus, vecs, strict=True):
         node = state.graph.ensure(tenant, node_label)
         doc = build_memory_doc(
