@@ -11,7 +11,9 @@ import typer
 
 
 def worker(
-    concurrency: int = typer.Option(1, min=1, help="worker processes (each loads the model; ONNX uses every core)"),
+    concurrency: int = typer.Option(
+        1, min=1, help="worker processes (each embeds on one session per CPU, at most 4: BRAIN_EMBEDDING_SESSIONS)"
+    ),
     pool: str = typer.Option("prefork", help="prefork | solo | threads"),
     loglevel: str = typer.Option("info", help="debug | info | warning | error"),
     hostname: str = typer.Option(None, help="worker name (default: ingest-<pid>@<host>)"),
