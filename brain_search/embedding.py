@@ -346,11 +346,17 @@ def document_sessions(settings: Settings, cpus: int | None = None) -> int:
     return max(1, min(4, usable_cpus() if cpus is None else cpus))
 
 
+def make_worker_embedder(settings: Settings) -> Embedder:
+    """What workers and the CLI's in-process ingest embed memories with: the document model on
+    ``document_sessions`` one-thread sessions."""
+    return make_document_embedder(settings, sessions=document_sessions(settings))
+
+
 def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessions: int = 1) -> Embedder:
-    """The fp32 model for documents: the Celery worker's and the CLI's in-process ingest (with
-    ``sessions`` = ``document_sessions``), the API's embedded mode (one session of
-    ``intra_op_threads``: 0 = onnxruntime's default, one spinning thread per core).
-    ``OnnxQueryEmbedder`` gives sentence-transformers' vectors (within 1e-6), without loading torch;
+    """The fp32 model for documents: the Celery worker's and the CLI's in-process ingest
+    (``make_worker_embedder``), the API's embedded mode (one session of ``intra_op_threads``:
+    0 = onnxruntime's default, one spinning thread per core).
+    ``OnnxQueryEmbedder`` gives sentence-transformers' vectors (within 1e-7), without loading torch;
     with one-thread sessions sharing out small batches it embeds ~1.5× as many memories per CPU
     second as sentence-transformers on onnxruntime's threads (lab/README.md, "Ingest throughput")."""
     if settings.embedding_backend != "torch":

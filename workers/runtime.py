@@ -18,7 +18,7 @@ import redis
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.embedding import document_sessions, make_document_embedder
+from brain_search.embedding import make_worker_embedder
 from brain_search.ingest.broker import ingest_queue
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.memories import MemoryStore
@@ -109,7 +109,7 @@ def get_runtime(settings: Settings) -> WorkerRuntime:
     with _runtime_lock:
         if _runtime is None:
             client = make_client(settings)
-            embedder = make_document_embedder(settings, sessions=document_sessions(settings))
+            embedder = make_worker_embedder(settings)
             if embedder.dimension != settings.embedding_dimension:
                 raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
             pipeline = IngestPipeline(client, embedder, settings)

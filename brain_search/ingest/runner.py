@@ -194,7 +194,7 @@ class InProcessSubmitter:
     """In this process, on OpenSearch alone: the embedded-mode queue with this process's model."""
 
     def __init__(self, settings: Settings, tenant_id: str | None) -> None:
-        from brain_search.embedding import document_sessions, make_document_embedder
+        from brain_search.embedding import make_worker_embedder
         from brain_search.graph import GraphStore
         from brain_search.ingest.dead_letters import DeadLetterStore
         from brain_search.ingest.inprocess import InProcessQueue
@@ -209,9 +209,7 @@ class InProcessSubmitter:
         self.graph = GraphStore(self.client, settings)
         self.keys = KeyStore(self.client, settings)
         dead_letters = DeadLetterStore(self.client, settings)
-        pipeline = IngestPipeline(
-            self.client, make_document_embedder(settings, sessions=document_sessions(settings)), settings
-        )
+        pipeline = IngestPipeline(self.client, make_worker_embedder(settings), settings)
         self.queue = InProcessQueue(pipeline, dead_letters, settings)
         self._tenants: set[str] = set()
 

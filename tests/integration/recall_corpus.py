@@ -6,7 +6,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.api.state import AppState
 from brain_search.config import Settings
-from brain_search.embedding import Embedder, document_sessions, make_document_embedder
+from brain_search.embedding import Embedder, make_worker_embedder
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 
 CORPUS = [
@@ -45,7 +45,7 @@ def document_embedder(settings: Settings) -> Embedder:
     int8, whose vectors depend on what else is in the batch)."""
     key = f"{settings.models_dir}|{settings.embedding_batch_size}"
     if key not in _document_embedders:
-        _document_embedders[key] = make_document_embedder(settings, sessions=document_sessions(settings))
+        _document_embedders[key] = make_worker_embedder(settings)
     return _document_embedders[key]
 
 
