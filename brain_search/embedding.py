@@ -348,8 +348,10 @@ def document_sessions(settings: Settings, cpus: int | None = None) -> int:
 
 def make_worker_embedder(settings: Settings) -> Embedder:
     """What workers and the CLI's in-process ingest embed memories with: the document model on
-    ``document_sessions`` one-thread sessions."""
-    return make_document_embedder(settings, sessions=document_sessions(settings))
+    ``document_sessions`` one-thread sessions. One session too runs on one thread without
+    spinning: onnxruntime's default would size its pool by the machine's cores, whatever the
+    process's CPU affinity or its container's quota, and pin those threads to cores itself."""
+    return make_document_embedder(settings, intra_op_threads=1, sessions=document_sessions(settings))
 
 
 def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessions: int = 1) -> Embedder:

@@ -159,6 +159,35 @@ def settle_engine(
     )
 
 
+ENGINE_STATS = (
+    ("indexing", "index_total"), ("indexing", "index_time_in_millis"), ("refresh", "total"),
+    ("refresh", "total_time_in_millis"), ("merges", "total_docs"), ("merges", "total_time_in_millis"),
+    ("search", "query_total"), ("search", "query_time_in_millis"), ("get", "total"), ("get", "time_in_millis"),
+)  # fmt: skip
+
+
+def engine_counters(client: Any) -> dict[str, dict[str, int]]:
+    """Per index (and per thread pool, as ``pool:<name>``) counters of the node: what its CPU did."""
+    out: dict[str, dict[str, int]] = {}
+    for name, body in client.indices.stats(params={"expand_wildcards": "all"})["indices"].items():
+        total = body["total"]
+        out[name] = {f"{a}.{b}": int(total.get(a, {}).get(b, 0)) for a, b in ENGINE_STATS}
+    for node in client.nodes.stats(metric="thread_pool")["nodes"].values():
+        for pool, body in node["thread_pool"].items():
+            out[f"pool:{pool}"] = {"completed": int(body.get("completed", 0))}
+    return out
+
+
+def counters_delta(after: dict[str, dict[str, int]], before: dict[str, dict[str, int]]) -> list[str]:
+    """One line per index or pool whose counters moved: ``name: key +n, ...``."""
+    lines = []
+    for name, now in sorted(after.items()):
+        moved = {k: v - before.get(name, {}).get(k, 0) for k, v in now.items()}
+        if any(moved.values()):
+            lines.append(f"{name}: " + ", ".join(f"{k} +{v}" for k, v in moved.items() if v))
+    return lines
+
+
 def cpu_seconds(pid: int | None) -> float:
     """User + system CPU seconds of a process and its children (0 when unknown)."""
     try:
@@ -230,6 +259,14 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--batch", type=int, default=1000, help="memories per POST /v1/memories")
     ap.add_argument("--concurrency", type=int, default=1, help="worker processes")
+    ap.add_argument(
+        "--pin",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the deployment's shape: the worker and both bare runs on the first N CPUs, OpenSearch, the API"
+        " and Redis on the others (0: everything shares every CPU)",
+    )
     ap.add_argument("--prefix", default="bench-ingest")
     ap.add_argument("--redis-port", type=int, default=6382)
     ap.add_argument("--api-port", type=int, default=8097)
@@ -272,6 +309,15 @@ def main() -> None:
         f" warm-up: {a.warm_up}"
     )
 
+    everywhere = sorted(os.sched_getaffinity(0))
+    embed_cpus, engine_cpus = set(everywhere), set(everywhere)
+    if a.pin:
+        if a.pin >= len(everywhere):
+            raise SystemExit(f"--pin {a.pin} leaves no CPU for the engine ({len(everywhere)} usable)")
+        embed_cpus, engine_cpus = set(everywhere[: a.pin]), set(everywhere[a.pin :])
+        print(f"pinned: worker and bare embedding on CPUs {sorted(embed_cpus)}, the rest on {sorted(engine_cpus)}")
+    os.sched_setaffinity(0, engine_cpus)  # what this process starts from here on inherits it
+
     node = None
     if a.opensearch_url:
         settings = settings.model_copy(update={"opensearch_url": a.opensearch_url})
@@ -284,7 +330,9 @@ def main() -> None:
         settings = settings.model_copy(update={"opensearch_url": node.url})
 
     try:
+        os.sched_setaffinity(0, embed_cpus)
         bare_before, bare_cpu_before, vectors = bare_embedding(settings, texts, settings.bulk_max_docs)
+        os.sched_setaffinity(0, engine_cpus)
         print(f"bare embedder (before): {bare_before:.1f} memories/s, {bare_cpu_before:.1f} CPU s")
 
         redis = LocalRedis(settings, port=a.redis_port, log=print)
@@ -303,7 +351,9 @@ def main() -> None:
             BRAIN_CACHE_DIR=str(settings.cache_dir),
         )
         logs = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
+        os.sched_setaffinity(0, embed_cpus)
         worker = spawn(["worker", f"--concurrency={a.concurrency}", "--loglevel=warning"], env, logs / "worker.log")
+        os.sched_setaffinity(0, engine_cpus)
         api = spawn(["serve", f"--port={a.api_port}"], env, logs / "api.log")
         http = httpx.Client(base_url=f"http://127.0.0.1:{a.api_port}", timeout=120)
         try:
@@ -348,6 +398,7 @@ def main() -> None:
             parts = {"worker": worker.pid, "API": api.pid, "Redis": redis.pid(), "OpenSearch": node_pid}
             cpu0 = {k: cpu_seconds(pid) for k, pid in parts.items()}
             jvm0 = jvm_threads(node_pid)
+            engine0 = engine_counters(client)
             t0 = time.perf_counter()
             task_ids = []
             for i in range(0, a.n, a.batch):
@@ -366,6 +417,7 @@ def main() -> None:
             elapsed = time.perf_counter() - t0
             cpu = {k: cpu_seconds(pid) - cpu0[k] for k, pid in parts.items()}
             jvm = jvm_delta(jvm_threads(node_pid), jvm0, cpu["OpenSearch"])
+            engine = counters_delta(engine_counters(client), engine0)
             indexed = sum(r["indexed"] for r in results)
             failed = sum(r["failed"] for r in results)
             # searchable by text and by vector, in the measured tenant (the others hold the same texts)
@@ -386,6 +438,7 @@ def main() -> None:
             if redis_started:
                 redis.stop()
 
+        os.sched_setaffinity(0, embed_cpus)
         bare_after, bare_cpu_after, _ = bare_embedding(settings, texts, settings.bulk_max_docs)
         e2e = a.n / elapsed
         bare = (bare_before + bare_after) / 2
@@ -412,6 +465,9 @@ def main() -> None:
         )
         if node is not None:
             print(f"OpenSearch CPU s during the measured run by thread kind: {jvm}")
+            print("OpenSearch work during the measured run, by index and thread pool:")
+            for line in engine:
+                print(f"  {line}")
             print(f"RESULT CPU-bound ratio (bare embedding CPU / pipeline CPU) = {100 * bare_cpu / pipeline_cpu:.0f}%")
         if not a.keep:
             delete_indices(client, settings)

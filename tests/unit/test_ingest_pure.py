@@ -181,3 +181,22 @@ def test_document_sessions_one_per_usable_cpu_at_most_four() -> None:
     assert 1 <= document_sessions(s) <= 4 and usable_cpus() >= 1
     with pytest.raises(ValueError):
         load_settings(embedding_sessions=-1)
+
+
+def test_worker_embedder_with_one_cpu_runs_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker allowed one CPU gets one one-thread session, not onnxruntime's default pool (one
+    spinning thread per core of the machine, pinned by onnxruntime whatever the affinity)."""
+    from brain_search import embedding
+
+    made: list[tuple[int, int]] = []
+
+    def fake(settings: object, intra_op_threads: int = 0, sessions: int = 1) -> object:
+        made.append((intra_op_threads, sessions))
+        return object()
+
+    monkeypatch.setattr(embedding, "make_document_embedder", fake)
+    monkeypatch.setattr(embedding, "usable_cpus", lambda: 1)
+    embedding.make_worker_embedder(load_settings())
+    monkeypatch.setattr(embedding, "usable_cpus", lambda: 3)
+    embedding.make_worker_embedder(load_settings())
+    assert made == [(1, 1), (1, 3)]
