@@ -5,6 +5,7 @@ measured in the same run (before and after, as the machine may be shared). Goal:
 ≥ 90% of bare embedding.
 
     .venv/bin/python lab/scripts/bench_ingest.py            # 10,000 LoCoMo turns, 1 worker process
+    .venv/bin/python lab/scripts/bench_ingest.py --pin 1    # the engine on a CPU of its own, as deployed
 
 It starts its own Redis (--redis-port), API (--api-port), worker and, unless --opensearch-url is
 given, its own single OpenSearch node (--node-port), and stops what it started. Before the measured
