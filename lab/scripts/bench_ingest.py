@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +191,17 @@ def counters_delta(after: dict[str, dict[str, int]], before: dict[str, dict[str,
     return lines
 
 
+@contextmanager
+def on_cpus(cpus: set[int]) -> Iterator[None]:
+    """Run the block, and start processes from it, on ``cpus`` only (children inherit it)."""
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
 def cpu_seconds(pid: int | None) -> float:
     """User + system CPU seconds of a process and its children (0 when unknown)."""
     try:
@@ -331,9 +344,8 @@ def main() -> None:
         settings = settings.model_copy(update={"opensearch_url": node.url})
 
     try:
-        os.sched_setaffinity(0, embed_cpus)
-        bare_before, bare_cpu_before, vectors = bare_embedding(settings, texts, settings.bulk_max_docs)
-        os.sched_setaffinity(0, engine_cpus)
+        with on_cpus(embed_cpus):
+            bare_before, bare_cpu_before, vectors = bare_embedding(settings, texts, settings.bulk_max_docs)
         print(f"bare embedder (before): {bare_before:.1f} memories/s, {bare_cpu_before:.1f} CPU s")
 
         redis = LocalRedis(settings, port=a.redis_port, log=print)
@@ -352,9 +364,8 @@ def main() -> None:
             BRAIN_CACHE_DIR=str(settings.cache_dir),
         )
         logs = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
-        os.sched_setaffinity(0, embed_cpus)
-        worker = spawn(["worker", f"--concurrency={a.concurrency}", "--loglevel=warning"], env, logs / "worker.log")
-        os.sched_setaffinity(0, engine_cpus)
+        with on_cpus(embed_cpus):
+            worker = spawn(["worker", f"--concurrency={a.concurrency}", "--loglevel=warning"], env, logs / "worker.log")
         api = spawn(["serve", f"--port={a.api_port}"], env, logs / "api.log")
         http = httpx.Client(base_url=f"http://127.0.0.1:{a.api_port}", timeout=120)
         try:
@@ -439,8 +450,8 @@ def main() -> None:
             if redis_started:
                 redis.stop()
 
-        os.sched_setaffinity(0, embed_cpus)
-        bare_after, bare_cpu_after, _ = bare_embedding(settings, texts, settings.bulk_max_docs)
+        with on_cpus(embed_cpus):
+            bare_after, bare_cpu_after, _ = bare_embedding(settings, texts, settings.bulk_max_docs)
         e2e = a.n / elapsed
         bare = (bare_before + bare_after) / 2
         print(f"bare embedder (after):  {bare_after:.1f} memories/s, {bare_cpu_after:.1f} CPU s")
