@@ -49,25 +49,17 @@ from brain_search.retrieval.ranking import (
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import supersede
 from brain_search.retrieval.tenant_stats import (
-    WeightCache,
-    clause_boosts,
-    counted,
+    StatsCache,
+    TenantStats,
+    count_terms,
     counts_request,
-    score_of,
-    term_weights,
-    weighted_clause,
+    stats_from,
+    tenant_clause,
     words_to_weigh,
 )
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
-
-LEXICAL_MARGIN = 1
-"""A recall whose counts ride in its own search and that had to guess a word's weight (never
-counted for the tenant) fetches this many times k lexical hits and keeps the k best by the fresh
-count. Measured on dev (``lab/scripts/riding_counts.py``): with 1, nDCG@10 moved −0.001 [−0.002,
-+0.001] on LoCoMo and +0.001 [−0.001, +0.003] on SciFact against counting first; 2 kept more
-questions identical but cost the engine about as much CPU as riding saves."""
 
 TIERED_POOL = 50
 """candidates per sub-search at least, in tiered mode (tiers are filled from every candidate that
@@ -95,12 +87,19 @@ class SearchPlan:
     intent_ms: float
     embed_ms: float
     time_range: TimeRange | None = None
-    term_idf: dict[str, float] | None = None
-    """query word → its idf over the tenant's memories (tenant statistics; None with index ones):
-    what the lexical clause was built with"""
+    stats: TenantStats | None = None
+    """the tenant's statistics the lexical clause was built with (tenant statistics; None with
+    index ones)"""
     counted: tuple[str, ...] = ()
-    """the words whose counts ride in the search itself (``term_idf`` then came from the
-    ``WeightCache``; the scores returned use the fresh count)"""
+    """the words whose counts ride in the search itself (``stats`` then came from the
+    ``StatsCache``; the search is repeated when the fresh count disagrees)"""
+
+    @property
+    def term_idf(self) -> dict[str, float] | None:
+        """query word → its idf over the tenant's memories (None with index statistics)."""
+        if self.stats is None:
+            return None
+        return {w: self.stats.idf(w) for w in words_to_weigh(self.terms, self.intent.phrases)}
 
 
 def _hit_cosine(hit: dict[str, Any]) -> float:
@@ -136,7 +135,7 @@ class Retriever:
         self.detector = detector or make_intent_detector(settings.intent_model)
         self.ranking = ranking or RankingParams(node_lift=settings.node_lift)
         self.calibration = calibration or ZCalibration.from_settings(settings)
-        self.weight_cache = WeightCache()
+        self.stats_cache = StatsCache()
         self.alias = settings.memories_alias  # a property that builds every index name
         # DFS gathers index statistics across shards; with the tenant's own (constant-score
         # clauses) nothing reads them, so the extra per-shard phase would be spent for nothing
@@ -169,7 +168,7 @@ class Retriever:
         if ranking is None:
             ranking = self.ranking if plan.source == "auto" else self.ranking.for_explicit_z()
         t_search0 = time.perf_counter()
-        candidates, missing, superseders, term_idf = self._search(tenant_id, plan, req.allow_partial)
+        candidates, missing, superseders, plan = self._search(tenant_id, plan, req.allow_partial)
         drop = not req.include_superseded
         supersede(self.client, self.alias, tenant_id, candidates, drop, superseders)
         t_search = time.perf_counter()
@@ -177,7 +176,7 @@ class Retriever:
         self._check_scores(candidates)
 
         formula = req.z_formula or self.settings.z_formula
-        ranked = self._rank(plan.intent, plan.terms, candidates, ranking, formula, term_idf)
+        ranked = self._rank(plan.intent, plan.terms, candidates, ranking, formula, plan.term_idf)
         # result models only for what the response shows (building one per candidate cost ~2 ms)
         results = [ranked.result(i) for i in ranked.order[: req.limit]]
         shown = [self.calibration.clears_floor(k, s) for k, s in zip(ranked.kinds, ranked.strength, strict=True)]
@@ -244,26 +243,41 @@ class Retriever:
         k = fetch_size(req.limit, req.tiered, self.settings)
         terms = query_terms(intent.lexical_query)
         has_lexical = bool(intent.lexical_query.strip() or intent.phrases)
-        vec = vector.tolist()
-        lexical = None
-        weights = None
+        stats = None
         riding: tuple[str, ...] = ()
-        lexical_k = k
-        if has_lexical and self.settings.lexical_stats == "tenant":  # scores from the tenant's own statistics
+        if has_lexical and self.settings.lexical_stats == "tenant":  # BM25 over the tenant's own statistics
             words = words_to_weigh(terms, intent.phrases)
-            guess = self.weight_cache.provisional(tenant_id, words) if words else None
-            if guess is None:  # the tenant was never counted here: count first
-                weights = term_weights(self.client, self.alias, tenant_id, terms, intent.phrases, self.weight_cache)
-            else:  # pick by the last counts, count again in the search itself and score by that
-                weights, guessed = guess
+            stats = self.stats_cache.get(tenant_id, words)
+            if stats is None:  # not every word counted for this tenant yet: count first
+                stats = count_terms(self.client, self.alias, tenant_id, words)
+                self.stats_cache.put(tenant_id, stats)
+            else:  # search with the last count, count again in the search itself (``_search`` checks)
                 riding = tuple(words)
-                lexical_k = LEXICAL_MARGIN * k if guessed else k  # _search keeps the k best by the fresh count
-            lexical = weighted_clause(terms, intent.phrases, weights)
+        plan = SearchPlan(
+            intent=intent,
+            source=source,
+            filters=filters,
+            vector=vector,
+            terms=terms,
+            k=k,
+            has_lexical=has_lexical,
+            bodies=[],
+            intent_ms=(t_intent - t_embed) * 1000.0,
+            embed_ms=(t_embed - t0) * 1000.0,
+            time_range=when,
+            stats=stats,
+            counted=riding,
+        )
+        return self._with_bodies(tenant_id, plan)
+
+    def _with_bodies(self, tenant_id: str, plan: SearchPlan) -> SearchPlan:
+        """The plan with its ``_msearch`` sub-search bodies, built from its statistics."""
+        intent, terms, k, filters = plan.intent, plan.terms, plan.k, plan.filters
+        vec = plan.vector.tolist()
+        lexical = tenant_clause(terms, intent.phrases, plan.stats) if plan.stats is not None else None
         bodies = []
-        if has_lexical:
-            bodies.append(
-                queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, lexical_k, vec, lexical)
-            )
+        if plan.has_lexical:
+            bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k, vec, lexical))
         # the search is not routed: every shard returns its own top k (cut to k by cosine later)
         shards = max(1, self.settings.shards)
         bodies.append(
@@ -277,34 +291,19 @@ class Retriever:
                 intent.lexical_query,
                 k * shards,
                 lexical,
-                scored=weights is None,  # tenant statistics score from matched_queries, not _score
             )
         )
         # last: supersede() reads it, so hiding superseded memories costs no round trip of its own
         bodies.append(queries.superseders(tenant_id, queries.SUPERSEDERS_SHOWN))
-        return SearchPlan(
-            intent=intent,
-            source=source,
-            filters=filters,
-            vector=vector,
-            terms=terms,
-            k=k,
-            has_lexical=has_lexical,
-            bodies=bodies,
-            intent_ms=(t_intent - t_embed) * 1000.0,
-            embed_ms=(t_embed - t0) * 1000.0,
-            time_range=when,
-            term_idf=weights,
-            counted=riding,
-        )
+        return replace(plan, bodies=bodies)
 
     def candidates(self, tenant_id: str, req: RecallRequest) -> tuple[SearchPlan, list[Candidate]]:
         """The plan and the scored candidates of a recall, before ranking (what the lab's fitter
         stores: ``features`` turns them into the ranking's inputs)."""
         plan = self.plan(tenant_id, req)
-        found, _, _, term_idf = self._search(tenant_id, plan)
+        found, _, _, plan = self._search(tenant_id, plan)
         self._check_scores(found)
-        return replace(plan, term_idf=term_idf), list(found.values())
+        return plan, list(found.values())
 
     def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:
         """The NDJSON body of one ``_msearch`` over the memories alias.
@@ -337,46 +336,44 @@ class Retriever:
 
     def _msearch(
         self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False
-    ) -> tuple[list[dict[str, Any]], PartialResults | None, dict[str, float] | None]:
-        """The plan's sub-search answers (checked), what was missing, and the word weights to score
-        with: this search's own count when it rode along, else the plan's."""
+    ) -> tuple[list[dict[str, Any]], PartialResults | None, TenantStats | None]:
+        """The plan's sub-search answers (checked), what was missing, and the tenant's fresh
+        count when it rode along (None otherwise)."""
         resp = self.client.msearch(body=self.plan_payload(tenant_id, plan), index=self.alias)
         answers = resp["responses"]
         checked = [complete(r, allow_partial) for r in answers[: len(plan.bodies)]]
         missing = next((m for _, m in checked if m is not None), None)
-        weights = plan.term_idf
+        fresh = None
         if plan.counted:  # a lost tenant shard: the search said so above (503), or is marked partial
-            weights = counted(answers[len(plan.bodies)], plan.counted, tenant_id, self.weight_cache)
-        return [r for r, _ in checked], missing, weights
+            fresh = stats_from(answers[len(plan.bodies)], plan.counted)
+            self.stats_cache.put(tenant_id, fresh)
+        return [r for r, _ in checked], missing, fresh
 
     def _search(
         self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False
-    ) -> tuple[dict[str, Candidate], PartialResults | None, dict[str, Any], dict[str, float] | None]:
+    ) -> tuple[dict[str, Candidate], PartialResults | None, dict[str, Any], SearchPlan]:
         """The scored candidates, what was missing when partial results were allowed, the
-        tenant's superseding memories (those of the shards that answered) and the word weights
-        the lexical scores were computed with (tenant statistics; None with index ones)."""
-        has_lexical = plan.has_lexical
-        responses, missing, weights = self._msearch(tenant_id, plan, allow_partial)
+        tenant's superseding memories (those of the shards that answered) and the plan they
+        came from: when the count that rode along disagrees with the one the search was built
+        with (the tenant's memories changed since), the search runs again with the fresh one,
+        so the answer never depends on what this process counted before."""
+        responses, missing, fresh = self._msearch(tenant_id, plan, allow_partial)
+        if fresh is not None and plan.stats is not None and not fresh.agrees(plan.stats, plan.counted):
+            plan = self._with_bodies(tenant_id, replace(plan, stats=fresh, counted=()))
+            responses, missing, _ = self._msearch(tenant_id, plan, allow_partial)
         superseders = responses[-1]
-
-        boosts = clause_boosts(plan.terms, plan.intent.phrases, weights) if weights is not None else None
-
-        def lexical(hit: dict[str, Any], matched: set[str]) -> float:
-            if boosts is None:  # index statistics: the engine's BM25
-                return float(hit["_score"] or 0.0)
-            return score_of(matched, boosts)
+        has_lexical = plan.has_lexical
 
         candidates: dict[str, Candidate] = {}
         if has_lexical:
-            found = []
             for hit in responses[0]["hits"]["hits"]:
-                matched = set(hit.get("matched_queries", []))
-                found.append((lexical(hit, matched), matched, hit))
-            if len(found) > plan.k:  # picked with guessed weights (LEXICAL_MARGIN): the k best by this count
-                found = sorted(found, key=lambda f: f[0], reverse=True)[: plan.k]
-            for bm25, matched, hit in found:
                 candidates[hit["_id"]] = Candidate(
-                    hit["_id"], hit["_source"], bm25=bm25, cosine=_hit_cosine(hit), matched=matched, lexical_hit=True
+                    hit["_id"],
+                    hit["_source"],
+                    bm25=float(hit["_score"] or 0.0),
+                    cosine=_hit_cosine(hit),
+                    matched=set(hit.get("matched_queries", [])),
+                    lexical_hit=True,
                 )
         knn_hits = responses[1 if has_lexical else 0]["hits"]["hits"]
         if len(knn_hits) > plan.k:  # several shards' top k: keep the k most similar overall
@@ -385,12 +382,12 @@ class Retriever:
             if hit["_id"] in candidates:  # a BM25 hit too: same BM25, same cosine
                 candidates[hit["_id"]].semantic_hit = True
                 continue
+            bm25 = float(hit["_score"] or 0.0) if has_lexical else 0.0
             matched = set(hit.get("matched_queries", []))
-            bm25 = lexical(hit, matched) if has_lexical else 0.0
             candidates[hit["_id"]] = Candidate(
                 hit["_id"], hit["_source"], bm25, _hit_cosine(hit), matched, semantic_hit=True
             )
-        return candidates, missing, superseders, weights
+        return candidates, missing, superseders, plan
 
     @staticmethod
     def _check_scores(candidates: dict[str, Candidate]) -> None:

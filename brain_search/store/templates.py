@@ -70,6 +70,8 @@ def install_memories_index(client: OpenSearch, settings: Settings, dimension: in
         # fields added since the index was created (additive: an existing field is never changed)
         props = memories_template(settings, dimension)["template"]["mappings"]["properties"]
         client.indices.put_mapping(index=index, body={"properties": {f: props[f] for f in ADDED_FIELDS}})
+        if not has_tenant_bm25_fields(client, index):
+            add_tenant_bm25_fields(client, index, memories_template(settings, dimension))
         if derived_source(client, index) and not settings.knn_derived_source:
             log.warning(
                 "memories index %s keeps k-NN derived source on (a static setting of its creation); k-NN 3.5.0.0"
@@ -87,6 +89,39 @@ def install_memories_index(client: OpenSearch, settings: Settings, dimension: in
     else:
         client.indices.put_alias(index=index, name=alias, body={"is_write_index": True})
     return index
+
+
+TF_SIMILARITY = "brain_tf"
+
+
+def has_tenant_bm25_fields(client: OpenSearch, index: str) -> bool:
+    """Whether ``index`` maps ``content.tf`` and ``content.len`` (what the tenant's own BM25 reads)."""
+    mapping = client.indices.get_mapping(index=index)
+    props = next(iter(mapping.values()))["mappings"]["properties"]
+    fields = props.get("content", {}).get("fields", {})
+    return "tf" in fields and "len" in fields
+
+
+def add_tenant_bm25_fields(client: OpenSearch, index: str, template: dict[str, Any]) -> str:
+    """Give a memories index made before tenant BM25 its ``brain_tf`` similarity (a static
+    setting: the index is closed for a moment), the ``content.tf`` and ``content.len`` fields, and
+    start an update-by-query that fills them for the memories already stored (a task: until it
+    ends, those memories match no lexical clause). Returns the task id."""
+    similarity = template["template"]["settings"]["index"]["similarity"]
+    content = template["template"]["mappings"]["properties"]["content"]
+    log.warning("memories index %s: adding content.tf / content.len for the tenant's BM25 (closing it briefly)", index)
+    client.indices.close(index=index, params={"wait_for_active_shards": "1"})
+    try:
+        client.indices.put_settings(index=index, body={"index": {"similarity": similarity}})
+    finally:
+        client.indices.open(index=index, params={"wait_for_active_shards": "1"})
+    client.cluster.health(index=index, params={"wait_for_status": "yellow", "timeout": "60s"})
+    client.indices.put_mapping(index=index, body={"properties": {"content": content}})
+    task = client.update_by_query(
+        index=index, params={"conflicts": "proceed", "wait_for_completion": "false", "refresh": "true"}
+    )
+    log.warning("memories index %s: filling the new fields for stored memories (task %s)", index, task.get("task"))
+    return str(task.get("task"))
 
 
 def delete_indices(client: OpenSearch, settings: Settings) -> None:

@@ -168,11 +168,10 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
     cands, partial, _, _ = retriever._search("alice", plan)
     assert partial is None
     assert 1 <= len(cands) <= 2
-    from brain_search.retrieval.tenant_stats import term_weights, weighted_clause
+    from brain_search.retrieval.tenant_stats import tenant_clause
 
-    if s.lexical_stats == "tenant":  # the lexical clause the plan sent (tenant statistics)
-        weights = term_weights(client, s.memories_alias, "alice", plan.terms, intent.phrases)
-        clause = weighted_clause(plan.terms, intent.phrases, weights)
+    if plan.stats is not None:  # the lexical clause the plan sent (the tenant's own BM25)
+        clause = tenant_clause(plan.terms, intent.phrases, plan.stats)
     else:
         clause = queries.lexical_clause(intent.lexical_query, intent.phrases)
     for c in cands.values():

@@ -1,23 +1,31 @@
-"""Lexical weights from the tenant's own statistics (pure)."""
+"""BM25 over the tenant's own statistics: the clause, the counts, the cache (pure)."""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from brain_search.retrieval.queries import PHRASE_BOOST
+import numpy as np
+import orjson
+
+from brain_search.config import Settings
+from brain_search.models import RecallRequest
+from brain_search.retrieval.pipeline import Retriever
+from brain_search.retrieval.queries import BM25_B, BM25_K1, COSINE_FIELD, PHRASE_BOOST, TF_FIELD
 from brain_search.retrieval.tenant_stats import (
+    UNCOUNTED,
     UNCOUNTED_WEIGHT,
-    WeightCache,
-    clause_boosts,
+    StatsCache,
+    TenantStats,
+    count_terms,
     counts_body,
     idf,
-    lexical_score,
-    score_of,
-    term_weights,
-    weighted_clause,
-    weights_from,
+    stats_from,
+    tenant_clause,
     words_to_weigh,
 )
+
+STATS = TenantStats(docs=10, length_sum=200.0, length_docs=10, df={"zzqx": 1, "yyqw": 4, "a": 9})
 
 
 def test_idf_is_bm25s_and_never_negative() -> None:
@@ -25,90 +33,146 @@ def test_idf_is_bm25s_and_never_negative() -> None:
     assert math.isclose(idf(2, 1), math.log(1 + 1.5 / 1.5))
 
 
-def test_the_clause_reads_no_index_statistics() -> None:
-    clause = weighted_clause(["zzqx", "yyqw"], ["yyqw a"], {"zzqx": 0.5, "yyqw": 2.0, "a": 0.1})
+def test_each_term_is_bm25_with_the_tenants_idf_and_average_length() -> None:
+    clause = tenant_clause(["zzqx", "yyqw"], ["yyqw a"], STATS)
     should = clause["bool"]["should"]
-    # a phrase counts its topic words ("a" is a stopword)
-    assert [c["constant_score"]["boost"] for c in should] == [0.5, 2.0, PHRASE_BOOST * 2.0]
-    assert all("constant_score" in c for c in should)  # no BM25 scoring clause anywhere
-    assert weighted_clause([], [], {}) == {"match_none": {}}
+    terms = [c["script_score"] for c in should[:2]]
+    assert [t["_name"] for t in terms] == ["t0", "t1"]
+    assert [t["query"]["match"][TF_FIELD]["query"] for t in terms] == ["zzqx", "yyqw"]
+    params = [t["script"]["params"] for t in terms]
+    assert params == [
+        {"idf": idf(10, 1), "avgdl": 20.0, "k1": BM25_K1, "b": BM25_B},
+        {"idf": idf(10, 4), "avgdl": 20.0, "k1": BM25_K1, "b": BM25_B},
+    ]
+    # a phrase is a constant worth its topic words' idf ("a" is a stopword)
+    phrase = should[2]["constant_score"]
+    assert phrase["_name"] == "p0" and phrase["boost"] == PHRASE_BOOST * idf(10, 4)
+    assert tenant_clause([], [], STATS) == {"match_none": {}}
     assert words_to_weigh(["zzqx"], ["zzqx and budget"]) == ["zzqx", "budget"]
 
 
-def test_one_search_counts_the_tenant_and_every_word() -> None:
+def test_one_search_counts_the_tenant_every_word_and_the_lengths() -> None:
     body = counts_body("t1", ["zzqx", "budget"])
     assert body["size"] == 0 and body["track_total_hits"] is True
     assert body["query"]["bool"]["filter"] == [{"term": {"tenant_id": "t1"}}]
     assert sorted(body["aggs"]["df"]["filters"]["filters"]) == ["0", "1"]
+    assert body["aggs"]["len"] == {"stats": {"field": "content.len"}}
     answer = {
         "hits": {"total": {"value": 10, "relation": "eq"}},
-        "aggregations": {"df": {"buckets": {"0": {"doc_count": 1}, "1": {"doc_count": 10}}}},
+        "aggregations": {
+            "df": {"buckets": {"0": {"doc_count": 1}, "1": {"doc_count": 10}}},
+            "len": {"count": 8, "sum": 96.0},
+        },
     }
-    assert weights_from(answer, ["zzqx", "budget"]) == {"zzqx": idf(10, 1), "budget": idf(10, 10)}
-
-
-def test_the_lexical_score_is_the_clause_boosts_it_matched() -> None:
-    weights = {"zzqx": 0.5, "yyqw": 2.0, "a": 0.1}
-    terms, phrases = ["zzqx", "yyqw"], ["yyqw a"]
-    boosts = [c["constant_score"]["boost"] for c in weighted_clause(terms, phrases, weights)["bool"]["should"]]
-    assert lexical_score({"t0", "t1", "p0"}, terms, phrases, weights) == sum(boosts)
-    assert lexical_score(["t1"], terms, phrases, weights) == 2.0
-    assert lexical_score(["p0"], terms, phrases, weights) == PHRASE_BOOST * 2.0
-    assert lexical_score([], terms, phrases, weights) == 0.0
-    assert lexical_score(["t0"], ["unseen"], [], {}) == 1e-6  # the clause's floor, as the engine scores it
-
-
-def test_boosts_read_once_per_recall_score_every_hit_alike() -> None:
-    weights = {"zzqx": 0.5, "yyqw": 2.0, "a": 0.1}
-    terms, phrases = ["zzqx", "yyqw"], ["yyqw a", "zzqx a"]
-    boosts = clause_boosts(terms, phrases, weights)
-    assert [name for name, _ in boosts] == ["t0", "t1", "p0", "p1"]  # the clauses' names, in the query's order
-    should = weighted_clause(terms, phrases, weights)["bool"]["should"]
-    assert [b for _, b in boosts] == [c["constant_score"]["boost"] for c in should]
-    for matched in ({"t0"}, {"t1", "p1"}, {"t0", "t1", "p0", "p1"}, set(), {"x9"}):
-        assert score_of(matched, boosts) == lexical_score(matched, terms, phrases, weights)
+    stats = stats_from(answer, ["zzqx", "budget"])
+    assert stats == TenantStats(10, 96.0, 8, {"zzqx": 1, "budget": 10})
+    assert stats.avgdl == 12.0 and stats.idf("zzqx") == idf(10, 1)
+    assert TenantStats(docs=0).avgdl == 0.0  # no lengths: no length normalisation
 
 
 class _Answers:
-    def __init__(self, answer: dict) -> None:
+    def __init__(self, answer: dict[str, Any]) -> None:
         self.answer = answer
         self.bodies: list[str] = []
 
-    def msearch(self, body: str, index: str) -> dict:
+    def msearch(self, body: str, index: str) -> dict[str, Any]:
         self.bodies.append(body)
         return {"responses": [self.answer]}
 
 
 def test_a_tenant_shard_that_does_not_answer_weighs_every_word_the_same() -> None:
     lost = _Answers({"error": {"type": "search_phase_execution_exception"}, "status": 503})
-    got = term_weights(lost, "a", "t1", ["zzqx", "budget"], [])  # type: ignore[arg-type]
-    assert got == {"zzqx": UNCOUNTED_WEIGHT, "budget": UNCOUNTED_WEIGHT}
+    got = count_terms(lost, "a", "t1", ["zzqx", "budget"])  # type: ignore[arg-type]
+    assert got is UNCOUNTED and got.idf("zzqx") == UNCOUNTED_WEIGHT == got.idf("budget")
     assert len(lost.bodies) == 1 and lost.bodies[0].startswith('{"routing":"t1"}')
-    counted = {"df": {"buckets": {"0": {"doc_count": 1}}}}
-    fine = _Answers({"hits": {"total": {"value": 4, "relation": "eq"}}, "aggregations": counted})
-    assert term_weights(fine, "a", "t1", ["zzqx"], []) == {"zzqx": idf(4, 1)}  # type: ignore[arg-type]
 
 
-def test_the_weight_cache_takes_what_was_counted_and_guesses_the_rest() -> None:
-    cache = WeightCache()
-    assert cache.provisional("t1", ["zzqx"]) is None  # a tenant never counted: count first
-    counted = {"df": {"buckets": {"0": {"doc_count": 1}, "1": {"doc_count": 3}}}}
-    fine = _Answers({"hits": {"total": {"value": 4, "relation": "eq"}}, "aggregations": counted})
-    weights = term_weights(fine, "a", "t1", ["zzqx", "budget"], [], cache)  # type: ignore[arg-type]
-    assert cache.provisional("t1", ["zzqx", "budget"]) == (weights, False)
-    # a word never counted for t1 weighs what a word in none of its 4 memories would: the most
-    assert cache.provisional("t1", ["zzqx", "unseen"]) == ({"zzqx": weights["zzqx"], "unseen": idf(4, 0)}, True)
-    assert idf(4, 0) > max(weights.values())
-    assert cache.provisional("t2", ["zzqx"]) is None  # per tenant
-    lost = _Answers({"error": {"type": "search_phase_execution_exception"}, "status": 503})
-    term_weights(lost, "a", "t3", ["zzqx"], [], cache)  # type: ignore[arg-type]
-    assert cache.provisional("t3", ["zzqx"]) is None  # an uncounted weight is never kept
+def test_the_cache_answers_only_when_every_word_was_counted_for_the_same_memories() -> None:
+    cache = StatsCache()
+    assert cache.get("t1", ["zzqx"]) is None
+    cache.put("t1", TenantStats(10, 100.0, 10, {"zzqx": 1}))
+    cache.put("t1", TenantStats(10, 100.0, 10, {"budget": 3}))  # same memories: merged
+    assert cache.get("t1", ["zzqx", "budget"]) == TenantStats(10, 100.0, 10, {"zzqx": 1, "budget": 3})
+    cache.put("t1", TenantStats(11, 110.0, 11, {"budget": 4}))  # a memory more: the old counts go
+    assert cache.get("t1", ["zzqx"]) is None
+    cache.put("t1", UNCOUNTED)  # a failed count is never kept
+    assert cache.get("t1", ["budget"]) == TenantStats(11, 110.0, 11, {"budget": 4})
+    small = StatsCache(max_tenants=1)
+    small.put("a", STATS)
+    small.put("b", STATS)
+    assert small.get("a", []) is None and small.get("b", []) == STATS
 
 
-def test_the_weight_cache_is_bounded() -> None:
-    small = WeightCache(max_entries=2)  # the least recently used goes first
-    small.put("t1", 10, {"a": 1.0, "b": 2.0})
-    assert small.provisional("t1", ["a"]) == ({"a": 1.0}, False)
-    small.put("t1", 10, {"c": 3.0})
-    assert small.provisional("t1", ["b"]) == ({"b": idf(10, 0)}, True)
-    assert small.provisional("t1", ["a", "c"]) == ({"a": 1.0, "c": 3.0}, False)
+class Encoder:
+    def encode_query(self, text: str, tenant_id: str | None = None) -> np.ndarray:
+        v = np.ones(384, dtype=np.float32)
+        return v / np.linalg.norm(v)
+
+
+class Engine:
+    """Answers every ``_msearch`` item in order: counts (``df`` per word, ``docs`` memories), the
+    lexical sub-search (one hit), the kNN one and the superseders (none)."""
+
+    def __init__(self, df: dict[str, int], docs: int) -> None:
+        self.df, self.docs = df, docs
+        self.payloads: list[list[dict[str, Any]]] = []
+
+    def msearch(self, body: str, index: str) -> dict[str, Any]:
+        items = [orjson.loads(line) for line in body.strip().split("\n")][1::2]
+        self.payloads.append(items)
+        out: list[dict[str, Any]] = []
+        for item in items:
+            hits: list[dict[str, Any]] = []
+            answer: dict[str, Any] = {"_shards": {"total": 1, "successful": 1}}
+            if "aggs" in item:
+                words = [
+                    next(iter(f["match"].values()))["query"] for f in item["aggs"]["df"]["filters"]["filters"].values()
+                ]
+                buckets = {str(i): {"doc_count": self.df.get(w, 0)} for i, w in enumerate(words)}
+                answer["aggregations"] = {
+                    "df": {"buckets": buckets},
+                    "len": {"count": self.docs, "sum": 5.0 * self.docs},
+                }
+            elif "must" in item["query"]["bool"]:
+                source = {"memory_id": "m1", "content": "zzqx budget", "node_id": "n", "node_path": "n"}
+                hits = [
+                    {
+                        "_id": "m1",
+                        "_score": 2.5,
+                        "_source": source,
+                        "matched_queries": ["t0"],
+                        "fields": {COSINE_FIELD: [0.1]},
+                    }
+                ]
+            answer["hits"] = {"total": {"value": self.docs if "aggs" in item else len(hits)}, "hits": hits}
+            out.append(answer)
+        return {"responses": out}
+
+
+def test_a_search_built_with_a_stale_count_runs_again_with_the_fresh_one() -> None:
+    engine = Engine({"zzqx": 1, "budget": 30}, docs=40)
+    retriever = Retriever(engine, Settings(), Encoder())  # type: ignore[arg-type]
+    req = RecallRequest(query="zzqx budget", limit=3)
+
+    first = retriever.plan("t1", req)  # never counted: one search of counts first
+    assert len(engine.payloads) == 1 and first.counted == ()
+    assert first.term_idf == {"zzqx": idf(40, 1), "budget": idf(40, 30)}
+    found, _, _, used = retriever._search("t1", first)
+    assert len(engine.payloads) == 2 and used == first  # no count rode along: nothing to check
+    assert found["m1"].bm25 == 2.5 and found["m1"].matched == {"t0"}  # the engine's BM25 as it is
+
+    engine.payloads.clear()
+    again = retriever.plan("t1", req)  # counted before: the count rides in the search
+    assert engine.payloads == [] and again.counted == ("zzqx", "budget")
+    _, _, _, used = retriever._search("t1", again)
+    assert len(engine.payloads) == 1 and "aggs" in engine.payloads[0][-1]
+    assert used.stats == again.stats
+
+    engine.df["zzqx"] = 2  # a memory changed: the count that rode along disagrees
+    engine.payloads.clear()
+    stale = retriever.plan("t1", req)
+    _, _, _, used = retriever._search("t1", stale)
+    assert len(engine.payloads) == 2  # searched again, with the fresh count, which no count rides beside
+    assert used.stats is not None and used.stats.df == {"zzqx": 2, "budget": 30} and used.counted == ()
+    script = engine.payloads[1][0]["query"]["bool"]["must"][0]["bool"]["should"][0]["script_score"]["script"]
+    assert script["params"]["idf"] == idf(40, 2)
