@@ -8,6 +8,7 @@ the index mapping's ``_meta``: a re-run with the same data and model reuses the 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,7 @@ from brain_lab.eval.datasets import Dataset, Memory
 from brain_search.config import Settings
 from brain_search.embedding import Embedder
 from brain_search.store.documents import build_memory_doc, content_hash, memory_doc_id
-from brain_search.store.templates import delete_indices, install_memories_index
+from brain_search.store.templates import delete_indices, install_memories_index, load_template
 
 BULK_CHUNK = 500
 
@@ -39,6 +40,7 @@ def dataset_settings(settings: Settings, dataset_name: str) -> Settings:
 
 def fingerprint(dataset: Dataset, model: str, dimension: int) -> str:
     h = hashlib.sha256(f"{model}\x1f{dimension}".encode())
+    h.update(json.dumps(load_template("memories"), sort_keys=True).encode())  # a new mapping: a new index
     for tenant in sorted(dataset.memories):
         for m in sorted(dataset.memories[tenant], key=lambda m: m.memory_id):
             ts = m.timestamp.isoformat() if m.timestamp else ""
