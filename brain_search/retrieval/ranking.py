@@ -141,7 +141,8 @@ class RankingParams:
       lexical anchor and the Z penalty shrink by ``term_scale / terms``: term coverage, and the Z
       position computed from it, say less when few memories could contain every term.
     - ``phrase_bonus``: added when the query quotes phrases and the memory contains all of them,
-      so a memory holding the quote ranks above every memory that does not (spec: exact match).
+      so a memory holding the quote ranks above every memory that does not (spec: exact match);
+      every relevance is then divided by ``1 + phrase_bonus``, so it stays within [0, 1].
 
     The defaults are learned on the dev split only (LoCoMo conversations 0–6 + SciFact train
     qrels) by ``brain-search eval --fit`` (``lab/brain_lab/eval/fit.py``).
@@ -285,8 +286,8 @@ def z_relevance(
         out.append(base * z_alignment(z, target_z, tolerance, align))
     if nodes is not None and params.node_lift > 0:
         out = node_lifted(out, nodes, params.node_lift)
-    if bonus:
-        out = [rel + bonus if lx >= 1.0 else rel for rel, lx in zip(out, lexical, strict=True)]
+    if bonus:  # holders of every quoted phrase first; divided so relevance stays within [0, 1]
+        out = [(rel + bonus if lx >= 1.0 else rel) / (1 + bonus) for rel, lx in zip(out, lexical, strict=True)]
     return out
 
 

@@ -106,6 +106,7 @@ def test_quoted_phrase_bonus_puts_the_containing_memory_first() -> None:
     quoted = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, p, quoted=True)
     assert plain[0] > plain[1]
     assert quoted[1] > quoted[0]
+    assert all(0.0 <= r <= 1.0 for r in quoted)  # relevance stays within [0, 1] with the bonus
 
 
 def test_node_lift_lifts_the_best_memorys_node_mates() -> None:

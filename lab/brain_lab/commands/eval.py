@@ -1,4 +1,4 @@
-"""CLI: `brain-search eval` — the evaluation harness on LoCoMo and BEIR SciFact (see
+"""CLI: `brain-search eval` — the evaluation harness on LoCoMo, BEIR SciFact and RealMem (see
 ``brain_search/eval``): retrieval quality of every system, exact-match precision, intent accuracy.
 Writes a Markdown report with plots and ``results.json`` into ``--out``."""
 
@@ -37,9 +37,13 @@ def _csv(value: str, allowed: tuple[str, ...], what: str) -> list[str]:
 
 def eval_cmd(
     parts: str = typer.Option("retrieval,exact,intent,z", "--parts", help="comma list: retrieval, exact, intent, z"),
-    datasets: str = typer.Option("locomo,scifact", "--datasets", help="comma list: locomo, scifact"),
+    datasets: str = typer.Option("locomo,scifact,realmem", "--datasets", help="comma list: locomo, scifact, realmem"),
     split: str = typer.Option("both", "--split", help="dev | test | both (test = the held-out split)"),
-    quick: bool = typer.Option(False, "--quick", help="a small subset (2 conversations, 80 claims, 60 phrases)"),
+    quick: bool = typer.Option(
+        False,
+        "--quick",
+        help="a small subset (2 conversations, 80 claims, 2 RealMem personas × 40 queries, 60 phrases)",
+    ),
     out: Path = typer.Option(
         None, "--out", help="report folder (default lab/reports/eval; out/eval-quick with --quick)"
     ),
@@ -59,7 +63,7 @@ def eval_cmd(
         help="Brain systems and intent detection encode queries with the API's int8 model (baselines: fp32)",
     ),
 ) -> None:
-    """Evaluate retrieval (LoCoMo, SciFact), exact-match precision and intent detection."""
+    """Evaluate retrieval (LoCoMo, SciFact, RealMem), exact-match precision and intent detection."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from brain_lab.eval.report import write_report
     from brain_lab.eval.runner import DATASETS, PARTS, EvalOptions
@@ -158,7 +162,9 @@ def _fit(settings: Settings, options: EvalOptions, out: Path) -> None:
     result = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "commit": _git_commit(),
-        "split": "dev (LoCoMo conversations 0-6, categories 1-4; SciFact train qrels)",
+        "split": "dev (LoCoMo conversations 0-6, categories 1-4; SciFact train qrels"
+        + ("; RealMem personas 1-5" if "realmem" in options.datasets else "")
+        + ")",
         "queries": len(queries),
         "start": asdict(start),
         "references": refs,

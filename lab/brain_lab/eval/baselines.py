@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from opensearchpy import OpenSearch
@@ -34,8 +35,18 @@ class RetrievalSystem(Protocol):
     @property
     def name(self) -> str: ...
 
-    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
-        """Memory ids, best first, at most ``limit``."""
+    def search(
+        self,
+        tenant_id: str,
+        query: str,
+        limit: int,
+        *,
+        until: datetime | None = None,
+        reference_time: datetime | None = None,
+    ) -> list[str]:
+        """Memory ids, best first, at most ``limit``, of the memories at or before ``until``
+        (None: all). ``reference_time``: what time words in the query are read against, for
+        systems that read them (None: the system's own default)."""
         ...
 
 
@@ -63,11 +74,11 @@ class EngineCandidates:
         self.embedder = embedder
         self.depth = depth
         self.fields = tuple(fields)
-        self._cache: OrderedDict[tuple[str, str], Candidates] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, str, datetime | None], Candidates] = OrderedDict()
         self._cache_size = cache_size
 
-    def _bodies(self, tenant_id: str, query: str) -> list[dict[str, Any]]:
-        filters = scope_filter(tenant_id)
+    def _bodies(self, tenant_id: str, query: str, until: datetime | None = None) -> list[dict[str, Any]]:
+        filters = scope_filter(tenant_id, until=until)
         header = {"routing": tenant_id}
         src = {"_source": ["memory_id"], "size": self.depth}
         lines: list[dict[str, Any]] = []
@@ -77,12 +88,13 @@ class EngineCandidates:
         lines += [header, {**src, "query": knn_query(vector, self.depth, filters, self.settings.hnsw_ef_search)}]
         return lines
 
-    def get(self, tenant_id: str, query: str) -> Candidates:
-        key = (tenant_id, query)
+    def get(self, tenant_id: str, query: str, until: datetime | None = None) -> Candidates:
+        """``until``: only memories at or before it (the engine's range filter on ``timestamp``)."""
+        key = (tenant_id, query, until)
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
-        resp = self.client.msearch(body=self._bodies(tenant_id, query), index=self.settings.memories_alias)
+        resp = self.client.msearch(body=self._bodies(tenant_id, query, until), index=self.settings.memories_alias)
         lists: list[list[Hit]] = []
         for r in resp["responses"]:
             if "error" in r:
@@ -99,8 +111,29 @@ def _ids(hits: Sequence[Hit], limit: int) -> list[str]:
     return [h.memory_id for h in hits[:limit]]
 
 
+class _FromCandidates:
+    """A baseline ranking the (tenant, query, bound) candidates of ``EngineCandidates``."""
+
+    candidates: EngineCandidates
+
+    def rank(self, c: Candidates) -> Sequence[Hit]:
+        raise NotImplementedError
+
+    def search(
+        self,
+        tenant_id: str,
+        query: str,
+        limit: int,
+        *,
+        until: datetime | None = None,
+        reference_time: datetime | None = None,
+    ) -> list[str]:
+        """``reference_time`` is not read: the baselines read no time words."""
+        return _ids(self.rank(self.candidates.get(tenant_id, query, until)), limit)
+
+
 @dataclass
-class Bm25System:
+class Bm25System(_FromCandidates):
     candidates: EngineCandidates
     field: str = "content"
 
@@ -108,21 +141,21 @@ class Bm25System:
     def name(self) -> str:
         return f"BM25 ({self.field})"
 
-    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
-        return _ids(self.candidates.get(tenant_id, query).bm25[self.field], limit)
+    def rank(self, c: Candidates) -> Sequence[Hit]:
+        return c.bm25[self.field]
 
 
 @dataclass
-class KnnSystem:
+class KnnSystem(_FromCandidates):
     candidates: EngineCandidates
     name: str = "kNN"
 
-    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
-        return _ids(self.candidates.get(tenant_id, query).knn, limit)
+    def rank(self, c: Candidates) -> Sequence[Hit]:
+        return c.knn
 
 
 @dataclass
-class MinMaxFusionSystem:
+class MinMaxFusionSystem(_FromCandidates):
     candidates: EngineCandidates
     field: str = "content"
     weights: tuple[float, float] = (0.5, 0.5)
@@ -131,13 +164,12 @@ class MinMaxFusionSystem:
     def name(self) -> str:
         return f"min-max {self.weights[0]:g}/{self.weights[1]:g} ({self.field})"
 
-    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
-        c = self.candidates.get(tenant_id, query)
-        return _ids(min_max_fuse([c.bm25[self.field], c.knn], self.weights), limit)
+    def rank(self, c: Candidates) -> Sequence[Hit]:
+        return min_max_fuse([c.bm25[self.field], c.knn], self.weights)
 
 
 @dataclass
-class RrfSystem:
+class RrfSystem(_FromCandidates):
     candidates: EngineCandidates
     field: str = "content"
     rank_constant: int = RRF_K
@@ -146,9 +178,8 @@ class RrfSystem:
     def name(self) -> str:
         return f"RRF k={self.rank_constant} ({self.field})"
 
-    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
-        c = self.candidates.get(tenant_id, query)
-        return _ids(rrf_fuse([c.bm25[self.field], c.knn], self.rank_constant), limit)
+    def rank(self, c: Candidates) -> Sequence[Hit]:
+        return rrf_fuse([c.bm25[self.field], c.knn], self.rank_constant)
 
 
 def baseline_systems(candidates: EngineCandidates, fusion_field: str = FUSION_FIELD) -> list[RetrievalSystem]:

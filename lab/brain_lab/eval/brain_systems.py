@@ -3,7 +3,8 @@
 - "Brain Z-naive (z_value=0.5)": every query ranked at the balanced target, the spec's A/B
   control;
 - "Brain Z-aware (focus auto)": intent detection picks the target per query; time words ("in
-  July 2022", "last week") are read against the conversation's last session (LoCoMo);
+  July 2022", "last week") are read against the query's own time where it has one (RealMem: its
+  session's), else the conversation's last session (LoCoMo);
 - "Brain Z-aware, time words off": the same, reading no time words (where the data has dates).
 
 Query vectors come from the evaluation's embedding cache, so both systems see the same vectors
@@ -41,14 +42,28 @@ class BrainSystem:
     """tenant → what its queries' time words are read against (LoCoMo: the last session's date)"""
     time_words: bool = True
 
-    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
+    def search(
+        self,
+        tenant_id: str,
+        query: str,
+        limit: int,
+        *,
+        until: datetime | None = None,
+        reference_time: datetime | None = None,
+    ) -> list[str]:
+        """``until``: the recall's explicit upper time bound (the query's pool); ``reference_time``:
+        the query's own time for its time words, else the tenant's (``reference_times``). Without
+        either, no time words are read (data without dates). NB the service lets an explicit
+        ``until`` win over time words (``timewords.time_scope``): a bounded query reads none."""
+        ref = reference_time or self.reference_times.get(tenant_id)
         req = RecallRequest(
             query=query,
             limit=limit,
             z_value=self.z_value,
             focus=self.focus,
-            reference_time=self.reference_times.get(tenant_id),
-            time_words=self.time_words and tenant_id in self.reference_times,
+            until=until,
+            reference_time=ref,
+            time_words=self.time_words and ref is not None,
         )
         # the learned ranking for both, so Z-naive differs from Z-aware only by its target
         resp = self.retriever.recall(tenant_id, req, ranking=self.retriever.ranking)

@@ -1,4 +1,5 @@
-"""Dataset loaders for the evaluation: LoCoMo (long conversations) and BEIR SciFact.
+"""Dataset loaders for the evaluation: LoCoMo (long conversations) and BEIR SciFact (RealMem:
+``realmem.py``).
 
 Both become the same shapes: memories grouped by tenant, and queries whose relevant memories are
 graded (memory id → grade > 0). The data is read from ``settings.data_dir`` (``BRAIN_DATA_DIR``),
@@ -6,7 +7,8 @@ by default ``../shared/data`` next to the repository; it is never copied into th
 
 Splits (the lead tunes on dev and reports on test):
 - LoCoMo: conversations 0–6 are dev, 7–9 the held-out test;
-- SciFact: train qrels are dev, test qrels are test (one corpus for both).
+- SciFact: train qrels are dev, test qrels are test (one corpus for both);
+- RealMem: the first five persona files (alphabetically) are dev, the last five test.
 """
 
 from __future__ import annotations
@@ -60,6 +62,12 @@ class EvalQuery:
     relevant: dict[str, int]
     """memory id → relevance grade (> 0)."""
     category: str | None = None
+    until: datetime | None = None
+    """the latest memory time the query may see: its pool is the tenant's memories up to it
+    (RealMem: the sessions before the query's own); None = every memory of the tenant"""
+    reference_time: datetime | None = None
+    """what the query's time words are read against, where it has its own (RealMem: its
+    session's time); None = the tenant's (``Dataset.reference_times``)"""
 
 
 @dataclass
@@ -77,6 +85,15 @@ class Dataset:
     @property
     def n_memories(self) -> int:
         return sum(len(v) for v in self.memories.values())
+
+    def pool(self, query: EvalQuery) -> list[Memory]:
+        """The memories ``query`` is asked over: its tenant's, up to ``query.until`` (a memory
+        without a time is outside any bound, as in the engine's range filter)."""
+        mems = self.memories.get(query.tenant_id, [])
+        if query.until is None:
+            return list(mems)
+        bound = query.until
+        return [m for m in mems if m.timestamp is not None and m.timestamp <= bound]
 
     def content_by_id(self) -> dict[tuple[str, str], str]:
         """(tenant, memory id) → content, for checks on the returned ids."""

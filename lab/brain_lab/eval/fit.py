@@ -1,18 +1,19 @@
 """Learn the ranking parameters on the dev split only: ``brain-search eval --fit``.
 
-1. ``collect``: every dev query (LoCoMo conversations 0–6, categories 1–4; SciFact train qrels)
-   goes through the real recall pipeline up to its one ``_msearch`` — the same candidates, the
-   same BM25 and cosine, the same lexical precision as a recall — and the candidates' features
-   are kept (``CandidateFeatures``), once. Held-out test queries are never loaded.
+1. ``collect``: every dev query (LoCoMo conversations 0–6, categories 1–4; SciFact train qrels;
+   RealMem's dev personas, each query over the sessions before its own) goes through the real
+   recall pipeline up to its one ``_msearch`` — the same candidates, the same BM25 and cosine, the
+   same lexical precision as a recall — and the candidates' features are kept
+   (``CandidateFeatures``), once. Held-out test queries are never loaded.
 2. ``fit``: coordinate ascent over a grid of ``RankingParams`` in pure Python, each setting scored
    by ranking the stored candidates with the pipeline's own ``Retriever.relevance`` (so the fitted
    numbers are the recall's numbers), the query's target Z from the service's intent detector
    (``Settings.intent_model``: the learned model on the regex, or the regex).
 
-Objective: over the two datasets, nDCG@10 plus half the deep recall (LoCoMo R@10, SciFact R@100),
-each as its margin over the best baseline on the dev split (from the last report's
+Objective: over the datasets, nDCG@10 plus half the deep recall (LoCoMo and RealMem R@10, SciFact
+R@100), each as its margin over the best baseline on the dev split (from the last report's
 ``results.json``, dev rows only), a shortfall counting ``LOSS_WEIGHT`` times: the target is to beat
-every baseline everywhere, not to win big on one dataset and lose on the other.
+every baseline everywhere, not to win big on one dataset and lose on another.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from typing import Any
 import numpy as np
 from opensearchpy import OpenSearch
 
-from brain_lab.eval.datasets import ADVERSARIAL, load_locomo, load_scifact
+from brain_lab.eval.datasets import ADVERSARIAL, Dataset, load_locomo, load_scifact
 from brain_lab.eval.indexing import dataset_settings
 from brain_lab.eval.metrics import mean, ndcg_at_k, recall_at_k
+from brain_lab.eval.realmem import load_realmem
 from brain_lab.paths import EVAL_REPORT
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, QueryCache
@@ -37,8 +39,8 @@ from brain_search.retrieval.intent import IntentDetector, QueryIntent, RegexInte
 from brain_search.retrieval.pipeline import CandidateFeatures, Retriever
 from brain_search.retrieval.ranking import RankingParams, query_terms
 
-LIMITS = {"locomo": 10, "scifact": 100}
-DEEP = {"locomo": "R@10", "scifact": "R@100"}
+LIMITS = {"locomo": 10, "scifact": 100, "realmem": 10}
+DEEP = {"locomo": "R@10", "scifact": "R@100", "realmem": "R@10"}
 LOSS_WEIGHT = 3.0
 REPORT_RESULTS = EVAL_REPORT / "results.json"
 BRAIN_PREFIX = "Brain "
@@ -85,20 +87,27 @@ def collect(
     by ``brain-search eval``)."""
     out: list[FitQuery] = []
     for name in datasets:
-        ds = load_locomo(data_dir, split="dev") if name == "locomo" else load_scifact(data_dir, "dev")
+        ds = _dev(data_dir, name)
         s = dataset_settings(settings, name)
         retriever = Retriever(client, s, QueryCache(embedder, 64))
         queries = [q for q in ds.queries if q.category != ADVERSARIAL]
         bar = progress(f"fit: candidates of {len(queries)} {name} dev queries", len(queries)) if progress else None
         for q in queries:
-            plan, cands = retriever.candidates(
-                q.tenant_id, RecallRequest(query=q.text, limit=LIMITS[name], time_words=False)
-            )
+            req = RecallRequest(query=q.text, limit=LIMITS[name], until=q.until, time_words=False)
+            plan, cands = retriever.candidates(q.tenant_id, req)
             f = Retriever.features(plan.intent, plan.terms, cands)
             out.append(FitQuery(name, q.query_id, q.text, dict(q.relevant), [c.doc_id for c in cands], f))
             if bar:
                 bar(1)
     return out
+
+
+def _dev(data_dir: Path, name: str) -> Dataset:
+    if name == "locomo":
+        return load_locomo(data_dir, split="dev")
+    if name == "realmem":
+        return load_realmem(data_dir, split="dev")
+    return load_scifact(data_dir, "dev")
 
 
 def save(queries: Iterable[FitQuery], path: Path) -> None:
@@ -149,8 +158,7 @@ def score(
         ranked = [f.ids[i] for i in order[: LIMITS[q.dataset]]]
         d = per.setdefault(q.dataset, {"nDCG@10": [], DEEP[q.dataset]: []})
         d["nDCG@10"].append(ndcg_at_k(ranked, q.relevant, 10))
-        k = 10 if q.dataset == "locomo" else 100
-        d[DEEP[q.dataset]].append(recall_at_k(ranked, q.relevant, k))
+        d[DEEP[q.dataset]].append(recall_at_k(ranked, q.relevant, LIMITS[q.dataset]))
     out = {f"{ds}/{m}": mean(v) for ds, ms in per.items() for m, v in ms.items()}
     refs = references or {}
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from brain_lab.eval.brain_systems import Z_AWARE, Z_NAIVE
+from brain_lab.eval.datasets import ADVERSARIAL
 from brain_lab.eval.exact_match import PHRASINGS, ExactMatchResult
 from brain_lab.eval.intent_eval import TIERS, IntentResult
 from brain_lab.eval.metrics import mean, paired_interval
@@ -69,7 +70,7 @@ def losses(report: EvalReport) -> list[str]:
     for res in report.retrieval:
         if Z_AWARE not in res.systems:
             continue
-        cuts: list[tuple[str, Any]] = [("all questions" if res.dataset == "scifact" else "categories 1–4", None)]
+        cuts: list[tuple[str, Any]] = [(res.main_label, None)]
         cuts += [(f"category {c}", c) for c in res.categories()]
         for label, cat in cuts:
             qs = res.select(cat) if cat else res.select()
@@ -231,7 +232,7 @@ def _plots(report: EvalReport, out: Path) -> dict[str, str]:
 # ------------------------------------------------------------------------------------------
 # Markdown
 
-HEADLINE = {"locomo": ("nDCG@10", "R@10"), "scifact": ("nDCG@10", "R@100")}
+HEADLINE = {"locomo": ("nDCG@10", "R@10"), "scifact": ("nDCG@10", "R@100"), "realmem": ("R@10", "nDCG@10", "MRR@10")}
 
 
 def headline(report: EvalReport, split: str) -> tuple[list[str], list[list[str]]]:
@@ -288,6 +289,14 @@ def bm25_fields(report: EvalReport) -> list[str]:
     return out
 
 
+def _ab_sets(report: EvalReport) -> str:
+    """The query sets of the per-tier A/B, in words (RealMem named only where it ran)."""
+    sets = ["LoCoMo categories 1–4", "SciFact claims"]
+    if any(r.dataset == "realmem" for r in report.retrieval):
+        sets.append("RealMem queries")
+    return ", ".join([*sets, "exact-match phrases"])
+
+
 def _retrieval_md(res: RetrievalResult) -> list[str]:
     lines = [f"### {res.dataset} — {res.split} split ({len(res.select())} queries, limit {res.limit})", ""]
     if res.counts:
@@ -297,7 +306,8 @@ def _retrieval_md(res: RetrievalResult) -> list[str]:
     lines += _table(["system", *res.metrics], [[s, *(cols[m][s] for m in res.metrics)] for s in res.systems])
     cats = res.categories()
     if cats:
-        lines += [f"nDCG@10 per question category ({res.split}; adversarial = category 5, not in the table above):", ""]
+        left_out = "; adversarial = category 5, not in the table above" if ADVERSARIAL in cats else ""
+        lines += [f"nDCG@10 per question category ({res.split}{left_out}):", ""]
         per = {c: _bold_best({s: res.table(res.select(c))[s]["nDCG@10"] for s in res.systems}) for c in cats}
         header = ["system", *(f"{c} (n={len(res.select(c))})" for c in cats)]
         lines += _table(header, [[s, *(per[c][s] for c in cats)] for s in res.systems])
@@ -392,12 +402,12 @@ def render_markdown(report: EvalReport) -> str:
     else:
         lines += ["Brain systems were not part of this run."]
     lines += [""]
-    lines += time_words_md([r for r in report.retrieval if r.dataset == "locomo"])
+    lines += time_words_md(report.retrieval)
     splits = sorted({r.split for r in report.retrieval})
     if any(Z_AWARE in r.systems for r in report.retrieval):
         lines += ["## Z-aware vs Z-naive per detected intent tier (the spec's A/B)", ""]
         for split in splits:
-            lines += [f"{split} split (LoCoMo categories 1–4, SciFact claims, exact-match phrases):", ""]
+            lines += [f"{split} split ({_ab_sets(report)}):", ""]
             header = ["detected tier", "queries (metric)", "n", "Z-naive", "Z-aware", "Δ"]
             lines += _table(header, tier_ab(report, split))
             lines += [f"![A/B {split}](z_ab_{split}.png)", ""]

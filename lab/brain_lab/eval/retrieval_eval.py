@@ -15,6 +15,17 @@ from brain_lab.eval.metrics import mean, score_query
 
 LOCOMO_METRICS = ("R@5", "R@10", "nDCG@10", "MRR@10")
 SCIFACT_METRICS = ("nDCG@10", "R@100", "R@10", "MRR@10")
+REALMEM_METRICS = LOCOMO_METRICS
+METRICS_OF: dict[str, tuple[str, ...]] = {
+    "locomo": LOCOMO_METRICS,
+    "scifact": SCIFACT_METRICS,
+    "realmem": REALMEM_METRICS,
+}
+"""dataset → the metrics of its tables"""
+LIMIT_OF: dict[str, int] = {"locomo": 10, "scifact": 100, "realmem": 10}
+"""dataset → how many results each system returns per query"""
+MAIN_LABEL = {"locomo": "categories 1–4"}
+"""dataset → its main set in words, where that is not every question (LoCoMo leaves adversarial out)"""
 
 
 @dataclass
@@ -43,6 +54,11 @@ class RetrievalResult:
     def categories(self) -> list[str]:
         return sorted({q.category for q in self.queries if q.category})
 
+    @property
+    def main_label(self) -> str:
+        """What the main set (``select()``) is, in words."""
+        return MAIN_LABEL.get(self.dataset, "all questions")
+
     def select(self, category: str | None = None, main: bool = True) -> list[EvalQuery]:
         """Queries of one category, or (``main``) every query except adversarial ones."""
         if category is not None:
@@ -66,11 +82,12 @@ def evaluate_systems(
     progress: Callable[[int], None] | None = None,
     keep_top: int = 3,
 ) -> RetrievalResult:
-    """Ask every system every query (``limit`` results each) and score the rankings."""
+    """Ask every system every query (``limit`` results each, over the query's pool: memories up
+    to ``q.until``, time words read against ``q.reference_time``) and score the rankings."""
     runs = [SystemRun(s.name) for s in systems]
     for q in dataset.queries:
         for system, run in zip(systems, runs, strict=True):
-            ranked = system.search(q.tenant_id, q.text, limit)
+            ranked = system.search(q.tenant_id, q.text, limit, until=q.until, reference_time=q.reference_time)
             run.per_query[q.query_id] = score_query(ranked, q.relevant, metrics)
             run.top[q.query_id] = ranked[:keep_top]
         if progress:

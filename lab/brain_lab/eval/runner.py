@@ -38,15 +38,26 @@ from brain_lab.eval.exact_match import (
 )
 from brain_lab.eval.indexing import IndexedDataset, index_dataset
 from brain_lab.eval.intent_eval import DEFAULT_QUERIES, evaluate_intents, load_labelled_queries, project_detector
+from brain_lab.eval.realmem import REALMEM_SPLITS, load_realmem, realmem_files, realmem_tenants
 from brain_lab.eval.report import EvalReport
-from brain_lab.eval.retrieval_eval import LOCOMO_METRICS, SCIFACT_METRICS, evaluate_systems
+from brain_lab.eval.retrieval_eval import LIMIT_OF, METRICS_OF, evaluate_systems
 from brain_lab.eval.z_run import ZResult
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, make_embedder, make_query_embedder
 
 PARTS = ("retrieval", "exact", "intent", "z")
-DATASETS = ("locomo", "scifact")
+DATASETS = ("locomo", "scifact", "realmem")
+EXACT_DATASETS = ("locomo", "scifact")
+"""the corpora exact-match phrases are drawn from (RealMem's long turns are not sampled)"""
+BY_TENANT = ("locomo", "realmem")
+"""datasets whose splits are sets of tenants (SciFact's share one corpus)"""
+QUICK_QUERIES = 40
 SEED = 20260120
+REALMEM_NOTE = (
+    "one tenant per persona, a turn's content as is; a query is asked at its session's time, over "
+    "the turns of the sessions before it (an upper time bound every system honours), its relevant "
+    "turns those its answer's memories were extracted from (lab/brain_lab/eval/realmem.py)"
+)
 FUSION_NOTE = (
     "client-side, exactly as OpenSearch's normalization-processor (min_max + arithmetic_mean, "
     "absent sub-query score 0): the neural-search plugin is not on Maven Central for 3.5.0.0"
@@ -96,8 +107,17 @@ class RoutedSystem:
     name: str
     by_tenant: dict[str, RetrievalSystem] = field(default_factory=dict)
 
-    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
-        return self.by_tenant[tenant_id].search(tenant_id, query, limit)
+    def search(
+        self,
+        tenant_id: str,
+        query: str,
+        limit: int,
+        *,
+        until: datetime | None = None,
+        reference_time: datetime | None = None,
+    ) -> list[str]:
+        system = self.by_tenant[tenant_id]
+        return system.search(tenant_id, query, limit, until=until, reference_time=reference_time)
 
 
 def _git_commit() -> str:
@@ -121,7 +141,20 @@ def _quick_locomo(data_dir: Path) -> Dataset:
     full = load_locomo(data_dir, conversations=[LOCOMO_SPLITS["dev"][0], LOCOMO_SPLITS["test"][0]])
     keep: list[EvalQuery] = []
     for tenant in full.memories:
-        keep += [q for q in full.queries if q.tenant_id == tenant][:40]
+        keep += [q for q in full.queries if q.tenant_id == tenant][:QUICK_QUERIES]
+    full.queries = keep
+    return full
+
+
+def _quick_realmem(data_dir: Path) -> Dataset:
+    # one dev and one test persona, 40 queries each spread over the persona's time line (a
+    # query's pool grows with it), every turn as a memory
+    full = load_realmem(data_dir, personas=[REALMEM_SPLITS["dev"][0], REALMEM_SPLITS["test"][0]])
+    keep: list[EvalQuery] = []
+    for tenant in full.memories:
+        qs = [q for q in full.queries if q.tenant_id == tenant]
+        step = max(1, len(qs) // QUICK_QUERIES)
+        keep += qs[::step][:QUICK_QUERIES]
     full.queries = keep
     return full
 
@@ -164,6 +197,11 @@ class EvalRunner:
             for split, indices in LOCOMO_SPLITS.items():
                 tenants = set(load_locomo_ids(self.data_dir, indices))
                 self.split_queries[(name, split)] = {q.query_id for q in ds.queries if q.tenant_id in tenants}
+        elif name == "realmem":
+            ds = _quick_realmem(self.data_dir) if self.options.quick else load_realmem(self.data_dir)
+            for split, indices in REALMEM_SPLITS.items():
+                tenants = set(realmem_tenants(self.data_dir, indices))
+                self.split_queries[(name, split)] = {q.query_id for q in ds.queries if q.tenant_id in tenants}
         else:
             dev, test = load_scifact(self.data_dir, "dev"), load_scifact(self.data_dir, "test")
             if self.options.quick:
@@ -191,11 +229,11 @@ class EvalRunner:
         return ds
 
     def split_of(self, name: str, split: Split) -> Dataset:
-        """The queries of one split (and, for LoCoMo, only that split's conversations)."""
+        """The queries of one split (and, for LoCoMo and RealMem, only that split's tenants)."""
         ds = self.load(name)
         ids = self.split_queries[(name, split)]
         queries = [q for q in ds.queries if q.query_id in ids]
-        tenants = {q.tenant_id for q in queries} if name == "locomo" else set(ds.memories)
+        tenants = {q.tenant_id for q in queries} if name in BY_TENANT else set(ds.memories)
         memories = {t: m for t, m in ds.memories.items() if t in tenants}
         refs = {t: r for t, r in ds.reference_times.items() if t in tenants}
         return Dataset(name, split, memories, queries, ds.counts, refs)
@@ -239,13 +277,14 @@ class EvalRunner:
                     ds = self.split_of(name, split)
                     self.embedder.encode([q.text for q in ds.queries])
                     systems = self.systems_for(name)
-                    metrics = LOCOMO_METRICS if name == "locomo" else SCIFACT_METRICS
-                    limit = 10 if name == "locomo" else 100
+                    metrics, limit = METRICS_OF[name], LIMIT_OF[name]
                     label = f"{name} {split}: {len(ds.queries)} queries × {len(systems)} systems"
                     bar = self.progress(label, len(ds.queries))
                     report.retrieval.append(evaluate_systems(ds, systems, metrics, limit, bar))
                     report.detected.update({q.text: detect(q.text) for q in ds.queries})
-        if "exact" in o.parts:
+        if "exact" in o.parts and not any(d in EXACT_DATASETS for d in o.datasets):
+            report.skipped.append("exact match: its phrases come from " + " or ".join(EXACT_DATASETS))
+        elif "exact" in o.parts:
             for split in o.splits:
                 report.exact.append(self._exact(split))
                 report.detected.update({q.query: detect(q.query) for q in report.exact[-1].queries})
@@ -263,11 +302,12 @@ class EvalRunner:
     def _exact(self, split: Split) -> ExactMatchResult:
         o = self.options
         n = max(10, o.phrases // 10) if o.quick else o.phrases
-        per = {name: n // len(o.datasets) for name in o.datasets}
+        names = [d for d in o.datasets if d in EXACT_DATASETS]
+        per = {name: n // len(names) for name in names}
         phrases = []
         routed: dict[str, RoutedSystem] = {}
         contents: dict[tuple[str, str], str] = {}
-        for i, name in enumerate(o.datasets):
+        for i, name in enumerate(names):
             ds = self.split_of(name, split)
             full = self.load(name)
             if name == "locomo":
@@ -321,11 +361,14 @@ class EvalRunner:
 
     def _meta(self) -> dict[str, str]:
         o = self.options
-        return {
+        realmem = "realmem" in o.datasets
+        meta = {
             "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "commit": _git_commit(),
-            "splits": "dev = LoCoMo conversations 0–6 + SciFact train qrels; "
-            "test (held out) = LoCoMo conversations 7–9 + SciFact test qrels",
+            "splits": "dev = LoCoMo conversations 0–6 + SciFact train qrels"
+            + (f" + RealMem {self._personas('dev')}" if realmem else "")
+            + "; test (held out) = LoCoMo conversations 7–9 + SciFact test qrels"
+            + (f" + RealMem {self._personas('test')}" if realmem else ""),
             "reported splits": ", ".join(o.splits) + (" (quick subset)" if o.quick else ""),
             "embedding model": f"{self.settings.embedding_model} ({self.settings.embedding_dimension} dims)"
             + ("; Brain systems' and intent detection's queries: int8 model" if self.options.query_int8 else ""),
@@ -333,10 +376,20 @@ class EvalRunner:
             f"(m={self.settings.hnsw_m}, ef_search={self.settings.hnsw_ef_search}), one shard",
             "min-max fusion / RRF": FUSION_NOTE,
             "fusion field": o.fusion_field,
-            "candidates": "baselines: top 100 of BM25 and of kNN per query; LoCoMo ranked to 10, SciFact to 100",
+            "candidates": "baselines: top 100 of BM25 and of kNN per query; LoCoMo ranked to 10, SciFact to 100"
+            + (", RealMem to 10 (each query over the sessions before its own)" if realmem else ""),
             "LoCoMo memory": "'<speaker>: <text>' plus '[shared a photo: <caption>]' where the turn has one",
             "Brain ranking": _ranking_note(),
         }
+        if realmem:
+            meta["RealMem memory"] = REALMEM_NOTE
+        return meta
+
+    def _personas(self, split: Split) -> str:
+        """RealMem's personas of ``split``, by file name (``Adeleke_Okonjo, …``)."""
+        files = realmem_files(self.data_dir)
+        names = [files[i].name.split("_dialogues")[0] for i in REALMEM_SPLITS[split] if i < len(files)]
+        return "personas " + ", ".join(names)
 
 
 def _ranking_note() -> str:
