@@ -70,7 +70,7 @@ class _Fixed:
         self.name = name
         self.answer = answer
 
-    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
+    def search(self, tenant_id: str, query: str, limit: int, **bounds: object) -> list[str]:
         return self.answer[:limit]
 
 

@@ -16,7 +16,7 @@ class _Fixed:
         self.name = name
         self.answers = answers
 
-    def search(self, tenant_id: str, query: str, limit: int) -> list[str]:
+    def search(self, tenant_id: str, query: str, limit: int, **bounds: object) -> list[str]:
         return self.answers[query][:limit]
 
 
