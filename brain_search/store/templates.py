@@ -115,7 +115,7 @@ def add_tenant_bm25_fields(client: OpenSearch, index: str, template: dict[str, A
         client.indices.put_settings(index=index, body={"index": {"similarity": similarity}})
     finally:
         client.indices.open(index=index, params={"wait_for_active_shards": "1"})
-    client.cluster.health(index=index, params={"wait_for_status": "yellow", "timeout": "60s"})
+    client.cluster.health(index=index, params={"wait_for_status": "yellow", "request_timeout": 60})
     client.indices.put_mapping(index=index, body={"properties": {"content": content}})
     task = client.update_by_query(
         index=index, params={"conflicts": "proceed", "wait_for_completion": "false", "refresh": "true"}
