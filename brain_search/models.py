@@ -79,7 +79,7 @@ class RecallRequest(BaseModel):
     time_words: bool = Field(
         True,
         description="read time words in the query as since/until (they leave the lexical query); "
-        "an explicit since/until wins",
+        "within an explicit since/until when the request has one",
     )
     z_formula: ZFormula | None = Field(
         None, description="calibrated (default: Z by kind of match) or spec (semantic / (lexical + semantic))"

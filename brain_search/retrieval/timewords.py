@@ -235,14 +235,23 @@ def time_scope(
     read_words: bool = True,
     after: timedelta = timedelta(0),
 ) -> TimeRange | None:
-    """A recall's time scope: an explicit since/until wins; else the query's time words (outside
-    its quoted phrases, which are words to find) read against ``reference_time`` (default now)."""
-    if since is not None or until is not None:
-        return TimeRange(since=since, until=until, source="request")
+    """A recall's time scope: the query's time words (outside its quoted phrases, which are words
+    to find) read against ``reference_time`` (default now), within an explicit since/until when the
+    request has one; the explicit range alone when the words name no time or a time outside it."""
+    explicit = TimeRange(since=since, until=until, source="request") if since or until else None
     if not read_words:
-        return None
+        return explicit
     ref = reference_time or datetime.now(UTC)
     found = find(blank_out(query, phrases), ref, after=after)
     if found is None:
-        return None
-    return TimeRange(since=found.since, until=found.until, source="words", words=list(found.words), reference_time=ref)
+        return explicit
+    lo = max((_aware(t) for t in (since, found.since) if t is not None), default=None)
+    hi = min((_aware(t) for t in (until, found.until) if t is not None), default=None)
+    if explicit is not None and lo is not None and hi is not None and lo > hi:
+        return explicit
+    return TimeRange(since=lo, until=hi, source="words", words=list(found.words), reference_time=ref)
+
+
+def _aware(t: datetime) -> datetime:
+    """A naive time is UTC (as the reference time is read)."""
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
