@@ -1,0 +1,55 @@
+"""A memories index made before the tenant's own BM25 (no ``brain_tf`` similarity, no
+``content.tf`` / ``content.len``) gets them at install, and the memories it already held are
+scored by the tenant's BM25 once the update-by-query that fills them ends."""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import pytest
+
+from brain_search.models import RecallRequest
+from brain_search.retrieval.pipeline import Retriever
+from brain_search.store.templates import (
+    delete_indices,
+    has_tenant_bm25_fields,
+    install_memories_index,
+    memories_template,
+)
+from tests.seed import Mem, seed_memories
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def test_an_index_from_before_tenant_bm25_is_migrated_in_place(client, stack_settings, embedder) -> None:
+    s = stack_settings.model_copy(update={"index_prefix": f"{stack_settings.index_prefix}-mig"})
+    delete_indices(client, s)
+    old = copy.deepcopy(memories_template(s, s.embedding_dimension)["template"])
+    del old["settings"]["index"]["similarity"]
+    fields = old["mappings"]["properties"]["content"]["fields"]
+    del fields["tf"], fields["len"]
+    client.indices.create(index=s.memories_index, body={**old, "aliases": {s.memories_alias: {"is_write_index": True}}})
+    assert not has_tenant_bm25_fields(client, s.memories_index)
+    mems = [
+        Mem("mig", "m1", "The budget review moved to Friday, the budget is tight."),
+        Mem("mig", "m2", "Compost the garden beds before the first frost."),
+        Mem("mig", "m3", "A long note about many things: travel, books, budget, music, friends and plans."),
+    ]
+    seed_memories(client, s, embedder, mems)
+
+    assert install_memories_index(client, s, s.embedding_dimension) == s.memories_index
+    assert has_tenant_bm25_fields(client, s.memories_index)
+    deadline = time.monotonic() + 60
+    while client.count(index=s.memories_alias, body={"query": {"exists": {"field": "content.len"}}})["count"] < 3:
+        assert time.monotonic() < deadline, "the update-by-query did not fill content.len"
+        time.sleep(0.5)
+    client.indices.refresh(index=s.memories_alias)
+
+    from brain_search.embedding import QueryCache
+
+    retriever = Retriever(client, s, QueryCache(embedder, 16))
+    _, cands = retriever.candidates("mig", RecallRequest(query="budget", limit=3))
+    bm25 = {str(c.source["memory_id"]): c.bm25 for c in cands}
+    assert bm25["m1"] > bm25["m3"] > 0.0 and bm25["m2"] == 0.0  # tf counts, length normalises
+    delete_indices(client, s)
