@@ -38,6 +38,7 @@ from typing import Any
 
 from brain_lab.eval.datasets import Dataset, EvalQuery, Memory, Split
 from brain_search.errors import SetupError
+from brain_search.models import MAX_QUERY_CHARS
 
 REALMEM_DIR = Path("realmem")
 REALMEM_GLOB = "*_dialogues_256k.json"
@@ -221,6 +222,9 @@ def load_persona(path: Path, counts: Counter[str]) -> tuple[str, list[Memory], l
             if not relevant or not text:
                 counts["queries without usable evidence (skipped)"] += 1
                 continue
+            if len(text) > MAX_QUERY_CHARS:  # the service's limit: the opening, cut at a word
+                counts[f"queries cut to their first {MAX_QUERY_CHARS} characters"] += 1
+                text = text[:MAX_QUERY_CHARS].rsplit(None, 1)[0]
             qid = turn.get("query_id") or f"{s.uuid}:{ti}"
             queries.append(
                 EvalQuery(
