@@ -67,7 +67,7 @@ def stated_time(hits: list[dict[str, Any]], event: str) -> tuple[datetime, datet
         if not said or event.lower() not in text.lower():
             continue
         when = datetime.fromisoformat(str(said).replace("Z", "+00:00"))
-        found = find(text, when, prefer="current_period")
+        found = find(text, when, prefer="current_period", asked=False)
         if found is None or found.since is None:
             continue
         end = found.until + timedelta(microseconds=1) if found.until is not None else found.since

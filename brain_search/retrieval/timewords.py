@@ -62,6 +62,24 @@ _OPENS = ("since", "after")  # X .. reference time ("from January" is January: a
 _ENDS_AT_START = ("before",)
 _ENDS_AT_END = ("until", "till", "by")
 _RELATIVE = re.compile(r"\b(?:ago|last|this|next|past|previous|yesterday|today|tonight|tomorrow)\b", re.IGNORECASE)
+_DURATION = re.compile(
+    r"^\W*(?:(?:for|about|over|of|in|within)\s+)?(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"eleven|twelve|few|couple of|several|\d+)\s+(?:days?|weeks?|months?|years?|fortnights?|weekends?)\b",
+    re.IGNORECASE,
+)
+"""an amount of time ("a week", "two days", "for 7 weeks"), not a time (unless it says "ago")"""
+_ABSOLUTE = re.compile(
+    rf"\b(?:{_MONTHS}|(?:19|20)\d{{2}}|\d{{1,2}}(?:st|nd|rd|th)?)\b|\b\d{{1,2}}/\d{{1,2}}\b", re.IGNORECASE
+)
+"""a written date (a month, a year, a day of the month, a numeric date): it names a time whatever
+the sentence"""
+_ASKS_PAST = re.compile(
+    r"\b(?:did|was|were|had|said|say|told|tell|talked|talk|mentioned|discussed|decided|wrote|asked|shared|went|"
+    r"happened|ago|last|earlier|previous|previously|recent|recently|yesterday|before|since)\b",
+    re.IGNORECASE,
+)
+"""words of a question about what was said or done: a relative time ("today", "on Friday") scopes
+only such a query; in "I have a deadline on Friday" or "today I want to plan" it is talk of now"""
 
 
 @dataclass(frozen=True)
@@ -139,7 +157,10 @@ def _lead_of(query: str, pos: int, text: str) -> tuple[str, int]:
     return "", pos
 
 
-def _found(query: str, reference: datetime, prefer: str) -> list[_Found]:
+def _found(query: str, reference: datetime, prefer: str, asked: bool = True) -> list[_Found]:
+    """The time expressions of ``query``; ``asked`` (a recall's query): only those that name a
+    time to recall: not an amount of time, not a time after ``reference``, and a relative one
+    only in a question about the past."""
     search, parser = _dateparser()
     naive = reference.astimezone(UTC).replace(tzinfo=None)
     settings = _settings(naive, prefer)
@@ -167,6 +188,14 @@ def _found(query: str, reference: datetime, prefer: str) -> list[_Found]:
             continue
         when, period = data.date_obj, data.period or "day"
         start, end = period_range(when, period)
+        if not asked:
+            pass
+        elif _DURATION.match(text) and "ago" not in text.lower():
+            continue  # "a week", "two days": how long, not when
+        elif start.replace(tzinfo=UTC) > reference:
+            continue  # tomorrow, next week: nothing was said then yet
+        elif not _ABSOLUTE.search(core) and not _ASKS_PAST.search(query):
+            continue  # "today", "on Friday" in talk of now or of plans: not a time to recall
         out.append(
             _Found(
                 text=query[begin:cursor],
@@ -180,18 +209,23 @@ def _found(query: str, reference: datetime, prefer: str) -> list[_Found]:
 
 
 def find(
-    query: str, reference_time: datetime, prefer: str = "past", after: timedelta = timedelta(0)
+    query: str,
+    reference_time: datetime,
+    prefer: str = "past",
+    after: timedelta = timedelta(0),
+    asked: bool = True,
 ) -> TimeWords | None:
     """The time range the query's words mean relative to ``reference_time`` (None: no time words).
 
     ``prefer``: a bare "January" in a question is the last one ("past"); in a statement ("the
     launch moved to May") it is this year's ("current_period"). ``after``: a period ("last week",
     "on 9 July") runs on this long past its end (never past the reference time), since what
-    happened is told after it happened; "before"/"until" bounds stay exact."""
+    happened is told after it happened; "before"/"until" bounds stay exact. ``asked``: the text
+    is a recall's query (``_found`` keeps only times to recall); False: a memory's own words."""
     ref = reference_time if reference_time.tzinfo else reference_time.replace(tzinfo=UTC)
     if not _TIME_WORD.search(query):
         return None  # most queries: no dateparser at all
-    found = _found(query, ref, prefer)
+    found = _found(query, ref, prefer, asked)
     if not found:
         return None
     absolute = [f for f in found if not f.relative]

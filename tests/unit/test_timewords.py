@@ -32,7 +32,7 @@ def _end(y: int, m: int, d: int) -> datetime:
         ("between March and May 2023", _day(2023, 3, 1), _end(2023, 5, 31)),
         ("where did Joanna travel to in July 2022?", _day(2022, 7, 1), _end(2022, 7, 31)),
         ("what happened in May", _day(2023, 5, 1), _end(2023, 5, 31)),
-        ("this year", _day(2023, 1, 1), REF),
+        ("what did we ship this year", _day(2023, 1, 1), REF),
         # absolute dates win over the relative words that qualify them
         ("where was Jolene during the last week of August 2023?", _day(2023, 8, 1), _end(2023, 8, 31)),
     ],
@@ -133,3 +133,27 @@ def test_a_period_runs_on_past_its_end_but_bounds_stay_exact() -> None:
     assert yesterday is not None and yesterday.until == REF  # never past the reference time
     before = find("before March 2023", REF, after=three)
     assert before is not None and before.until == _end(2023, 2, 28)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "I need a plan for the next two weeks",  # an amount of time
+        "Five weeks into the project and I am tired",
+        "I have a deadline on Friday, help me plan",  # talk of plans: no question about the past
+        "Today I want to finish the budget draft",
+        "what should I cook tomorrow",  # after the reference time: nothing was said then
+        "remind me next week about the invoices",
+    ],
+)
+def test_words_that_name_no_time_to_recall_scope_nothing(query: str) -> None:
+    assert find(query, REF) is None, query
+
+
+def test_the_same_words_scope_a_question_about_the_past() -> None:
+    friday = find("what did I say on Friday about the deadline", REF)
+    assert friday is not None and friday.since == _day(2023, 10, 13)
+    today = find("what did we decide today", REF)
+    assert today is not None and today.since == _day(2023, 10, 20)
+    # a memory's own words ("the launch moved to May") are read as written, whatever they name
+    assert find("the launch moves to May", REF, prefer="current_period", asked=False) is not None
