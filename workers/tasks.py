@@ -20,7 +20,7 @@ from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.ingest.broker import INGEST_TASK, attempt_budget_s
 from brain_search.ingest.bulk import ItemOutcome
-from brain_search.ingest.execute import Done, RetryLater, retry_after_error, run_attempt, task_countdown
+from brain_search.ingest.execute import Done, RetryLater, end_failures, retry_after_error, run_attempt, task_countdown
 from brain_search.ingest.models import IngestJob, MemoryItem
 from brain_search.ingest.signing import job_kwargs, signing_keys, verified
 from brain_search.ingest.task_records import RecordMissing
@@ -90,7 +90,7 @@ def _attempt(job: IngestJob, runtime: WorkerRuntime, settings: Settings) -> Done
         retry = retry_after_error(job, exc, settings)
         if retry is None:
             log.exception("task %s failed for good", job.task_id)
-            _give_up(runtime, job, f"{type(exc).__name__}: {exc}")
+            _give_up(runtime, job, f"{type(exc).__name__}: {exc}", exc)
             raise TaskEnded(str(exc)) from exc
         log.warning("task %s: attempt %d failed (%s); retrying", job.task_id, job.attempt + 1, exc)
         return retry
@@ -101,13 +101,13 @@ def _failures(job: IngestJob, error_type: str, reason: str) -> list[tuple[Memory
     return [(item, ItemOutcome(item.memory_id, False, False, None, error_type, reason)) for item in job.items]
 
 
-def _give_up(runtime: WorkerRuntime, job: IngestJob, error: str) -> None:
+def _give_up(runtime: WorkerRuntime, job: IngestJob, error: str, exc: BaseException | None = None) -> None:
     """The task ends without success: every memory it still carries goes to the dead letters
-    with the reason and the record says failed; while OpenSearch cannot take that, it is spooled
-    to Redis and drained later. Never silent."""
+    with the reason (and the engine's status when ``exc`` is its refusal) and the record says
+    failed; while OpenSearch cannot take that, it is spooled to Redis and drained later. Never
+    silent."""
     attempts = job.attempt + 1
-    reason = f"gave up after {attempts} attempts: {error}"
-    failures = _failures(job, "task_failed", reason)
+    failures = end_failures(job, error, exc)
     try:
         runtime.dead_letters.add(job.tenant_id, job.task_id, failures, attempts)
         runtime.records.failed(job.task_id, error, failed=job.progress.failed + len(failures))

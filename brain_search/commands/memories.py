@@ -1,5 +1,6 @@
-"""CLI: `brain-search memories ...`: read, replace, change, delete one memory and see its history,
-through the HTTP API (``--url`` / ``BRAIN_API_URL``, ``--key`` / ``BRAIN_API_KEY``)."""
+"""CLI: `brain-search memories ...`: read, change (its text or its fields), delete one memory and see
+its history, through the HTTP API (``--url`` / ``BRAIN_API_URL``, ``--key`` / ``BRAIN_API_KEY``).
+A change keeps every field it does not name (PATCH); `update --replace` is the whole-memory PUT."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ import typer
 
 from brain_search.commands.nodes import JSON_OPT, KEY_OPT, URL_OPT, Api, console
 
-memories_app = typer.Typer(help="One memory of your tenant: get, update (PUT), patch, history, delete.")
+memories_app = typer.Typer(help="One memory of your tenant: get, update (text), patch (fields), history, delete.")
 IF_MATCH_OPT = typer.Option(None, "--if-match", help="only if the stored version is this one (else 412)")
+NODE_OPT = typer.Option(None, "--node", help="node id or label path")
+TIME_OPT = typer.Option(None, "--time", help="when it happened (ISO 8601, e.g. 2026-03-02T10:00:00Z)")
+CONVERSATION_OPT = typer.Option(None, "--conversation", help="conversation id")
+SOURCE_OPT = typer.Option(None, "--source")
 
 
 def register(app: typer.Typer) -> None:
@@ -43,23 +48,33 @@ def get(memory_id: str, url: str = URL_OPT, key: str = KEY_OPT, as_json: bool = 
     _show(Api(url, key).call("GET", _path(memory_id)), as_json)
 
 
+def _fields(node: str | None, when: str | None, conversation: str | None, source: str | None) -> dict[str, Any]:
+    """The fields the options name (the others are left as stored)."""
+    named = {"node_id": node, "timestamp": when, "conversation_id": conversation, "source": source}
+    return {k: v for k, v in named.items() if v is not None}
+
+
 @memories_app.command("update")
 def update(
     memory_id: str,
     content: str = typer.Option(..., "--content", "-c", help="the new text (re-embedded)"),
-    node: str = typer.Option(None, "--node", help="node id or label path"),
-    source: str = typer.Option(None, "--source"),
+    node: str = NODE_OPT,
+    when: str = TIME_OPT,
+    conversation: str = CONVERSATION_OPT,
+    source: str = SOURCE_OPT,
+    replace: bool = typer.Option(
+        False, "--replace", help="replace the whole memory (PUT): the fields not given here are cleared"
+    ),
     if_match: str = IF_MATCH_OPT,
     wait: bool = typer.Option(True, help="wait until the new version is stored and searchable"),
     url: str = URL_OPT,
     key: str = KEY_OPT,
 ) -> None:
-    """Replace a memory (PUT); the version it replaces is kept in its history."""
+    """Change a memory's text (PATCH, re-embedded) and the fields given; every other field (node,
+    time, conversation, source, metadata) is kept. The version it replaces goes to its history."""
     api = Api(url, key)
-    body = {"content": content, "node_id": node, "source": source, "refresh": wait}
-    accepted = api.call(
-        "PUT", _path(memory_id), json={k: v for k, v in body.items() if v is not None}, headers=_if_match(if_match)
-    )
+    body = {"content": content, **_fields(node, when, conversation, source), "refresh": wait}
+    accepted = api.call("PUT" if replace else "PATCH", _path(memory_id), json=body, headers=_if_match(if_match))
     if wait:
         status = api.call("GET", f"/v1/tasks/{accepted['task_id']}")
         while status["state"] not in ("succeeded", "failed"):
@@ -74,18 +89,18 @@ def update(
 @memories_app.command("patch")
 def patch(
     memory_id: str,
-    source: str = typer.Option(None, "--source"),
-    conversation: str = typer.Option(None, "--conversation"),
-    node: str = typer.Option(None, "--node", help="node id or label path"),
+    source: str = SOURCE_OPT,
+    conversation: str = CONVERSATION_OPT,
+    node: str = NODE_OPT,
+    when: str = TIME_OPT,
     metadata: str = typer.Option(None, "--metadata", help="a JSON object (replaces the metadata)"),
     if_match: str = IF_MATCH_OPT,
     url: str = URL_OPT,
     key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
-    """Change fields of a memory without re-embedding it."""
-    body: dict[str, Any] = {"source": source, "conversation_id": conversation, "node_id": node}
-    body = {k: v for k, v in body.items() if v is not None}
+    """Change fields of a memory at once, keeping its text and vector (the text: `update`)."""
+    body = _fields(node, when, conversation, source)
     if metadata is not None:
         try:
             body["metadata"] = json.loads(metadata)

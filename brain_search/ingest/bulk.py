@@ -2,8 +2,8 @@
 
 A memory is one ``index`` action: deterministic ``_id`` (tenant + memory id), routed by tenant,
 its source holding both the text and the vector. Request bodies are chunked by document count and
-by bytes. An item is retriable when OpenSearch answered 429 or 5xx for it, or when the whole
-request failed to arrive (connection error, timeout, 429/5xx for the request).
+by bytes. Whether a failed item is retriable is ``retry_policy``'s call: 429 or 5xx for it, or a
+request that failed as a whole for a transient reason (connection error, timeout, 429/5xx).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from opensearchpy.exceptions import ConnectionError as OSConnectionError
-from opensearchpy.exceptions import TransportError
+
+from brain_search.ingest.retry_policy import classify, error_fields, is_transient_status
 
 _JSON_OPTS = orjson.OPT_SERIALIZE_NUMPY  # float32 vectors encode directly, at their own precision
 
@@ -77,20 +77,6 @@ def chunk_entries(entries: Iterable[BulkEntry], max_docs: int, max_bytes: int) -
         yield chunk
 
 
-def is_retriable_status(status: int | None) -> bool:
-    return status is not None and (status == 429 or 500 <= status <= 599)
-
-
-def _error_fields(error: Any) -> tuple[str | None, str]:
-    if isinstance(error, dict):
-        reason = str(error.get("reason") or error)
-        caused = error.get("caused_by")
-        if isinstance(caused, dict) and caused.get("reason"):
-            reason = f"{reason}: {caused['reason']}"
-        return error.get("type"), reason
-    return None, str(error)
-
-
 def parse_bulk_response(response: dict[str, Any], entries: Sequence[BulkEntry]) -> list[ItemOutcome]:
     """One outcome per entry, in order."""
     items = response.get("items") or []
@@ -103,33 +89,15 @@ def parse_bulk_response(response: dict[str, Any], entries: Sequence[BulkEntry]) 
         if 200 <= status < 300:
             out.append(ItemOutcome(entry.memory_id, ok=True, status=status))
             continue
-        error_type, reason = _error_fields(result.get("error"))
+        error_type, reason = error_fields(result.get("error"))
         if status == 409 and error_type == VERSION_CONFLICT:
             out.append(ItemOutcome(entry.memory_id, False, False, status, error_type, reason, superseded=True))
             continue
-        out.append(ItemOutcome(entry.memory_id, False, is_retriable_status(status), status, error_type, reason))
+        out.append(ItemOutcome(entry.memory_id, False, is_transient_status(status), status, error_type, reason))
     return out
-
-
-def classify_exception(exc: Exception) -> tuple[bool, int | None, str, str]:
-    """A failed request → (retriable, status, error type, reason)."""
-    if isinstance(exc, OSConnectionError):  # includes timeouts; nothing was answered
-        return True, None, type(exc).__name__, str(exc)[:500]
-    if isinstance(exc, TransportError):
-        status = exc.status_code if isinstance(exc.status_code, int) else None
-        error_type, reason = _error_fields(exc.info.get("error") if isinstance(exc.info, dict) else exc.error)
-        return is_retriable_status(status) or status is None, status, error_type or type(exc).__name__, reason[:500]
-    return False, None, type(exc).__name__, str(exc)[:500]
 
 
 def outcomes_for_exception(entries: Sequence[BulkEntry], exc: Exception) -> list[ItemOutcome]:
     """Every entry of a request that failed as a whole shares its fate."""
-    retriable, status, error_type, reason = classify_exception(exc)
-    return [ItemOutcome(e.memory_id, False, retriable, status, error_type, reason) for e in entries]
-
-
-def backoff_delay(attempt: int, base_s: float, cap_s: float, u: float) -> float:
-    """Capped exponential backoff with jitter: ``min(cap, base·2^attempt)`` scaled into its upper
-    half by ``u`` in [0, 1) ("equal jitter": never zero, never in lockstep). Seconds."""
-    ceiling = min(cap_s, base_s * (2 ** min(attempt, 30)))
-    return ceiling * (0.5 + 0.5 * u)
+    v = classify(exc)
+    return [ItemOutcome(e.memory_id, False, v.retriable, v.status, v.error_type, v.reason) for e in entries]

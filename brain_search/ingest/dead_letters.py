@@ -4,7 +4,8 @@ An OpenSearch index (``<prefix>-dead-letters``), not Redis, because it must work
 (no Redis), it is durable with the data it belongs to, and it is read per tenant with filters and
 paging. The cost: it is unavailable when OpenSearch is; a memory is only dead-lettered for a
 permanent reason (OpenSearch answered) or after every retry, and a failed dead-letter write fails
-the attempt, so the task is retried rather than the failure lost.
+the attempt: the task is retried when the failure is transient (``retry_policy``) rather than the
+failure lost; a refusal (a 403, a 400) ends the task at once, its error naming the engine's answer.
 
 Dead letters hold what people wrote, so they do not stay forever: they expire after
 ``dead_letter_ttl_s`` (purged at start by workers and the API), a tenant can purge its own
@@ -26,6 +27,7 @@ from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.ingest.bulk import ItemOutcome, bulk_body, encode_entry
 from brain_search.ingest.models import DeadLetter, DeadLetterPage, MemoryItem
+from brain_search.ingest.retry_policy import error_fields
 from brain_search.store.indices import IndexNames
 
 
@@ -72,7 +74,13 @@ class DeadLetterStore:
         if response.get("errors"):
             bad = [next(iter(i.values())) for i in response["items"]]
             bad = [b for b in bad if b.get("status", 500) >= 300]
-            raise StoreUnavailable(f"{len(bad)} dead letters were not stored: {bad[0].get('error')}")
+            # raised from the engine's answer, so the retry policy sees its status (a 403 is no outage)
+            status, error = int(bad[0].get("status", 500)), bad[0].get("error") or {}
+            error_type, reason = error_fields(error)
+            cause = TransportError(status, error_type or "dead_letter_refused", {"error": error})
+            raise StoreUnavailable(
+                f"{len(bad)} dead letters were not stored: {status} {error_type}: {reason}"
+            ) from cause
 
     @staticmethod
     def _filters(

@@ -12,21 +12,16 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from opensearchpy.exceptions import TransportError
-
 from brain_search.config import Settings
-from brain_search.errors import StoreUnavailable
-from brain_search.ingest.bulk import ItemOutcome, backoff_delay
+from brain_search.ingest.bulk import ItemOutcome
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.models import IngestJob, ItemFailure, JobResult, MemoryItem
 from brain_search.ingest.pipeline import IngestPipeline
+from brain_search.ingest.retry_policy import backoff_delay, classify
 
 log = logging.getLogger(__name__)
 
 MAX_LISTED_FAILURES = 100
-# Failures of the whole attempt that a later attempt may not meet (OpenSearch down or overloaded
-# while dead-lettering, a model hiccup is not among them: that is a bug to see).
-TRANSIENT_ERRORS: tuple[type[Exception], ...] = (TransportError, StoreUnavailable)
 
 
 @dataclass(frozen=True)
@@ -52,6 +47,7 @@ def _failure(item: MemoryItem, o: ItemOutcome, dead_lettered: bool) -> ItemFailu
 
 
 def task_countdown(job: IngestJob, settings: Settings, rng: Callable[[], float] = random.random) -> float:
+    """How long a task waits before its next attempt (``retry_policy.backoff_delay``)."""
     return backoff_delay(job.attempt, settings.ingest_task_retry_base_s, settings.ingest_task_retry_cap_s, rng())
 
 
@@ -117,7 +113,35 @@ def run_attempt(
 
 def retry_after_error(job: IngestJob, exc: Exception, settings: Settings) -> RetryLater | None:
     """The whole attempt failed (e.g. OpenSearch down while dead-lettering): retry the same items
-    later, or None when the retries are spent."""
-    if not isinstance(exc, TRANSIENT_ERRORS) or job.attempt >= settings.ingest_task_max_retries:
+    later when the failure is transient (``retry_policy``: 429, 5xx, no answer), or None when it
+    is not (a 403, a 400, a bug) or the retries are spent."""
+    if not classify(exc).retriable or job.attempt >= settings.ingest_task_max_retries:
         return None
     return RetryLater(job.model_copy(update={"attempt": job.attempt + 1}), task_countdown(job, settings), str(exc))
+
+
+def end_failures(job: IngestJob, error: str, exc: BaseException | None = None) -> list[tuple[MemoryItem, ItemOutcome]]:
+    """Every memory a task that ends without success still carries, as a dead letter: the reason,
+    and the engine's status and error type when ``exc`` is the engine's answer (a 403, ...)."""
+    verdict = classify(exc) if exc is not None else None
+    if verdict is not None and not verdict.retriable:
+        reason = f"not retried ({verdict.status or verdict.error_type}): {error}"
+    else:
+        reason = f"gave up after {job.attempt + 1} attempts: {error}"
+    status = verdict.status if verdict else None
+    error_type = verdict.error_type if verdict else "task_failed"
+    return [(item, ItemOutcome(item.memory_id, False, False, status, error_type, reason)) for item in job.items]
+
+
+def ended_result(job: IngestJob, failures: list[tuple[MemoryItem, ItemOutcome]], dead_lettered: bool) -> JobResult:
+    """The counts of a task that ended on ``failures`` (``end_failures``) after its earlier progress."""
+    progress = job.progress
+    room = max(0, MAX_LISTED_FAILURES - len(progress.failures))
+    return JobResult(
+        submitted=job.submitted,
+        indexed=progress.indexed,
+        failed=progress.failed + len(failures),
+        superseded=progress.superseded,
+        failures=progress.failures + [_failure(item, o, dead_lettered) for item, o in failures[:room]],
+        attempts=job.attempt + 1,
+    )

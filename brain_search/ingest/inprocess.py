@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from brain_search.config import Settings
 from brain_search.errors import NotFound
 from brain_search.ingest.dead_letters import DeadLetterStore
-from brain_search.ingest.execute import Done, retry_after_error, run_attempt
+from brain_search.ingest.execute import Done, end_failures, ended_result, retry_after_error, run_attempt
 from brain_search.ingest.models import IngestJob, JobResult, TaskState, TaskStatus
 from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.ingest.task_records import job_memory_ids
@@ -112,7 +112,7 @@ class InProcessQueue:
                 retry = retry_after_error(job, exc, self.settings)
                 if retry is None:
                     log.exception("ingest task %s failed", job.task_id)
-                    self._set(job.task_id, state=TaskState.failed, error=f"{type(exc).__name__}: {exc}")
+                    self._give_up(job, exc)
                     return
                 step = retry
             if isinstance(step, Done):
@@ -128,6 +128,21 @@ class InProcessQueue:
                 break
             job = step.job
         self._set(job.task_id, state=TaskState.failed, error="the API process shut down before the task finished")
+
+    def _give_up(self, job: IngestJob, exc: Exception) -> None:
+        """A failure that is not transient, or whose retries are spent: the task is failed with the
+        error, and the memories it still carries go to the dead letters with the reason (when the
+        engine takes them: the refusal may be of the dead letters themselves)."""
+        error = f"{type(exc).__name__}: {exc}"
+        failures = end_failures(job, error, exc)
+        stored = True
+        try:
+            self.dead_letters.add(job.tenant_id, job.task_id, failures, job.attempt + 1)
+        except Exception as again:
+            stored = False
+            log.warning("ingest task %s: its memories were not dead-lettered either: %s", job.task_id, again)
+        result = ended_result(job, failures, dead_lettered=stored)
+        self._set(job.task_id, state=TaskState.failed, error=error, result=result)
 
     def status(self, tenant_id: str, task_id: str) -> TaskStatus:
         with self._lock:

@@ -112,7 +112,9 @@ class IngestJob(BaseModel):
     step: int = Field(0, description="messages this job has been carried by before (retries and continuations)")
     progress: Progress = Field(default_factory=Progress)
     version: int | None = Field(
-        None, description="acceptance version of every write of this job (ingest/versions.py); None: unversioned"
+        None,
+        description="acceptance version of every write of this job, stamped by IngestService.write "
+        "(ingest/versions.py); None only for a job built outside it (tests), whose writes deletes do not order",
     )
 
     @model_validator(mode="after")
@@ -221,7 +223,8 @@ class MemoryHistory(BaseModel):
 
 
 class MemoryReplace(BaseModel):
-    """PUT /v1/memories/{id}: the memory's new content and fields (re-embedded)."""
+    """PUT /v1/memories/{id}: the whole new memory, re-embedded; a field it does not name is
+    cleared (to change some fields and keep the others: PATCH)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -240,10 +243,12 @@ class MemoryReplace(BaseModel):
 
 
 class MemoryPatch(BaseModel):
-    """PATCH /v1/memories/{id}: fields to change without re-embedding (the text needs a PUT)."""
+    """PATCH /v1/memories/{id}: the fields to change; every field it does not name is kept. With
+    ``content`` the memory is re-embedded through a task (202); without, it changes at once (200)."""
 
     model_config = ConfigDict(extra="forbid")
 
+    content: str | None = Field(None, description="new text: re-embedded through a task, the other fields kept")
     node_id: str | None = None
     timestamp: datetime | None = None
     source: str | None = Field(None, max_length=100)
@@ -252,6 +257,14 @@ class MemoryPatch(BaseModel):
     supersedes: list[str] | None = Field(None, max_length=100)
     valid_until: datetime | None = None
     create_nodes: bool = False
+    refresh: bool = Field(False, description="with `content`: the task completes once the new text is searchable")
+
+    @field_validator("content")
+    @classmethod
+    def _content_stays(cls, v: str | None) -> str:
+        if v is None:
+            raise ValueError("content cannot be removed: send the new text, or leave content out")
+        return content_not_blank(v)
 
 
 class ReplaceAccepted(TaskAccepted):

@@ -2,9 +2,10 @@
 
 Embedding and writing overlap: while one ``_bulk`` request is in flight (a writer thread), the
 next batch is embedded. Items OpenSearch could not take for a transient reason (429, 5xx,
-connection errors, timeouts) are re-sent, alone, with capped exponential backoff and jitter until
-``ingest_retry_deadline_s``; what is still failing then is returned as *pending* (the caller
-retries the task later). Other failures are *permanent* (mapping errors, bad vectors).
+connection errors, timeouts: ``retry_policy.py``) are re-sent, alone, with capped exponential
+backoff and jitter until ``ingest_retry_deadline_s``; what is still failing then is returned as
+*pending* (the caller retries the task later). Other failures are *permanent* (mapping errors,
+refusals such as a 403, bad vectors).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from brain_search.embedding import Embedder
 from brain_search.ingest.bulk import (
     BulkEntry,
     ItemOutcome,
-    backoff_delay,
     bulk_body,
     chunk_entries,
     encode_entry,
@@ -34,6 +34,7 @@ from brain_search.ingest.bulk import (
     parse_bulk_response,
 )
 from brain_search.ingest.models import IngestJob, MemoryItem
+from brain_search.ingest.retry_policy import backoff_delay
 from brain_search.ingest.tombstones import tombstone_entries, tombstoned
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 

@@ -191,14 +191,14 @@ class ApiSubmitter:
 
 
 class InProcessSubmitter:
-    """In this process, on OpenSearch alone: the embedded-mode queue with this process's model."""
+    """In this process, on OpenSearch alone: an embedded-mode ingest service with this process's
+    model, so a batch is accepted (validated, stamped with its version, queued) exactly as the
+    API accepts a POST, and a delete accepted after it wins."""
 
     def __init__(self, settings: Settings, tenant_id: str | None) -> None:
         from brain_search.embedding import make_worker_embedder
         from brain_search.graph import GraphStore
-        from brain_search.ingest.dead_letters import DeadLetterStore
-        from brain_search.ingest.inprocess import InProcessQueue
-        from brain_search.ingest.pipeline import IngestPipeline
+        from brain_search.ingest.service import embedded_service
         from brain_search.store.client import make_client
         from brain_search.store.indices import ensure_indices
 
@@ -208,9 +208,7 @@ class InProcessSubmitter:
         ensure_indices(self.client, settings)
         self.graph = GraphStore(self.client, settings)
         self.keys = KeyStore(self.client, settings)
-        dead_letters = DeadLetterStore(self.client, settings)
-        pipeline = IngestPipeline(self.client, make_worker_embedder(settings), settings)
-        self.queue = InProcessQueue(pipeline, dead_letters, settings)
+        self.service = embedded_service(settings, self.client, make_worker_embedder(settings))
         self._tenants: set[str] = set()
 
     def _tenant(self, tenant_id: str | None) -> str:
@@ -227,22 +225,17 @@ class InProcessSubmitter:
         return tenant
 
     def submit(self, tenant_id: str | None, memories: list[MemoryIn], options: IngestOptions) -> tuple[str, str]:
-        from brain_search.ingest.prepare import prepare_items
-        from brain_search.ingest.service import new_job
-
         tenant = self._tenant(tenant_id)
         try:
             request = IngestRequest(memories=memories, **options.model_dump())
-            items = prepare_items(request, tenant, self.settings, self.graph)
+            accepted = self.service.accept(tenant, request, self.settings, self.graph)
         except InvalidInput as exc:
             raise Rejected(f"{exc.field}: {exc.reason}") from None
-        job = new_job(tenant, items, options.refresh)
-        self.queue.submit(job)
-        return tenant, job.task_id
+        return tenant, accepted.task_id
 
     def status(self, tenant_id: str, task_id: str) -> TaskStatus:
-        return self.queue.status(tenant_id, task_id)
+        return self.service.queue.status(tenant_id, task_id)
 
     def close(self) -> None:
-        self.queue.close()
+        self.service.close()
         self.client.close()

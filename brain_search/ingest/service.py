@@ -18,11 +18,22 @@ from brain_search.config import Settings
 from brain_search.embedding import Embedder, make_document_embedder
 from brain_search.errors import InvalidInput, NotFound, SetupError
 from brain_search.ingest.dead_letters import DeadLetterStore
+from brain_search.ingest.edits import body_field, check_if_match, patched_source, replacement, text_edit
 from brain_search.ingest.forget import ForgetRequest, ForgetStatus, Forgetter
 from brain_search.ingest.history import HistoryStore
 from brain_search.ingest.inprocess import InProcessQueue
-from brain_search.ingest.memories import MemoryStore
-from brain_search.ingest.models import IngestJob, IngestRequest, MemoryItem, TaskAccepted, TaskStatus
+from brain_search.ingest.memories import MemoryStore, memory_out
+from brain_search.ingest.models import (
+    IngestJob,
+    IngestRequest,
+    MemoryItem,
+    MemoryOut,
+    MemoryPatch,
+    MemoryReplace,
+    ReplaceAccepted,
+    TaskAccepted,
+    TaskStatus,
+)
 from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.ingest.prepare import NodeLookup, prepare_items
 from brain_search.ingest.versions import VersionClock
@@ -50,10 +61,6 @@ class IngestQueue(Protocol):
     def close(self) -> None: ...
 
 
-def new_job(tenant_id: str, items: list[MemoryItem], refresh: bool, version: int | None = None) -> IngestJob:
-    return IngestJob(task_id=uuid.uuid4().hex, tenant_id=tenant_id, items=items, refresh=refresh, version=version)
-
-
 @dataclass
 class IngestService:
     queue: IngestQueue
@@ -74,14 +81,84 @@ class IngestService:
     def close(self) -> None:
         self.queue.close()
 
-    # ------------------------------------------------------------------ verbs (HTTP and MCP)
+    # ------------------------------------------------------------------ verbs (HTTP, MCP, CLI)
+    def write(self, tenant_id: str, items: list[MemoryItem], refresh: bool) -> IngestJob:
+        """The one way a memory is written, whatever the door (POST, PUT, a text PATCH, MCP,
+        `brain-search ingest` in-process): the job is stamped with its acceptance version, so a
+        delete accepted after it wins wherever the job waits, then queued."""
+        job = IngestJob(
+            task_id=uuid.uuid4().hex, tenant_id=tenant_id, items=items, refresh=refresh, version=self.versions.next()
+        )
+        self.queue.submit(job)
+        self.events("accepted", len(items))
+        return job
+
     def accept(self, tenant_id: str, req: IngestRequest, settings: Settings, nodes: NodeLookup) -> TaskAccepted:
         """Validate (InvalidInput names the field; nothing is queued then) and queue a write."""
         items = prepare_items(req, tenant_id, settings, nodes)
-        job = new_job(tenant_id, items, req.refresh, self.versions.next())
-        self.queue.submit(job)
-        self.events("accepted", len(items))
+        job = self.write(tenant_id, items, req.refresh)
         return TaskAccepted(task_id=job.task_id, submitted=len(items), memory_ids=[it.memory_id for it in items])
+
+    def replace(
+        self,
+        tenant_id: str,
+        memory_id: str,
+        body: MemoryReplace,
+        settings: Settings,
+        nodes: NodeLookup,
+        if_match: str | None = None,
+    ) -> ReplaceAccepted:
+        """PUT: the stored memory (404 otherwise) becomes ``body``, re-embedded through a task."""
+        old, version = self.memories.stored(tenant_id, memory_id, with_vector=False)
+        check_if_match(if_match, version)
+        return self._requeue(tenant_id, old, version, "put", replacement(memory_id, body), settings, nodes)
+
+    def edit(
+        self,
+        tenant_id: str,
+        memory_id: str,
+        body: MemoryPatch,
+        settings: Settings,
+        nodes: NodeLookup,
+        if_match: str | None = None,
+    ) -> MemoryOut | ReplaceAccepted:
+        """PATCH: change the fields ``body`` names and keep the others. A new text is re-embedded
+        through a task (``ReplaceAccepted``); other changes are stored at once (``MemoryOut``)."""
+        if not body.model_fields_set - {"create_nodes", "refresh"}:
+            fields = "content, node_id, timestamp, source, conversation_id, metadata, supersedes or valid_until"
+            raise InvalidInput("body", f"nothing to change: send {fields}")
+        text = "content" in body.model_fields_set
+        src, version = self.memories.stored(tenant_id, memory_id, with_vector=not text)
+        check_if_match(if_match, version)
+        old = {k: v for k, v in src.items() if k != "embedding"}
+        if text:
+            return self._requeue(tenant_id, old, version, "patch", text_edit(memory_id, src, body), settings, nodes)
+        new = patched_source(tenant_id, src, body, settings, nodes)
+        new_version = self.versions.next()
+        self.history.keep(tenant_id, memory_out(old, version), "patch")
+        self.memories.rewrite(tenant_id, memory_id, new, new_version)
+        return memory_out({k: v for k, v in new.items() if k != "embedding"}, new_version)
+
+    def _requeue(
+        self,
+        tenant_id: str,
+        old: dict[str, Any],
+        version: int,
+        how: str,
+        req: IngestRequest,
+        settings: Settings,
+        nodes: NodeLookup,
+    ) -> ReplaceAccepted:
+        """A stored memory written anew (PUT, text PATCH): the version it replaces to its history."""
+        try:
+            items = prepare_items(req, tenant_id, settings, nodes)
+        except InvalidInput as exc:
+            raise body_field(exc) from None
+        self.history.keep(tenant_id, memory_out(old, version), how)
+        job = self.write(tenant_id, items, req.refresh)
+        assert job.version is not None
+        ids = [it.memory_id for it in items]
+        return ReplaceAccepted(task_id=job.task_id, submitted=len(items), memory_ids=ids, version=job.version)
 
     def delete(self, tenant_id: str, memory_id: str) -> bool:
         """Delete one memory with its pieces, dead letters and history. True: it was stored;
@@ -152,21 +229,26 @@ def make_ingest_service(settings: Settings, client: OpenSearch, query_embedder: 
     mode otherwise (a thread pool in this process). ``query_embedder``: the API's own encoder,
     reused for documents only when it is the plain fp32 one on default threads."""
     s = settings
-    queue: IngestQueue
-    dead_letters = DeadLetterStore(client, s)
     if s.ingest_mode == "workers" and not s.redis_url:
         raise SetupError("BRAIN_INGEST_MODE=workers needs BRAIN_REDIS_URL (is it missing from the secret?)")
     if s.redis_url and s.ingest_mode != "embedded":
         from brain_search.ingest.broker import CeleryQueue  # imports Celery only in worker mode
 
-        queue, mode = CeleryQueue(s, client), "workers"
-    else:
-        # the API's query encoder is tuned for one short text (one thread, maybe int8): documents get their own
-        reuse = s.query_embedding_threads <= 0 and not s.query_embedding_int8
-        embedder = query_embedder if reuse else BatchEmbedder(s)
-        queue, mode = InProcessQueue(IngestPipeline(client, embedder, s), dead_letters, s), "embedded"
+        stores = MemoryStore(client, s), HistoryStore(client, s), Forgetter(client, s)
+        return IngestService(CeleryQueue(s, client), DeadLetterStore(client, s), *stores, "workers")
+    # the API's query encoder is tuned for one short text (one thread, maybe int8): documents get their own
+    reuse = s.query_embedding_threads <= 0 and not s.query_embedding_int8
+    return embedded_service(s, client, query_embedder if reuse else BatchEmbedder(s))
+
+
+def embedded_service(settings: Settings, client: OpenSearch, embedder: Embedder) -> IngestService:
+    """Embedded mode: tasks on a thread pool of this process (the API without Redis, and
+    `brain-search ingest` in-process), writes stamped like every other."""
+    s = settings
+    dead_letters = DeadLetterStore(client, s)
+    queue = InProcessQueue(IngestPipeline(client, embedder, s), dead_letters, s)
     stores = MemoryStore(client, s), HistoryStore(client, s), Forgetter(client, s)
-    return IngestService(queue, dead_letters, *stores, mode)
+    return IngestService(queue, dead_letters, *stores, "embedded")
 
 
 def mcp_tools(

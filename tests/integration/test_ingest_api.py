@@ -141,3 +141,33 @@ def test_malformed_item_goes_to_the_dead_letters_and_the_others_land(api, make_t
     assert api.get("/v1/dead-letters", headers=other).json()["total"] == 0
     state = api.app.state.brain
     assert sorted(memory_ids(state.client, state.settings, "acme")) == [f"g{i}" for i in range(5)]
+
+
+def test_a_refusal_while_dead_lettering_ends_the_task_without_retries(api, make_tenant, client) -> None:
+    """Issue 42.3 on the real engine: the dead-letters index refuses writes with a 403 (an index
+    write block, as a gateway's refusal would). That is not transient: the task ends at once,
+    failed, its error naming the 403, instead of 8 retries over minutes. The memory OpenSearch
+    took is stored; once the block is lifted, dead-lettering works again."""
+    from brain_search.store.indices import IndexNames
+
+    acme = make_tenant("acme")
+    state = api.app.state.brain
+    dead_letters = IndexNames.of(state.settings).dead_letters
+    items = [
+        MemoryItem(memory_id="good", content="a good memory"),
+        MemoryItem(memory_id="bad", content="bad date", timestamp="2023-13-45"),
+    ]
+    job = IngestJob(task_id="t-refused", tenant_id="acme", items=items, refresh=True)
+    client.indices.put_settings(index=dead_letters, body={"index.blocks.write": True})
+    try:
+        state.ingest.queue.submit(job)
+        task = wait_task(api, acme, job.task_id, timeout_s=30)
+    finally:
+        client.indices.put_settings(index=dead_letters, body={"index.blocks.write": None})
+    assert task["state"] == "failed", task
+    assert "403 cluster_block_exception" in task["error"], task
+    assert memory_ids(state.client, state.settings, "acme") == ["good"]
+    after = IngestJob(task_id="t-after", tenant_id="acme", items=items[1:], refresh=True)
+    state.ingest.queue.submit(after)
+    assert wait_task(api, acme, after.task_id)["failed"] == 1
+    assert api.get("/v1/dead-letters", headers=acme).json()["items"][0]["status"] == 400

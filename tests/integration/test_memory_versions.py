@@ -61,8 +61,9 @@ def test_put_patch_if_match_and_history(api, make_tenant, client, stack_settings
     now = api.get("/v1/memories/m1", headers=acme).json()
     assert (now["source"], now["metadata"], now["content"]) == ("notes", {"topic": "launch"}, "the launch moved to May")
     assert _vector(client, alias, "acme", "m1") == vec
-    text = api.patch("/v1/memories/m1", json={"content": "new text"}, headers=acme)
-    assert text.status_code == 422 and text.json()["detail"][0]["loc"][-1] == "content"
+    for blank in ({"content": "  "}, {"content": None}):  # the text can change, never go
+        text = api.patch("/v1/memories/m1", json=blank, headers=acme)
+        assert text.status_code == 422 and text.json()["detail"][0]["loc"][-1] == "content", text.text
     assert api.patch("/v1/memories/m1", json={}, headers=acme).status_code == 422
     assert (
         api.patch("/v1/memories/m1", json={"source": "x"}, headers={**acme, "If-Match": f'"{v2}"'}).status_code == 412
@@ -176,3 +177,111 @@ def test_list_with_filters_and_cursor_then_export_import_round_trip(live_api, ap
 
     assert everything(copy) == everything(acme)
     assert json.loads(out.read_text().splitlines()[0])["memory_id"] == ids[0]
+
+
+EDITED = {
+    "node_id": "Travel/Japan",
+    "timestamp": "2026-03-02T10:00:00+00:00",
+    "conversation_id": "trip",
+    "source": "chat",
+    "metadata": {"who": "Maya"},
+}
+KEPT = ("node_id", "node_path", "timestamp", "conversation_id", "source", "metadata")
+
+
+def _post_full(api: Any, headers: dict[str, str], memory_id: str, content: str) -> dict[str, Any]:
+    body = {"content": content, "memory_id": memory_id, "create_nodes": True, "refresh": True, **EDITED}
+    r = api.post("/v1/memories", json=body, headers=headers)
+    assert r.status_code == 202, r.text
+    wait_task(api, headers, r.json()["task_id"])
+    got: dict[str, Any] = api.get(f"/v1/memories/{memory_id}", headers=headers).json()
+    assert got["conversation_id"] == "trip" and got["node_path"] == "Travel/Japan", got
+    return got
+
+
+def test_a_text_edit_keeps_every_field_it_does_not_name(api, make_tenant, client, stack_settings) -> None:
+    """Issue 42.1: PATCH with `content` re-embeds the new text (a task, 202) and keeps the node,
+    time, conversation, source and metadata; PUT stays the full replace."""
+    acme = make_tenant("acme")
+    alias = stack_settings.memories_alias
+    before = _post_full(api, acme, "e1", "Maya wants to see Fushimi Inari")
+    vec = _vector(client, alias, "acme", "e1")
+
+    new_text = "Maya wants to see the Fushimi Inari shrine at dawn"
+    edit = api.patch(
+        "/v1/memories/e1",
+        json={"content": new_text, "refresh": True},
+        headers={**acme, "If-Match": f'"{before["version"]}"'},
+    )
+    assert edit.status_code == 202, edit.text
+    accepted = edit.json()
+    assert accepted["version"] > before["version"] and accepted["memory_ids"] == ["e1"]
+    assert wait_task(api, acme, accepted["task_id"])["indexed"] == 1
+    after = api.get("/v1/memories/e1", headers=acme).json()
+    assert (after["content"], after["version"]) == (new_text, accepted["version"])
+    assert {k: after[k] for k in KEPT} == {k: before[k] for k in KEPT}
+    assert _vector(client, alias, "acme", "e1") != vec  # re-embedded
+    # what the fields are for still finds it: conversation, node, time
+    for params in ({"conversation_id": "trip"}, {"node": "Travel"}, {"since": "2026-03-01T00:00:00Z"}):
+        listed = api.get("/v1/memories", params=params, headers=acme).json()["memories"]
+        assert [m["memory_id"] for m in listed] == ["e1"], params
+    history = api.get("/v1/memories/e1/history", headers=acme).json()["versions"]
+    assert [(h["replaced_by"], h["memory"]["content"]) for h in history] == [("patch", before["content"])]
+
+    # the text and a field at once: that field changes, the others stay
+    both = api.patch(
+        "/v1/memories/e1", json={"content": "Maya and Ken: Fushimi Inari", "source": "notes"}, headers=acme
+    )
+    assert both.status_code == 202, both.text
+    wait_task(api, acme, both.json()["task_id"])
+    now = api.get("/v1/memories/e1", headers=acme).json()
+    assert (now["content"], now["source"], now["conversation_id"]) == ("Maya and Ken: Fushimi Inari", "notes", "trip")
+    assert api.patch("/v1/memories/e1", json={"content": "x"}, headers={**acme, "If-Match": '"1"'}).status_code == 412
+
+    # PUT is the full replace (docs/api.md): what it does not name is gone
+    put = api.put("/v1/memories/e1", json={"content": "replaced outright", "refresh": True}, headers=acme)
+    assert put.status_code == 202, put.text
+    wait_task(api, acme, put.json()["task_id"])
+    replaced = api.get("/v1/memories/e1", headers=acme).json()
+    assert replaced["content"] == "replaced outright"
+    assert all(replaced[k] is None for k in KEPT), replaced
+
+
+def test_cli_update_keeps_what_it_does_not_name_and_sets_what_it_does(live_api, api, make_tenant) -> None:
+    """`memories update ID -c TEXT` is a text edit (PATCH); `--node/--time/--conversation/--source`
+    change those fields too, `patch --time` changes the time alone, `update --replace` is the PUT."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from brain_search.cli import app
+
+    acme = make_tenant("acme")
+    before = _post_full(api, acme, "e2", "the Kyoto ryokan is booked")
+    api.app.state.brain.graph.create("acme", "Travel/Kyoto")
+    env = {"BRAIN_API_URL": live_api, "BRAIN_API_KEY": acme["Authorization"].removeprefix("Bearer ")}
+    runner = CliRunner()
+
+    def run(*args: str) -> dict[str, Any]:
+        out = runner.invoke(app, list(args), env=env)
+        assert out.exit_code == 0, (args, out.output)
+        got: dict[str, Any] = json.loads(runner.invoke(app, ["memories", "get", "e2", "--json"], env=env).output)
+        return got
+
+    edited = run("memories", "update", "e2", "-c", "the Kyoto ryokan is booked for two nights")
+    assert edited["content"] == "the Kyoto ryokan is booked for two nights"
+    assert {k: edited[k] for k in KEPT} == {k: before[k] for k in KEPT}
+
+    moved = run(
+        "memories", "update", "e2", "-c", "the ryokan moved to Kyoto station",
+        "--node", "Travel/Kyoto", "--time", "2026-04-01T09:00:00Z", "--conversation", "trip-2", "--source", "email",
+    )  # fmt: skip
+    assert (moved["node_path"], moved["conversation_id"], moved["source"]) == ("Travel/Kyoto", "trip-2", "email")
+    assert moved["timestamp"].startswith("2026-04-01T09:00:00") and moved["metadata"] == {"who": "Maya"}
+
+    timed = run("memories", "patch", "e2", "--time", "2026-05-01T00:00:00+00:00")
+    assert timed["timestamp"].startswith("2026-05-01T00:00:00") and timed["content"] == moved["content"]
+    assert (timed["node_path"], timed["conversation_id"], timed["source"]) == ("Travel/Kyoto", "trip-2", "email")
+
+    replaced = run("memories", "update", "e2", "-c", "only this text", "--replace")
+    assert replaced["content"] == "only this text" and all(replaced[k] is None for k in KEPT), replaced

@@ -14,7 +14,6 @@ from brain_search.config import load_settings
 from brain_search.errors import SetupError
 from brain_search.ingest.bulk import (
     BulkEntry,
-    backoff_delay,
     bulk_body,
     chunk_entries,
     encode_entry,
@@ -26,6 +25,7 @@ from brain_search.ingest.chunking import chunk_text
 from brain_search.ingest.models import IngestRequest
 from brain_search.ingest.pipeline import vector_problem
 from brain_search.ingest.prepare import json_depth
+from brain_search.ingest.retry_policy import backoff_delay
 
 
 def test_chunk_text_short_is_one_piece() -> None:
