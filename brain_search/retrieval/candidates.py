@@ -42,6 +42,9 @@ class CandidateFeatures:
     """``MatchKind`` per candidate"""
     nodes: list[str] | None = None
     """each candidate's knowledge-graph node (its own id when it has none): node evidence"""
+    shown: list[bool] | None = None
+    """whether each candidate clears the relevance floor (``ZCalibration.clears_floor``): only
+    those are lifted by their node (None: every one)"""
 
 
 @dataclass

@@ -419,7 +419,8 @@ class Retriever:
             coverage = sum(1 for n in names if n in c.matched) / len(names) if names else 0.0
             lex.append(lexical_precision(phrase_hit, coverage, (c.bm25 or 0.0) / best_bm25))
             sem.append(embedding_similarity(c.cosine or 0.0))
-        matches = Retriever.matches(intent, terms, cands, calibration or ZCalibration(), term_idf)
+        cal = calibration or ZCalibration()
+        matches = Retriever.matches(intent, terms, cands, cal, term_idf)
         if formula is ZFormula.spec:
             zs = [spec_z(lx, sm) for lx, sm in zip(lex, sem, strict=True)]
         else:
@@ -436,6 +437,7 @@ class Retriever:
             strength=[m.strength for m in matches],
             kinds=[m.kind.value for m in matches],
             nodes=[str(c.source.get("node_id") or c.doc_id) for c in cands],
+            shown=[cal.clears_floor(m.kind, m.strength) for m in matches],
         )
 
     @staticmethod
@@ -470,6 +472,7 @@ class Retriever:
             n_terms=n_terms,
             z_positions=f.z,
             nodes=f.nodes,
+            liftable=f.shown,
         )
 
     def _rank(

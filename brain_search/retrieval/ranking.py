@@ -243,6 +243,7 @@ def z_relevance(
     n_terms: int = 0,
     z_positions: Sequence[float] | None = None,
     nodes: Sequence[str] | None = None,
+    liftable: Sequence[bool] | None = None,
 ) -> list[float]:
     """Relevance for each candidate (higher is better). All sequences are aligned by candidate.
 
@@ -251,7 +252,8 @@ def z_relevance(
     precision of 1.0 means the memory contains them all. ``n_terms``: the query's topic terms.
     ``z_positions``: each candidate's Z position (the calibrated one, ``retrieval/zaxis.py``); None: the
     spec's ``semantic / (lexical + semantic)``. ``nodes``: each candidate's node (``node_lifted``;
-    None: no node evidence). The phrase bonus is added after the node lift, so a memory holding
+    None: no node evidence); ``liftable``: which candidates the node may lift (those that match the
+    query at all; None: every one). The phrase bonus is added after the node lift, so a memory holding
     the quote still ranks above every memory that does not."""
     if z_positions is not None:
         zs = list(z_positions)
@@ -279,21 +281,26 @@ def z_relevance(
         base = (1 - w_sem) * lex_part + w_sem * sem_n[i]
         out.append(base * z_alignment(z, target_z, tolerance, align))
     if nodes is not None and params.node_lift > 0:
-        out = node_lifted(out, nodes, params.node_lift)
+        out = node_lifted(out, nodes, params.node_lift, liftable)
     if bonus:  # holders of every quoted phrase first; divided so relevance stays within [0, 1]
         out = [(rel + bonus if lx >= 1.0 else rel) / (1 + bonus) for rel, lx in zip(out, lexical, strict=True)]
     return out
 
 
-def node_lifted(relevance: Sequence[float], nodes: Sequence[str], weight: float) -> list[float]:
+def node_lifted(
+    relevance: Sequence[float], nodes: Sequence[str], weight: float, liftable: Sequence[bool] | None = None
+) -> list[float]:
     """Each relevance blended with the best among its node's: ``(own + weight × best) / (1 +
-    weight)``. A memory alone in its node keeps its own; one node for every candidate keeps the
-    order; the values stay within the inputs' range."""
+    weight)``. A memory alone in its node keeps its own, and so does one that is not
+    ``liftable`` (it does not match the query at all: a node is a folder of a person's knowledge,
+    and an unrelated note beside a strong match must not rise above a real answer elsewhere). One
+    node for every liftable candidate keeps their order; the values stay within the inputs' range."""
     best: dict[str, float] = {}
     for r, n in zip(relevance, nodes, strict=True):
         if n not in best or r > best[n]:
             best[n] = r
-    return [(r + weight * best[n]) / (1 + weight) for r, n in zip(relevance, nodes, strict=True)]
+    can = liftable if liftable is not None else [True] * len(relevance)
+    return [(r + weight * best[n]) / (1 + weight) if ok else r for r, n, ok in zip(relevance, nodes, can, strict=True)]
 
 
 def z_alignment(z: float, target_z: float, tolerance: float, params: RankingParams) -> float:

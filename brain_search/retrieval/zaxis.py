@@ -139,6 +139,18 @@ MIN_TERM_WEIGHT = 0.05
 """the least a term weighs (a word that every memory of the tenant holds has an idf near 0)"""
 
 
+_GROUPED_NUMBER = re.compile(r"\d{1,3}(?:[,.\u202f ]\d{3})+")
+
+
+def number_fragments(text: str) -> frozenset[str]:
+    """The digit groups after the first of each grouped number ("235,000" → {"000"}): the
+    normalised query splits them into words of their own, but "000" names no number (pure)."""
+    out: set[str] = set()
+    for m in _GROUPED_NUMBER.finditer(text):
+        out.update(re.split(r"[,.\u202f ]", m.group())[1:])
+    return frozenset(out)
+
+
 def query_terms_of(
     lexical_query: str,
     phrases: Sequence[str],
@@ -152,9 +164,11 @@ def query_terms_of(
     ``idf`` has it (tenant statistics), so the words that pick a memory out count and a word that
     most memories hold counts little (a chat speaker's name, in every turn of theirs). Without
     ``idf``: a term with a digit, or written capitalised in the query (not "I"), is a key term (a
-    name, a number) and weighs ``key_weight``, any other 1."""
+    name, a number) and weighs ``key_weight``, any other 1. The later digit groups of a grouped
+    number ("000" of "235,000") weigh the least a term can (``number_fragments``)."""
+    fragments = number_fragments(lexical_query)
     if idf is not None and all(t in idf for t in terms):
-        weights = tuple(max(idf[t], MIN_TERM_WEIGHT) for t in terms)
+        weights = tuple(MIN_TERM_WEIGHT if t in fragments else max(idf[t], MIN_TERM_WEIGHT) for t in terms)
     else:
         capitalised = {
             w
@@ -162,7 +176,10 @@ def query_terms_of(
             if m.group() != "I"
             for w in normalize_text(m.group()).split()
         }  # "Jacob's" reads as "jacob s": the name is "jacob"
-        weights = tuple(key_weight if (_DIGIT.search(t) or t in capitalised) else 1.0 for t in terms)
+        weights = tuple(
+            MIN_TERM_WEIGHT if t in fragments else key_weight if (_DIGIT.search(t) or t in capitalised) else 1.0
+            for t in terms
+        )
     if phrases:
         return QueryTerms(tuple(terms), weights, tuple(phrases), True)
     whole = normalize_text(lexical_query)
@@ -252,7 +269,7 @@ def match(
             z = 0.10 + 0.15 * min(max(tight, 0.0), 1.0)
             return Match(MatchKind.words, round(z, 4), 1.0, 1.0, sigma)
     strength = cal.strength(cosine, shared)
-    if shared >= cal.precise_share and strength >= cal.floor:
+    if shared >= cal.precise_share and strength >= cal.floor and any(stemmed_hits):  # lexical 0: no terms match
         z = 0.30 + 0.19 * (1 - shared) / max(1 - cal.precise_share, 1e-6)
         return Match(MatchKind.terms, round(z, 4), strength, shared, sigma)
     return Match(MatchKind.meaning, round(cal.meaning_z(strength), 4), strength, shared, sigma)

@@ -172,3 +172,13 @@ def test_a_partial_or_failed_sub_search_is_a_failure_not_fewer_hits() -> None:
         complete({**ok, "timed_out": True})
     with pytest.raises(StoreUnavailable, match="sub-search failed"):
         complete({"error": {"type": "search_phase_execution_exception"}}, allow_partial=True)
+
+
+def test_node_lift_leaves_a_memory_that_does_not_match_where_it_is() -> None:
+    # candidate 0 is a strong match; 1 shares its node but does not match the query at all
+    # (below the relevance floor); 2 is a real, weaker answer in another node
+    rel = [0.9, 0.05, 0.4]
+    nodes = ["notes", "notes", "travel"]
+    lifted = node_lifted(rel, nodes, 1.0, liftable=[True, False, True])
+    assert lifted == pytest.approx([0.9, 0.05, 0.4])
+    assert node_lifted(rel, nodes, 1.0)[1] > rel[2]  # without the gate the neighbour jumps above

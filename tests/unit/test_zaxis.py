@@ -110,3 +110,21 @@ def test_strength_and_sigma_are_bounded_and_monotone() -> None:
 def test_spec_formula_kept() -> None:
     assert spec_z(0.0, 0.0) == 0.5
     assert spec_z(0.85, 0.72) == pytest.approx(0.72 / 1.57)
+
+
+def test_no_false_precise_for_a_number_fragment_the_engine_did_not_find() -> None:
+    # issue 42 item 4: "$235,000" split into "235" and "000"; "1,000 memories" holds "000" only
+    # literally, the engine found neither term (lexical 0): not a terms match
+    cal = ZCalibration(cos_unrelated=0.1, cos_strong=0.6, floor=0.2)
+    text = "Find exactly where I said $235,000"
+    terms = query_terms("said 235,000")
+    assert terms == ["said", "235", "000"]
+    q = query_terms_of("said 235,000", (), terms, cal.key_weight, {"said": 1.0, "235": 3.0, "000": 3.0})
+    assert q.weights[2] == pytest.approx(0.05)  # the fragment weighs the least a term can
+    pricing = "Pricing idea: a free tier capped at 1,000 memories, $12 a month"
+    got = match(pricing, q, [False, False, False], 0.5, cal)
+    assert got.kind is MatchKind.meaning, text
+    # even a term the text holds literally is no terms match when the engine matched none
+    literal = query_terms_of("pricing month", (), ["pricing", "month"], cal.key_weight)  # far apart
+    assert match(pricing, literal, [False, False], 0.5, cal).kind is MatchKind.meaning
+    assert match(pricing, literal, [True, False], 0.5, cal).kind is MatchKind.terms
