@@ -7,12 +7,18 @@ from importlib.metadata import entry_points
 
 import typer
 
-from brain_search.commands import demo, gateway, ingest, mcp, memories, nodes, recall, serve, stack
+from brain_search.commands import demo, gateway, ingest, mcp, memories, nodes, recall, remember, serve, stack
+from brain_search.commands.common import old_spelling
 
-app = typer.Typer(help="brain-search: three-dimensional memory retrieval on OpenSearch.", no_args_is_help=True)
+app = typer.Typer(
+    help="brain-search: three-dimensional memory retrieval on OpenSearch.",
+    no_args_is_help=True,
+    context_settings={"token_normalize_func": old_spelling},  # --url / --key: read as --api-url / --api-key
+)
 app.command()(stack.up)
 app.command()(stack.down)
 app.command()(serve.serve)
+app.command()(remember.remember)
 app.command()(recall.recall)
 app.command()(mcp.mcp)
 app.command()(demo.demo)

@@ -12,6 +12,15 @@ BrainSearchError
 
 from __future__ import annotations
 
+ECHO_CHARS = 200  # what an error answer echoes of a client's input, at most (a prefix)
+MESSAGE_CHARS = 500  # an error message, at most (one that quotes the input)
+
+
+def cut(text: str, limit: int = ECHO_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and how long it was: an error answer never
+    echoes a client's megabyte back (HTTP 422s, MCP errors, CLI messages)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
 
 class BrainSearchError(Exception):
     """Base of every error this package raises on purpose."""

@@ -12,7 +12,7 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 from pydantic import ValidationError
 
-from brain_search.errors import BrainSearchError, Unauthorized
+from brain_search.errors import MESSAGE_CHARS, BrainSearchError, Unauthorized, cut
 from brain_search.models import RecallRequest, RecallResponse
 
 TOOL_NAME = "brain_recall"
@@ -64,6 +64,7 @@ TOOL_DESCRIPTION = (
 )
 
 REMEMBER_TOOL = "brain_remember"
+REMEMBER_WAIT_S = 30.0  # `wait: true` returns by then, searchable or not (the answer says which)
 REMEMBER_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -74,6 +75,17 @@ REMEMBER_INPUT_SCHEMA: dict[str, Any] = {
         "source": {"type": "string"},
         "conversation_id": {"type": "string"},
         "create_nodes": {"type": "boolean", "default": False, "description": "create an unknown node_id path"},
+        "wait": {
+            "type": "boolean",
+            "default": False,
+            "description": "return once the memory is stored and searchable, so a recall right after finds it "
+            f"(up to {REMEMBER_WAIT_S:.0f} s; implies refresh). Without it the answer is `queued` at once",
+        },
+        "refresh": {
+            "type": "boolean",
+            "default": False,
+            "description": "the write's task makes the memory searchable as it ends, without waiting for it here",
+        },
     },
     "required": ["content"],
 }
@@ -99,9 +111,9 @@ ToolFn = Callable[[str, dict[str, Any]], dict[str, Any]]
 def format_validation_error(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
-        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
-        parts.append(f"{loc}: {err['msg']}")
-    return "invalid arguments: " + "; ".join(parts)
+        loc = ".".join(cut(str(x)) for x in err["loc"]) or "arguments"
+        parts.append(f"{loc}: {cut(str(err['msg']), MESSAGE_CHARS)}")
+    return cut("invalid arguments: " + "; ".join(parts), MESSAGE_CHARS)
 
 
 def build_server(
@@ -119,7 +131,8 @@ def build_server(
     if remember is not None:
         extra[REMEMBER_TOOL] = (
             remember,
-            "Store a memory in Brain (embedded and indexed by a task).",
+            "Store a memory in Brain (embedded and indexed by a task: `queued`). With wait: true the answer comes "
+            "once it is searchable (`searchable: true`), so a recall right after finds it.",
             REMEMBER_INPUT_SCHEMA,
         )
     if forget is not None:
@@ -146,10 +159,10 @@ def build_server(
             except ValidationError as exc:
                 raise ValueError(format_validation_error(exc)) from None
             except BrainSearchError as exc:
-                raise ValueError(str(exc)) from None
+                raise ValueError(cut(str(exc), MESSAGE_CHARS)) from None
             return [types.TextContent(type="text", text=json.dumps(answer))]
         if name != TOOL_NAME:
-            raise ValueError(f"unknown tool {name!r}")
+            raise ValueError(f"unknown tool {cut(name)!r}")
         try:
             req = RecallRequest.model_validate(arguments or {})
         except ValidationError as exc:
@@ -158,7 +171,7 @@ def build_server(
         try:
             resp = await anyio.to_thread.run_sync(recall, tenant, req)
         except BrainSearchError as exc:
-            raise ValueError(str(exc)) from None
+            raise ValueError(cut(str(exc), MESSAGE_CHARS)) from None
         return [types.TextContent(type="text", text=json.dumps(resp.model_dump(mode="json")))]
 
     return server

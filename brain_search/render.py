@@ -6,12 +6,20 @@ from datetime import datetime
 
 from brain_search.models import MemoryResult, RecallResponse
 
-TIER_HEADINGS = (
-    ("exact_matches", "🎯 Exact Matches (Z < 0.3)"),
-    ("precise_matches", "📍 Precise Matches (Z 0.3-0.5)"),
-    ("semantic_matches", "💭 Conceptual Matches (Z 0.5-0.7)"),
-    ("conceptual_matches", "🌐 Broad Matches (Z > 0.7)"),
+# The tiers as the JSON names them (`semantic_matches` is "Semantic matches" on screen too), with
+# the spec 3.4 boundaries.
+TIERS = (
+    ("exact_matches", "🎯", "Z < 0.3"),
+    ("precise_matches", "📍", "Z 0.3-0.5"),
+    ("semantic_matches", "💭", "Z 0.5-0.7"),
+    ("conceptual_matches", "🌐", "Z > 0.7"),
 )
+ID_CHARS = 12  # a result's id on screen, at most
+
+
+def tier_heading(field: str, emoji: str, span: str) -> str:
+    """``semantic_matches`` → "💭 Semantic matches (Z 0.5-0.7)": the JSON field's own words."""
+    return f"{emoji} {field.replace('_', ' ').capitalize()} ({span})"
 
 
 def short_date(ts: datetime | None) -> str:
@@ -23,31 +31,58 @@ def snippet(text: str, width: int = 70) -> str:
     return text if len(text) <= width else text[: width - 3].rstrip() + "..."
 
 
-def render_line(r: MemoryResult, width: int = 70, scores: bool = True) -> str:
-    line = f'"{snippet(r.content, width)}" [{short_date(r.metadata.timestamp)}]'
-    if scores:
-        s = r.scores
-        line += f"  lex {s.lexical:.2f} · sem {s.semantic:.2f} · Z {s.z_position:.2f} · {r.match_kind.value}"
-    return line
+def short_id(memory_id: str, width: int = ID_CHARS) -> str:
+    return memory_id if len(memory_id) <= width else memory_id[: width - 1] + "…"
 
 
-def render_tiered(resp: RecallResponse, width: int = 70, scores: bool = True) -> str:
+def score_line(r: MemoryResult) -> str:
+    """Z, relevance, both scores and the kind of match of a result, on one line."""
+    s = r.scores
+    return (
+        f"Z {s.z_position:.2f}  rel {s.relevance:.3f}  lex {s.lexical:.2f}  sem {s.semantic:.2f}  "
+        f"{r.match_kind.value:<7}"
+    )
+
+
+def render_list(resp: RecallResponse, columns: int = 80) -> str:
+    """The ranked results, two lines a memory within ``columns``: rank, short id, scores and
+    date; then its node and a cut of its text."""
+    out: list[str] = []
+    for i, r in enumerate(resp.results, 1):
+        head = f"{i:>2} {short_id(r.id):<{ID_CHARS}}  {score_line(r)}  {short_date(r.metadata.timestamp)}"
+        node = f"[{r.node.label}] " if r.node.label else ""
+        out += [head[:columns].rstrip(), "   " + snippet(node + r.content, columns - 3)]
+    return "".join(line + "\n" for line in out)
+
+
+def render_line(r: MemoryResult, width: int = 70) -> str:
+    return f'"{snippet(r.content, width)}" [{short_date(r.metadata.timestamp)}]'
+
+
+def render_tiered(resp: RecallResponse, width: int = 70, scores: bool = True, columns: int | None = None) -> str:
+    """The tiered view (spec 5.3), headed by the JSON's tier names. ``columns``: the text is cut to
+    fit; with ``scores`` each memory has a second line (scores and id)."""
     if resp.tiers is None:
         raise ValueError("the response has no tiers (ask with tiered=true)")
+    if columns is not None:
+        width = max(20, columns - 24)  # indent, branch, quotes and the date
     out: list[str] = []
     if resp.query_analysis.nothing_matched:
         out += [
             f"∅ Nothing matched: no memory is close enough to show (best match {resp.query_analysis.best_match:.2f}).",
             "",
         ]
-    for field, heading in TIER_HEADINGS:
+    for field, emoji, span in TIERS:
         items: list[MemoryResult] = getattr(resp.tiers, field)
-        out.append(heading)
+        out.append(tier_heading(field, emoji, span))
         if not items:
             out.append("   └─ (none)")
         for i, r in enumerate(items):
-            branch = "└─" if i == len(items) - 1 else "├─"
-            out.append(f"   {branch} {render_line(r, width, scores)}")
+            last = i == len(items) - 1
+            out.append(f"   {'└─' if last else '├─'} {render_line(r, width)}")
+            if scores:
+                line = f"   {' ' if last else '│'}     {score_line(r).rstrip()}  {short_id(r.id)}"
+                out.append(line[:columns] if columns else line)
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

@@ -24,8 +24,9 @@ from brain_search.config import Settings, load_settings
 from brain_search.embedding import QueryCache, make_query_embedder
 from brain_search.errors import RateLimited, StoreUnavailable, Unauthorized
 from brain_search.graph import GraphStore
-from brain_search.ingest.service import make_ingest_service, mcp_tools
+from brain_search.ingest.service import make_ingest_service
 from brain_search.mcp_server import build_server
+from brain_search.mcp_tools import mcp_tools
 from brain_search.models import RecallRequest, RecallResponse
 from brain_search.ratelimit import RateLimiter
 from brain_search.retrieval.pipeline import Retriever

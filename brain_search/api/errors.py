@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import ConnectionTimeout, TransportError
 
 from brain_search.errors import (
+    ECHO_CHARS,
+    MESSAGE_CHARS,
     Conflict,
     InvalidInput,
     NotFound,
@@ -18,14 +24,45 @@ from brain_search.errors import (
     RateLimited,
     StoreUnavailable,
     Unauthorized,
+    cut,
 )
 
 log = logging.getLogger(__name__)
+MAX_ERRORS = 50  # a 422 lists at most this many errors (a batch of bad items is not echoed whole)
 
 
 def invalid_input_body(exc: InvalidInput) -> dict:
     """Same shape as FastAPI's own validation errors: a list naming the field and the reason."""
-    return {"detail": [{"loc": ["body", *exc.field.split(".")], "msg": exc.reason, "type": "value_error"}]}
+    msg = cut(exc.reason, MESSAGE_CHARS)
+    loc = ["body", *(cut(part) for part in exc.field.split("."))]
+    return {"detail": [{"loc": loc, "msg": msg, "type": "value_error"}]}
+
+
+def bounded_input(value: Any) -> Any:
+    """What a 422 echoes of the input: the value when short, else a prefix of it (of its JSON for
+    an object or a list), saying how long it was."""
+    if isinstance(value, str):
+        return cut(value)
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    return value if len(text) <= ECHO_CHARS else cut(text)
+
+
+def validation_body(errors: Sequence[Any]) -> dict[str, Any]:
+    """FastAPI's 422 shape (``detail``: loc, msg, type, input, ctx), bounded: each echoed input is
+    a prefix, each message and location part is cut, and at most ``MAX_ERRORS`` are listed."""
+    detail = []
+    for err in jsonable_encoder(list(errors[:MAX_ERRORS])):
+        err["loc"] = [x if isinstance(x, int) else cut(str(x)) for x in err.get("loc", [])]
+        err["msg"] = cut(str(err.get("msg", "")), MESSAGE_CHARS)
+        if "input" in err:
+            err["input"] = bounded_input(err["input"])
+        if "ctx" in err:
+            err["ctx"] = bounded_input(err["ctx"])
+        detail.append(err)
+    body: dict[str, Any] = {"detail": detail}
+    if len(errors) > MAX_ERRORS:
+        body["errors_not_listed"] = len(errors) - MAX_ERRORS
+    return body
 
 
 def _count(request: Request, kind: str) -> None:
@@ -48,6 +85,10 @@ def rate_limited_response(brain: Any, exc: RateLimited) -> JSONResponse:
 
 
 def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def _unprocessable(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(validation_body(exc.errors()), status_code=422)
+
     @app.exception_handler(InvalidInput)
     async def _invalid(_: Request, exc: InvalidInput) -> JSONResponse:
         return JSONResponse(invalid_input_body(exc), status_code=422)

@@ -12,6 +12,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from brain_search.commands.common import in_cli_words
+
 console = Console(stderr=True)
 
 
@@ -108,7 +110,7 @@ def ingest(
         failures.add_column("where")
         failures.add_column("reason")
         for where_, reason in summary.failures:
-            failures.add_row(where_, reason[:200])
+            failures.add_row(where_, in_cli_words(reason)[:200])
         console.print(failures)
     if summary.failed or summary.rejected:
         raise typer.Exit(1)

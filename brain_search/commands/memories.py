@@ -1,5 +1,5 @@
 """CLI: `brain-search memories ...`: read, change (its text or its fields), delete one memory and see
-its history, through the HTTP API (``--url`` / ``BRAIN_API_URL``, ``--key`` / ``BRAIN_API_KEY``).
+its history, through the HTTP API (``--api-url`` / ``BRAIN_API_URL``, ``--api-key`` / ``BRAIN_API_KEY``).
 A change keeps every field it does not name (PATCH); `update --replace` is the whole-memory PUT."""
 
 from __future__ import annotations
@@ -11,14 +11,25 @@ from urllib.parse import quote
 
 import typer
 
-from brain_search.commands.nodes import JSON_OPT, KEY_OPT, URL_OPT, Api, console
+from brain_search.commands.common import (
+    CONVERSATION_OPT,
+    CREATE_NODES_OPT,
+    FIELD_FLAGS,
+    JSON_OPT,
+    KEY_OPT,
+    NODE_OPT,
+    SOURCE_OPT,
+    TIME_OPT,
+    URL_OPT,
+    Api,
+    console,
+    fields,
+    iso_time,
+    iso_until,
+)
 
 memories_app = typer.Typer(help="One memory of your tenant: get, update (text), patch (fields), history, delete.")
 IF_MATCH_OPT = typer.Option(None, "--if-match", help="only if the stored version is this one (else 412)")
-NODE_OPT = typer.Option(None, "--node", help="node id or label path")
-TIME_OPT = typer.Option(None, "--time", help="when it happened (ISO 8601, e.g. 2026-03-02T10:00:00Z)")
-CONVERSATION_OPT = typer.Option(None, "--conversation", help="conversation id")
-SOURCE_OPT = typer.Option(None, "--source")
 
 
 def register(app: typer.Typer) -> None:
@@ -48,12 +59,6 @@ def get(memory_id: str, url: str = URL_OPT, key: str = KEY_OPT, as_json: bool = 
     _show(Api(url, key).call("GET", _path(memory_id)), as_json)
 
 
-def _fields(node: str | None, when: str | None, conversation: str | None, source: str | None) -> dict[str, Any]:
-    """The fields the options name (the others are left as stored)."""
-    named = {"node_id": node, "timestamp": when, "conversation_id": conversation, "source": source}
-    return {k: v for k, v in named.items() if v is not None}
-
-
 @memories_app.command("update")
 def update(
     memory_id: str,
@@ -62,6 +67,7 @@ def update(
     when: str = TIME_OPT,
     conversation: str = CONVERSATION_OPT,
     source: str = SOURCE_OPT,
+    create_nodes: bool = CREATE_NODES_OPT,
     replace: bool = typer.Option(
         False, "--replace", help="replace the whole memory (PUT): the fields not given here are cleared"
     ),
@@ -72,17 +78,13 @@ def update(
 ) -> None:
     """Change a memory's text (PATCH, re-embedded) and the fields given; every other field (node,
     time, conversation, source, metadata) is kept. The version it replaces goes to its history."""
-    api = Api(url, key)
-    body = {"content": content, **_fields(node, when, conversation, source), "refresh": wait}
+    api = Api(url, key, flags=FIELD_FLAGS)
+    body = {"content": content, **fields(node, when, conversation, source), "refresh": wait}
+    if create_nodes:
+        body["create_nodes"] = True
     accepted = api.call("PUT" if replace else "PATCH", _path(memory_id), json=body, headers=_if_match(if_match))
     if wait:
-        status = api.call("GET", f"/v1/tasks/{accepted['task_id']}")
-        while status["state"] not in ("succeeded", "failed"):
-            time.sleep(0.3)
-            status = api.call("GET", f"/v1/tasks/{accepted['task_id']}")
-        if status["state"] != "succeeded" or status["indexed"] != 1:
-            console.print(f"[bold red]error:[/bold red] the update did not land: {status}")
-            raise typer.Exit(1)
+        api.stored(accepted["task_id"])
     console.print(f"{memory_id}: version {accepted['version']} ({'stored' if wait else 'queued'})")
 
 
@@ -94,20 +96,24 @@ def patch(
     node: str = NODE_OPT,
     when: str = TIME_OPT,
     metadata: str = typer.Option(None, "--metadata", help="a JSON object (replaces the metadata)"),
+    create_nodes: bool = CREATE_NODES_OPT,
     if_match: str = IF_MATCH_OPT,
     url: str = URL_OPT,
     key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Change fields of a memory at once, keeping its text and vector (the text: `update`)."""
-    body = _fields(node, when, conversation, source)
+    body = fields(node, when, conversation, source)
+    if create_nodes:
+        body["create_nodes"] = True
     if metadata is not None:
         try:
             body["metadata"] = json.loads(metadata)
         except ValueError as exc:
             console.print(f"[bold red]error:[/bold red] --metadata is not JSON: {exc}")
             raise typer.Exit(2) from None
-    _show(Api(url, key).call("PATCH", _path(memory_id), json=body, headers=_if_match(if_match)), as_json)
+    api = Api(url, key, flags=FIELD_FLAGS)
+    _show(api.call("PATCH", _path(memory_id), json=body, headers=_if_match(if_match)), as_json)
 
 
 @memories_app.command("history")
@@ -178,8 +184,8 @@ def forget(
     conversation: str = typer.Option(None, "--conversation", help="every memory of this conversation"),
     node: str = typer.Option(None, "--node", help="every memory under this node (id or label path)"),
     source: str = typer.Option(None, "--source"),
-    since: str = typer.Option(None, "--since", help="ISO 8601"),
-    until: str = typer.Option(None, "--until", help="ISO 8601"),
+    since: str = typer.Option(None, "--since", callback=iso_time, help="ISO 8601"),
+    until: str = typer.Option(None, "--until", callback=iso_until, help="ISO 8601 (a date alone: to its end)"),
     everything: bool = typer.Option(False, "--all", help="required to forget every memory of the tenant"),
     wait: bool = typer.Option(True, help="wait for the task and print its counts"),
     url: str = URL_OPT,

@@ -1,7 +1,7 @@
 """CLI: `brain-search nodes ...` (the knowledge graph) and `brain-search tenants ...` (admin),
 both talking to a running API over HTTP.
 
-The API is found at ``--url`` / ``BRAIN_API_URL``; node commands send ``--key`` /
+The API is found at ``--api-url`` / ``BRAIN_API_URL``; node commands send ``--api-key`` /
 ``BRAIN_API_KEY``, tenant commands send ``--admin-key`` / ``BRAIN_ADMIN_KEY``. Keys are never
 printed back, except the new key that `tenants key` creates (shown once).
 """
@@ -13,12 +13,10 @@ import time
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from brain_search.client import ApiError, ApiUnavailable, BrainClient
+from brain_search.commands.common import ADMIN_OPT, JSON_OPT, KEY_OPT, URL_OPT, Api, console
 
-console = Console()
 nodes_app = typer.Typer(help="Knowledge-graph nodes (X-axis) of your tenant, through the HTTP API.")
 tenants_app = typer.Typer(help="Tenants and API keys (needs the admin key), through the HTTP API.")
 
@@ -27,40 +25,6 @@ def register(app: typer.Typer) -> None:
     """Add `nodes` and `tenants` to the main command."""
     app.add_typer(nodes_app, name="nodes")
     app.add_typer(tenants_app, name="tenants")
-
-
-DEFAULT_URL = "http://127.0.0.1:8080"
-URL_OPT = typer.Option(DEFAULT_URL, "--url", envvar="BRAIN_API_URL", help="base URL of the API")
-KEY_OPT = typer.Option(None, "--key", envvar="BRAIN_API_KEY", help="API key of your tenant", show_default=False)
-ADMIN_OPT = typer.Option(None, "--admin-key", envvar="BRAIN_ADMIN_KEY", help="the admin key", show_default=False)
-JSON_OPT = typer.Option(False, "--json", help="print the raw JSON answer")
-
-
-class Api:
-    """The CLI's face of ``BrainClient``: errors become a one-line message and exit code 1 (2 for
-    401 or a missing key)."""
-
-    def __init__(self, url: str, key: str | None, what: str = "--key / BRAIN_API_KEY") -> None:
-        if not key:
-            console.print(f"[bold red]error:[/bold red] no key: pass {what}")
-            raise typer.Exit(2)
-        self.client = BrainClient(url, api_key=key)
-
-    def call(self, method: str, path: str, **kw: Any) -> Any:
-        try:
-            return self.client.call(method, path, **kw)
-        except ApiUnavailable as exc:
-            console.print(f"[bold red]error:[/bold red] {exc}")
-            raise typer.Exit(1) from None
-        except ApiError as exc:
-            console.print(f"[bold red]error {exc.status}:[/bold red] {exc.detail}", highlight=False)
-            raise typer.Exit(2 if exc.status == 401 else 1) from None
-
-    def node_id(self, ref: str) -> str:
-        """Ids go straight into the path; label paths are looked up first."""
-        if "/" not in ref:
-            return ref
-        return str(self.call("GET", "/v1/nodes", params={"label": ref})["nodes"][0]["id"])
 
 
 def _print_nodes(nodes: list[dict[str, Any]], title: str | None = None) -> None:

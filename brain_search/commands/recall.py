@@ -1,5 +1,6 @@
-"""CLI: `brain-search recall "..."` — over the HTTP API (BRAIN_API_URL + BRAIN_API_KEY) or, with
-no API URL, in-process against OpenSearch for one tenant."""
+"""CLI: `brain-search recall "..."` — over the HTTP API (``--api-url`` / BRAIN_API_URL and
+``--api-key`` / BRAIN_API_KEY) or, with no API URL, in-process against OpenSearch for one tenant.
+The result list takes two lines a memory, cut to the terminal's width."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import os
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.table import Table
 
+from brain_search.commands.common import in_cli_words, iso_time, iso_until
 from brain_search.models import Focus, RecallRequest, RecallResponse, ZFormula
-from brain_search.render import render_analysis, render_tiered, short_date, snippet
+from brain_search.render import render_analysis, render_list, render_tiered
 
 console = Console()
 
@@ -24,7 +25,7 @@ def _http_recall(url: str, key: str | None, req: RecallRequest) -> RecallRespons
         with BrainClient(url, api_key=key) as api:
             return api.recall(req)
     except ApiError as exc:
-        console.print(f"[bold red]error {exc.status}:[/bold red] {exc.detail}")
+        console.print(f"[bold red]error {exc.status}:[/bold red] {in_cli_words(exc.detail)}", highlight=False)
         raise typer.Exit(1) from None
     except ApiUnavailable as exc:
         console.print(f"[bold red]error:[/bold red] {exc}")
@@ -49,15 +50,33 @@ def recall(
     z_formula: ZFormula = typer.Option(None, "--z-formula", help="calibrated (default) or spec"),
     nodes: list[str] = typer.Option(None, "--nodes", help="X-axis filter: node ids or label paths (repeat)"),
     limit: int = typer.Option(10, "--limit", help="maximum results (1–100)"),
+    since: str = typer.Option(
+        None, "--since", callback=iso_time, help="only memories at or after this time (ISO 8601)"
+    ),
+    until: str = typer.Option(
+        None, "--until", callback=iso_until, help="only memories at or before this time (ISO 8601; a date: to its end)"
+    ),
+    reference_time: str = typer.Option(
+        None, "--reference-time", callback=iso_time, help="what 'last week' in the query is relative to (default now)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the raw JSON response"),
-    api_url: str = typer.Option(None, envvar="BRAIN_API_URL", help="API base URL; unset = in-process"),
-    api_key: str = typer.Option(None, envvar="BRAIN_API_KEY", help="API key (with --api-url)"),
+    api_url: str = typer.Option(None, "--api-url", envvar="BRAIN_API_URL", help="API base URL; unset = in-process"),
+    api_key: str = typer.Option(None, "--api-key", envvar="BRAIN_API_KEY", help="API key (with --api-url)"),
     tenant: str = typer.Option("demo", envvar="BRAIN_TENANT", help="tenant for in-process recall"),
 ) -> None:
     """Recall memories: every result with its lexical and semantic score and its Z position."""
     try:
         req = RecallRequest(
-            query=query, focus=focus, z_value=z, nodes=nodes or None, limit=limit, tiered=tiered, z_formula=z_formula
+            query=query,
+            focus=focus,
+            z_value=z,
+            nodes=nodes or None,
+            limit=limit,
+            tiered=tiered,
+            z_formula=z_formula,
+            since=since,
+            until=until,
+            reference_time=reference_time,
         )
     except ValidationError as exc:
         for err in exc.errors():
@@ -74,23 +93,10 @@ def recall(
         print(json.dumps(resp.model_dump(mode="json"), indent=2))
         return
     console.print(f"[dim]{render_analysis(resp)}[/dim]")
+    columns = max(40, console.width)
     if tiered:
-        print(render_tiered(resp))
-        return
-    table = Table(show_lines=False)
-    for col in ("#", "memory", "node", "date", "lex", "sem", "Z", "kind", "rel"):
-        table.add_column(col)
-    for i, r in enumerate(resp.results, 1):
-        s = r.scores
-        table.add_row(
-            str(i),
-            snippet(r.content, 60),
-            r.node.label or "",
-            short_date(r.metadata.timestamp),
-            f"{s.lexical:.2f}",
-            f"{s.semantic:.2f}",
-            f"{s.z_position:.2f}",
-            r.match_kind.value,
-            f"{s.relevance:.3f}",
-        )
-    console.print(table)
+        print(render_tiered(resp, columns=columns), end="")
+    elif resp.results:
+        print(render_list(resp, columns), end="")
+    else:
+        console.print("[dim]no memory matched[/dim]")

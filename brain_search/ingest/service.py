@@ -4,6 +4,7 @@ set (Celery on Redis), embedded mode otherwise (a thread pool in the API process
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import suppress
@@ -32,6 +33,7 @@ from brain_search.ingest.models import (
     MemoryReplace,
     ReplaceAccepted,
     TaskAccepted,
+    TaskState,
     TaskStatus,
 )
 from brain_search.ingest.pipeline import IngestPipeline
@@ -175,6 +177,18 @@ class IngestService:
             return False
         raise NotFound("memory", memory_id)
 
+    def wait(self, tenant_id: str, task_id: str, timeout_s: float, poll_s: float = 0.05) -> TaskStatus:
+        """The task's status once it has ended (``succeeded`` or ``failed``), or as it stands after
+        ``timeout_s``. With ``refresh`` its memories are searchable when it has succeeded."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            status = self.queue.status(tenant_id, task_id)
+            left = deadline - time.monotonic()
+            if status.state in (TaskState.succeeded, TaskState.failed) or left <= 0:
+                return status
+            time.sleep(min(poll_s, left))
+            poll_s = min(poll_s * 1.5, 0.5)
+
     def forget(self, tenant_id: str, req: ForgetRequest, nodes: NodeLookup) -> ForgetStatus:
         req.check()
         label = None
@@ -249,25 +263,3 @@ def embedded_service(settings: Settings, client: OpenSearch, embedder: Embedder)
     queue = InProcessQueue(IngestPipeline(client, embedder, s), dead_letters, s)
     stores = MemoryStore(client, s), HistoryStore(client, s), Forgetter(client, s)
     return IngestService(queue, dead_letters, *stores, "embedded")
-
-
-def mcp_tools(
-    ingest: IngestService, settings: Settings, nodes: NodeLookup
-) -> tuple[Callable[[str, dict[str, Any]], dict[str, Any]], Callable[[str, dict[str, Any]], dict[str, Any]]]:
-    """`brain_remember` and `brain_forget` as (tenant, arguments) → answer."""
-
-    def remember(tenant_id: str, args: dict[str, Any]) -> dict[str, Any]:
-        options = {k: args.pop(k) for k in ("create_nodes",) if k in args}
-        req = IngestRequest.model_validate({**options, "memories": [args]})
-        return ingest.accept(tenant_id, req, settings, nodes).model_dump(mode="json")
-
-    def forget(tenant_id: str, args: dict[str, Any]) -> dict[str, Any]:
-        if "memory_id" in args:
-            memory_id = str(args.pop("memory_id"))
-            if args:
-                raise InvalidInput(next(iter(args)), "send memory_id alone, or filters without it")
-            stored = ingest.delete(tenant_id, memory_id)
-            return {"memory_id": memory_id, "state": "deleted" if stored else "deleted_before_stored"}
-        return ingest.forget(tenant_id, ForgetRequest.model_validate(args), nodes).model_dump(mode="json")
-
-    return remember, forget

@@ -3,12 +3,12 @@
 "use strict";
 
 const KEY_STORE = "brain-search.api-key";
-// Spec 5.3 presentation of the spec 3.4 tiers (response field → heading).
+// Spec 5.3 presentation of the spec 3.4 tiers, headed by the response field's own words (as the CLI).
 const TIERS = [
-  ["exact_matches", "🎯 Exact Matches", "Z < 0.3", (z) => z < 0.3],
-  ["precise_matches", "📍 Precise Matches", "Z 0.3–0.5", (z) => z >= 0.3 && z < 0.5],
-  ["semantic_matches", "💭 Conceptual Matches", "Z 0.5–0.7", (z) => z >= 0.5 && z < 0.7],
-  ["conceptual_matches", "🌐 Broad Matches", "Z ≥ 0.7", (z) => z >= 0.7],
+  ["exact_matches", "🎯 Exact matches", "Z < 0.3", (z) => z < 0.3],
+  ["precise_matches", "📍 Precise matches", "Z 0.3–0.5", (z) => z >= 0.3 && z < 0.5],
+  ["semantic_matches", "💭 Semantic matches", "Z 0.5–0.7", (z) => z >= 0.5 && z < 0.7],
+  ["conceptual_matches", "🌐 Conceptual matches", "Z ≥ 0.7", (z) => z >= 0.7],
 ];
 
 const $ = (id) => document.getElementById(id);
@@ -130,6 +130,7 @@ async function search() {
     if (seq !== state.seq) return;
     showError(e.message);
     ui.results.replaceChildren();
+    ui.analysis.hidden = true; // the analysis belongs to a result: none now
     setPhase("error");
   }
   document.body.dataset.seq = String(seq);

@@ -99,6 +99,8 @@ def test_power_user_page(live_api, demo_key, browser) -> None:
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(live_api + "/")
     assert page.title().startswith("brain-search")
+    # before any answer there is no analysis to show (issue 42 item 9: an empty panel was drawn)
+    assert not page.locator("[data-testid=analysis]").is_visible()
 
     # a search without a key is refused and says so
     page.fill("[data-testid=query]", "equity split")
@@ -106,6 +108,7 @@ def test_power_user_page(live_api, demo_key, browser) -> None:
     page.click("[data-testid=search]")
     page.wait_for_function("s => Number(document.body.dataset.seq || 0) > s", arg=_after_error)
     assert "API key rejected" in page.inner_text("[data-testid=error]")
+    assert not page.locator("[data-testid=analysis]").is_visible()
 
     # the key typed into the page (kept in localStorage, never shown again)
     page.fill("[data-testid=api-key]", demo_key)
@@ -114,8 +117,9 @@ def test_power_user_page(live_api, demo_key, browser) -> None:
     assert page.evaluate("localStorage.getItem('brain-search.api-key')") == demo_key
     assert page.input_value("[data-testid=api-key]") == ""
 
-    # auto mode: results, both scores, a Z marker, the detected intent
+    # auto mode: results, both scores, a Z marker, the detected intent, the analysis shown
     assert page.locator("[data-testid=result]").count() > 0
+    assert page.locator("[data-testid=analysis]").is_visible()
     assert page.inner_text("[data-testid=intent]").strip() != ""
     first = page.locator("[data-testid=result]").first
     assert first.locator(".lexical b").inner_text() and first.locator(".semantic b").inner_text()
@@ -155,8 +159,9 @@ def test_power_user_page(live_api, demo_key, browser) -> None:
     tiers = page.locator("section.tier")
     assert tiers.count() == 4
     headings = [h.strip() for h in page.eval_on_selector_all("section.tier h2", "els => els.map(e => e.textContent)")]
-    for emoji, name in (("🎯", "Exact"), ("📍", "Precise"), ("💭", "Conceptual"), ("🌐", "Broad")):
-        assert any(h.startswith(f"{emoji} {name} Matches") for h in headings), headings
+    # the tiers named as in the JSON (semantic_matches, conceptual_matches), like the CLI
+    for emoji, name in (("🎯", "Exact"), ("📍", "Precise"), ("💭", "Semantic"), ("🌐", "Conceptual")):
+        assert any(h.startswith(f"{emoji} {name} matches") for h in headings), headings
     in_tiers = page.locator("section.tier [data-testid=result]")
     assert in_tiers.count() > 0
     for i in range(in_tiers.count()):  # every result sits in the tier its Z belongs to

@@ -59,3 +59,23 @@ def test_a_non_ascii_or_malformed_key_is_401(api, alice, route) -> None:
         r = api.post(route, json={"query": "x", "tenant_id": "t1"}, headers=headers)
         assert r.status_code == 401, (key, r.status_code, r.text)
     assert api.get("/v1/admin/tenants", headers={"Authorization": f"Bearer {ADMIN_KEY}"}).status_code == 200
+
+
+def test_a_422_echoes_a_bounded_prefix_of_a_huge_input(api, alice) -> None:
+    """Issue 42 item 9: a 1 MB query's 422 names the field and echoes a short prefix, not the megabyte."""
+    big = "x" * 1_000_000
+    for route, body, field in (
+        ("/v1/recall", {"query": big}, ["body", "query"]),
+        ("/v1/memories", {"content": "a note", "source": big}, ["body", "memories", "0", "source"]),
+        ("/v1/memories", {"content": "a note", "node_id": big}, ["body", "memories", "0", "node_id"]),
+        ("/v1/memories", {"content": "a note", "metadata": {"k": big}, "extra": big}, ["body", "memories", "0"]),
+        ("/v1/memories", {"memories": [{"text": big}]}, ["body", "memories", "0"]),
+    ):
+        r = api.post(route, json=body, headers=alice)
+        assert r.status_code == 422, r.text[:300]
+        assert len(r.content) < 4_000, (route, len(r.content), r.text[:300])
+        first = r.json()["detail"][0]
+        assert _field(r)[: len(field)] == field, first
+        echoed = first.get("input")
+        if isinstance(echoed, str):
+            assert echoed.startswith("x") or echoed.startswith("{"), echoed[:50]

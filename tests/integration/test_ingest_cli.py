@@ -83,3 +83,9 @@ def test_in_process_cli(api, monkeypatch, tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["ingest", str(path), "--tenant", "solo", "--refresh"])
     assert r.exit_code == 1 and "line 2" in r.output
     assert "ok" in memory_ids(api.app.state.brain.client, s, "solo")
+    # a record naming an unknown node: the reason names the flag that creates it (issue 42 item 8)
+    path.write_text('{"content": "in a node nobody made", "memory_id": "n1", "node_id": "Nowhere/Yet"}\n')
+    r = CliRunner().invoke(app, ["ingest", str(path), "--tenant", "solo", "--refresh"], env={"COLUMNS": "200"})
+    assert r.exit_code == 1 and "--create-nodes" in r.output and "create_nodes" not in r.output, r.output
+    r = CliRunner().invoke(app, ["ingest", str(path), "--tenant", "solo", "--refresh", "--create-nodes"])
+    assert r.exit_code == 0, r.output

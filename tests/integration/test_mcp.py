@@ -195,3 +195,67 @@ def test_mcp_remember_and_forget(live_server, make_tenant) -> None:
     assert out["guard"][0] and "all" in out["guard"][1]  # type: ignore[index]
     assert out["forgot"] == {"memory_id": "p1", "state": "deleted"}
     assert out["again"] is True  # unknown now: an error, not a silent success
+
+
+def test_mcp_remember_can_wait_until_searchable(live_server, make_tenant) -> None:
+    """Issue 42 item 7: `brain_remember` with `wait: true` returns once the memory is searchable,
+    so a recall right after it finds it (without `wait` it answers `queued` at once)."""
+    headers = make_tenant("mcp-wait")
+
+    async def main() -> dict[str, object]:
+        async with (
+            streamablehttp_client(f"{live_server}/mcp/", headers=headers) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            out: dict[str, object] = {"schema": tools["brain_remember"].inputSchema["properties"]}
+            stored = await session.call_tool(
+                "brain_remember",
+                {"content": "Ilse keeps the spare keys under the blue planter", "memory_id": "k1", "wait": True},
+            )
+            out["stored"] = (stored.isError, stored.content[0].text)  # type: ignore[union-attr]
+            got = await session.call_tool("brain_recall", {"query": "spare keys blue planter", "limit": 3})
+            out["recalled"] = [r["id"] for r in json.loads(got.content[0].text)["results"]]  # type: ignore[union-attr]
+            queued = await session.call_tool("brain_remember", {"content": "a note, not waited for", "memory_id": "k2"})
+            out["queued"] = json.loads(queued.content[0].text)  # type: ignore[union-attr]
+            bad = await session.call_tool("brain_remember", {"content": "x", "wait": "soon"})
+            out["bad"] = (bad.isError, bad.content[0].text)  # type: ignore[union-attr]
+            return out
+
+    out = anyio.run(main)
+    is_error, text = out["stored"]  # type: ignore[misc]
+    assert not is_error, text
+    assert {"wait", "refresh"} <= set(out["schema"]), out["schema"]  # type: ignore[arg-type]
+    stored = json.loads(text)
+    assert stored["state"] == "succeeded" and stored["searchable"] is True and stored["indexed"] == 1, stored
+    assert stored["memory_ids"] == ["k1"]
+    assert out["recalled"][:1] == ["k1"], out  # type: ignore[index]
+    assert out["queued"]["state"] == "queued" and out["queued"]["searchable"] is False, out  # type: ignore[index]
+    assert out["bad"][0] and "wait" in out["bad"][1], out  # type: ignore[index]
+
+
+def test_mcp_errors_do_not_echo_a_megabyte(live_server, make_tenant) -> None:
+    """Issue 42 item 9: a 1 MB argument is refused with a short message (a bounded prefix at most)."""
+    headers = make_tenant("mcp-big")
+    big = "x" * 1_000_000
+
+    async def main() -> list[tuple[bool, str]]:
+        async with (
+            streamablehttp_client(f"{live_server}/mcp/", headers=headers, timeout=120) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            answers = []
+            for tool, args in (
+                ("brain_recall", {"query": big}),
+                ("brain_remember", {"content": "a note", "node_id": big}),
+                ("brain_remember", {"content": "a note", "memory_id": "m1", "source": big}),
+                ("brain_forget", {"node": big}),
+            ):
+                r = await session.call_tool(tool, args)
+                answers.append((r.isError, r.content[0].text))  # type: ignore[union-attr]
+            return answers
+
+    for is_error, text in anyio.run(main):
+        assert is_error and len(text) < 2_000, (len(text), text[:300])

@@ -1,0 +1,60 @@
+"""CLI: `brain-search remember "text"`: one memory, through the HTTP API (``--api-url`` /
+``BRAIN_API_URL``, ``--api-key`` / ``BRAIN_API_KEY``). By default it returns once the memory is
+stored and searchable; ``--no-wait`` returns once it is queued, and says so."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+
+from brain_search.commands.common import (
+    CONVERSATION_OPT,
+    CREATE_NODES_OPT,
+    FIELD_FLAGS,
+    JSON_OPT,
+    KEY_OPT,
+    NODE_OPT,
+    SOURCE_OPT,
+    TIME_OPT,
+    URL_OPT,
+    Api,
+    console,
+    fields,
+)
+
+
+def remember(
+    content: str = typer.Argument(..., help="the text to remember"),
+    node: str = NODE_OPT,
+    when: str = TIME_OPT,
+    conversation: str = CONVERSATION_OPT,
+    source: str = SOURCE_OPT,
+    memory_id: str = typer.Option(None, "--id", help="your id for it (default: derived from the text, node and time)"),
+    create_nodes: bool = CREATE_NODES_OPT,
+    wait: bool = typer.Option(True, help="return once the memory is searchable (--no-wait: once it is queued)"),
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Remember one memory: a recall finds it as soon as this returns (unless --no-wait)."""
+    api = Api(url, key, flags={**FIELD_FLAGS, "memory_id": "--id"})
+    body: dict[str, Any] = {"content": content, **fields(node, when, conversation, source), "refresh": wait}
+    if memory_id:
+        body["memory_id"] = memory_id
+    if create_nodes:
+        body["create_nodes"] = True
+    accepted = api.call("POST", "/v1/memories", json=body)
+    (stored_id,) = accepted["memory_ids"]
+    answer = {**accepted, **(api.stored(accepted["task_id"]) if wait else {}), "searchable": wait}
+    if as_json:
+        typer.echo(json.dumps(answer, indent=2))
+    elif wait:
+        console.print(f"{stored_id}: stored, searchable now", highlight=False)
+    else:
+        console.print(
+            f"{stored_id}: queued as task {accepted['task_id']}, not searchable yet "
+            f"(it is once the task ends: GET /v1/tasks/{accepted['task_id']})",
+            highlight=False,
+        )

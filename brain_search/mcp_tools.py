@@ -1,0 +1,79 @@
+"""The MCP tools that change memories, `brain_remember` and `brain_forget`, as (tenant, arguments)
+→ JSON answer over the ingest service; the server (``mcp_server.py``) lists them and maps their
+errors. Composed by their callers: the API's /mcp/ mount and `brain-search mcp` (stdio)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from brain_search.config import Settings
+from brain_search.errors import BrainSearchError, InvalidInput, cut
+from brain_search.ingest.forget import ForgetRequest
+from brain_search.ingest.models import IngestRequest, TaskState, TaskStatus
+from brain_search.ingest.prepare import NodeLookup
+from brain_search.ingest.service import IngestService
+from brain_search.mcp_server import REMEMBER_WAIT_S
+
+ToolFn = Callable[[str, dict[str, Any]], dict[str, Any]]
+ENDED = (TaskState.succeeded, TaskState.failed)
+
+
+class RememberOptions(BaseModel):
+    """`brain_remember`'s options beside the memory's own fields."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    create_nodes: bool = False
+    refresh: bool = False
+    wait: bool = False
+
+
+def _not_stored(status: TaskStatus) -> str:
+    """Why a write that ended did not leave the memory searchable."""
+    if status.failures:
+        return "; ".join(f"{f.memory_id}: {f.reason}" for f in status.failures[:3])
+    if status.superseded:
+        return "a later write or delete of this memory was accepted first"
+    return status.error or status.state.value
+
+
+def waited(ingest: IngestService, tenant_id: str, answer: dict[str, Any], wait_s: float) -> dict[str, Any]:
+    """The answer of a write once its task has ended (``searchable: true``), or after ``wait_s``
+    (``searchable: false``, saying so). A write that ended without storing the memory is an error."""
+    status = ingest.wait(tenant_id, answer["task_id"], wait_s)
+    counts = {"state": status.state.value, "indexed": status.indexed, "failed": status.failed}
+    if status.state not in ENDED:
+        detail = f"still {status.state.value} after {wait_s:.0f} s: searchable once its task ends"
+        return {**answer, **counts, "searchable": False, "detail": detail}
+    if status.state is TaskState.failed or status.indexed < status.submitted:
+        raise BrainSearchError(f"not stored (task {status.task_id}): {cut(_not_stored(status))}")
+    return {**answer, **counts, "searchable": True}
+
+
+def mcp_tools(
+    ingest: IngestService, settings: Settings, nodes: NodeLookup, wait_s: float = REMEMBER_WAIT_S
+) -> tuple[ToolFn, ToolFn]:
+    """`brain_remember` and `brain_forget`."""
+
+    def remember(tenant_id: str, args: dict[str, Any]) -> dict[str, Any]:
+        memory = dict(args)
+        options = RememberOptions.model_validate({k: memory.pop(k) for k in RememberOptions.model_fields if k in args})
+        body = {"create_nodes": options.create_nodes, "refresh": options.refresh or options.wait, "memories": [memory]}
+        accepted = ingest.accept(tenant_id, IngestRequest.model_validate(body), settings, nodes)
+        answer = {**accepted.model_dump(mode="json"), "searchable": False}
+        return waited(ingest, tenant_id, answer, wait_s) if options.wait else answer
+
+    def forget(tenant_id: str, args: dict[str, Any]) -> dict[str, Any]:
+        filters = dict(args)
+        if "memory_id" in filters:
+            memory_id = str(filters.pop("memory_id"))
+            if filters:
+                raise InvalidInput(next(iter(filters)), "send memory_id alone, or filters without it")
+            stored = ingest.delete(tenant_id, memory_id)
+            return {"memory_id": memory_id, "state": "deleted" if stored else "deleted_before_stored"}
+        return ingest.forget(tenant_id, ForgetRequest.model_validate(filters), nodes).model_dump(mode="json")
+
+    return remember, forget
