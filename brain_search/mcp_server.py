@@ -46,6 +46,11 @@ RECALL_INPUT_SCHEMA: dict[str, Any] = {
             "description": "ISO 8601: what time words in the query ('last week', 'in January') are relative to "
             "(default now)",
         },
+        "time_words": {
+            "type": "boolean",
+            "default": False,
+            "description": "read time words in the query ('last week', 'in May 2023') as since/until",
+        },
         "z_formula": {
             "type": "string",
             "enum": ["calibrated", "spec"],

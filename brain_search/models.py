@@ -77,9 +77,10 @@ class RecallRequest(BaseModel):
         None, description="what 'last week', 'yesterday', 'in January' are relative to (default: now)"
     )
     time_words: bool = Field(
-        True,
+        False,
         description="read time words in the query as since/until (they leave the lexical query); "
-        "within an explicit since/until when the request has one",
+        "within an explicit since/until when the request has one. Off by default: as a filter they "
+        "cost recall on the held-out conversations (docs/recall.md, 'Time in words')",
     )
     z_formula: ZFormula | None = Field(
         None, description="calibrated (default: Z by kind of match) or spec (semantic / (lexical + semantic))"

@@ -59,6 +59,9 @@ def recall(
     reference_time: str = typer.Option(
         None, "--reference-time", callback=iso_time, help="what 'last week' in the query is relative to (default now)"
     ),
+    time_words: bool = typer.Option(
+        False, "--time-words", help="read time words in the query ('last week', 'in May 2023') as since/until"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the raw JSON response"),
     api_url: str = typer.Option(None, "--api-url", envvar="BRAIN_API_URL", help="API base URL; unset = in-process"),
     api_key: str = typer.Option(None, "--api-key", envvar="BRAIN_API_KEY", help="API key (with --api-url)"),
@@ -77,6 +80,7 @@ def recall(
             since=since,
             until=until,
             reference_time=reference_time,
+            time_words=time_words,
         )
     except ValidationError as exc:
         for err in exc.errors():

@@ -110,6 +110,7 @@ def test_cli_recall_over_http_reads_at_80_columns(live_api, api, alice) -> None:
         "--json",
         "--reference-time",
         "2026-01-20",
+        "--time-words",
         env=env,
     )
     assert relative.returncode == 0, relative.stdout + relative.stderr

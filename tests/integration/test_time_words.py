@@ -1,5 +1,6 @@
 """Recall by time in words on the real stack: "last week", "in January", "yesterday" read against
-the request's reference_time become since/until; an explicit since/until wins."""
+the request's reference_time become since/until (when the request asks: ``time_words`` is off by
+default), within an explicit since/until."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ REF = "2026-03-20T12:00:00Z"  # a Friday
 
 
 def _recall(api: Any, headers: dict[str, str], query: str, **extra: Any) -> dict[str, Any]:
-    r = api.post("/v1/recall", json={"query": query, "limit": 20, "reference_time": REF, **extra}, headers=headers)
+    body = {"query": query, "limit": 20, "reference_time": REF, "time_words": True, **extra}
+    r = api.post("/v1/recall", json=body, headers=headers)
     assert r.status_code == 200, r.text
     return r.json()
 
@@ -69,6 +71,11 @@ def test_time_words_scope_recall_and_leave_the_lexical_query(api, make_tenant) -
     # time words off, or none in the query: all time
     off = _recall(api, acme, "pricing last week", time_words=False)
     assert off["query_analysis"]["time_range"] is None and len(_ids(off)) == 4
+    # off by default: a request that does not ask reads no time words
+    plain = api.post(
+        "/v1/recall", json={"query": "pricing last week", "limit": 20, "reference_time": REF}, headers=acme
+    )
+    assert plain.json()["query_analysis"]["time_range"] is None and len(_ids(plain.json())) == 4
     assert _recall(api, acme, "pricing plans")["query_analysis"]["time_range"] is None
     # a quoted phrase is words to find, never a time scope
     assert _recall(api, acme, "find 'the team plan' in my notes")["query_analysis"]["time_range"] is None
