@@ -3,9 +3,9 @@ BM25 over the whole index (``BRAIN_LEXICAL_STATS=index``) against BM25 over the 
 statistics (``tenant``, the default: a script score per term, the count beside the search).
 
 Sequential recalls in this process (query vectors cached by a first pass, so the encoder is not
-counted); API CPU is this process's CPU time, engine CPU the node's (``_nodes/stats`` process
-CPU), both per recall; the options interleave question by question, two rounds. Run it on a quiet
-machine (nothing else searching the node).
+counted); API CPU is this process's CPU time, engine CPU the node's (its process's CPU from
+/proc, so the node must run on this machine), both per recall; the options interleave question
+by question, two rounds. Run it on a quiet machine (nothing else searching the node).
 
     PYTHONPATH=. .venv/bin/python lab/scripts/bench_lexical_cpu.py [--dataset realmem] [-n 300]
 """
@@ -29,9 +29,22 @@ from brain_search.store.client import make_client
 MODES = ("index", "tenant")
 
 
-def node_cpu_ms(client: object) -> float:
-    stats = client.nodes.stats(metric="process")  # type: ignore[attr-defined]
-    return float(sum(n["process"]["cpu"]["total_in_millis"] for n in stats["nodes"].values()))
+TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
+def node_pids(client: object) -> list[int]:
+    """The node processes (on this machine: the benchmark reads their CPU from /proc)."""
+    info = client.nodes.info(metric="process")  # type: ignore[attr-defined]
+    return [int(n["process"]["id"]) for n in info["nodes"].values()]
+
+
+def node_cpu_ms(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) * TICK_MS  # utime + stime
+    return total
 
 
 def main() -> None:
@@ -51,6 +64,7 @@ def main() -> None:
     def req(q: object) -> RecallRequest:
         return RecallRequest(query=q.text, limit=10, until=q.until, time_words=False)  # type: ignore[attr-defined]
 
+    pids = node_pids(client)
     for m in MODES:  # warm-up: vectors cached, scripts compiled, every word counted once
         for q in questions:
             retrievers[m].recall(q.tenant_id, req(q))
@@ -62,10 +76,10 @@ def main() -> None:
         for q in questions:
             n += 1
             for m in MODES:
-                e0, c0, t0 = node_cpu_ms(client), time.process_time(), time.perf_counter()
+                e0, c0, t0 = node_cpu_ms(pids), time.process_time(), time.perf_counter()
                 retrievers[m].recall(q.tenant_id, req(q))
                 t1, c1 = time.perf_counter(), time.process_time()
-                engine[m] += node_cpu_ms(client) - e0
+                engine[m] += node_cpu_ms(pids) - e0
                 api[m] += (c1 - c0) * 1000
                 wall[m] += (t1 - t0) * 1000
     print(f"{args.dataset} test, {len(questions)} questions × 2 rounds, sequential")
