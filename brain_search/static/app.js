@@ -103,6 +103,7 @@ function recallBody() {
     tiered: currentView() === "tiered",
   };
   if ($("superseded").checked) body.include_superseded = true;
+  if ($("time-words").checked) body.time_words = true;
   if (!ui.auto.checked) body.z_value = Number(ui.slider.value);
   if (state.picked.length) {
     body.nodes = [...state.picked];
@@ -255,6 +256,7 @@ $("node-add").addEventListener("click", addNode);
 ui.nodeInput.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); addNode(); } });
 ui.auto.addEventListener("change", () => { syncSlider(); rerun(); });
 $("superseded").addEventListener("change", () => rerun());
+$("time-words").addEventListener("change", () => rerun());
 ui.slider.addEventListener("input", syncSlider);
 ui.slider.addEventListener("change", rerun);
 ui.expand.addEventListener("change", () => { if (state.picked.length) rerun(); });

@@ -185,10 +185,15 @@ def test_power_user_page(live_api, demo_key, browser) -> None:
     page.screenshot(path=str(ARTIFACTS / "page-tiered.png"), full_page=True)
 
     # time words: the analysis says which period was searched and from which words
+    # (off by default: the box reads them as a filter)
     page.fill("[data-testid=query]", "equity split in January")
     _after(page, lambda: page.click("[data-testid=search]"))
+    assert "when:" not in page.inner_text("[data-testid=analysis]")
+    _after(page, lambda: page.check("[data-testid=time-words]"))
     assert "when:" in page.inner_text("[data-testid=analysis]")
     assert "“in January”" in page.inner_text("[data-testid=analysis]")
+
+    _after(page, lambda: page.uncheck("[data-testid=time-words]"))
 
     # a query nothing matches: the page says so instead of showing noise in the tiers
     page.fill("[data-testid=query]", "quantum chromodynamics lattice simulations")
