@@ -18,7 +18,7 @@ from brain_search.errors import Conflict, InvalidInput, NotFound, StoreUnavailab
 from brain_search.ingest.bulk import encode_entry, index_action
 from brain_search.ingest.models import MemoryOut
 from brain_search.ingest.tombstones import is_tombstone, purge_query, tombstone_entries, write_versioned
-from brain_search.store.documents import memory_doc_id
+from brain_search.store.documents import memory_doc_id, with_view
 
 
 def encode_cursor(memory_id: str) -> str:
@@ -76,7 +76,7 @@ class MemoryStore:
                 encode_entry(
                     memory_id,
                     index_action(memory_doc_id(tenant_id, memory_id), tenant_id, version),
-                    source,
+                    with_view(source),  # the view follows the changed fields
                 )
             ],
         )

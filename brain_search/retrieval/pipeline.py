@@ -33,7 +33,7 @@ from brain_search.models import (
     Timings,
 )
 from brain_search.retrieval import queries
-from brain_search.retrieval.candidates import Candidate, CandidateFeatures, Ranked
+from brain_search.retrieval.candidates import Candidate, CandidateFeatures, Ranked, hit_cosine, one_phase_candidates
 from brain_search.retrieval.events import event_scope
 from brain_search.retrieval.intent import IntentDetector, QueryIntent
 from brain_search.retrieval.intent.model import make_intent_detector
@@ -59,6 +59,7 @@ from brain_search.retrieval.tenant_stats import (
 )
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
+from brain_search.retrieval.views import fill_sources
 from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
 
 TIERED_POOL = 50
@@ -93,6 +94,9 @@ class SearchPlan:
     counted: tuple[str, ...] = ()
     """the words whose counts ride in the search itself (``stats`` then came from the
     ``StatsCache``; the search is repeated when the fresh count disagrees)"""
+    lift: float = 0.0
+    """the kNN hits' constant score when both candidate lists come from one query phase
+    (``queries.one_phase_search``); 0: a BM25 and a kNN sub-search"""
 
     @property
     def term_idf(self) -> dict[str, float] | None:
@@ -100,13 +104,6 @@ class SearchPlan:
         if self.stats is None:
             return None
         return {w: self.stats.idf(w) for w in words_to_weigh(self.terms, self.intent.phrases)}
-
-
-def _hit_cosine(hit: dict[str, Any]) -> float:
-    values = hit.get("fields", {}).get(queries.COSINE_FIELD)
-    if not values:
-        raise StoreUnavailable(f"memory {hit.get('_id')} came back without its cosine (no stored vector?)")
-    return float(values[0])
 
 
 def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
@@ -275,11 +272,16 @@ class Retriever:
         intent, terms, k, filters = plan.intent, plan.terms, plan.k, plan.filters
         vec = plan.vector.tolist()
         lexical = tenant_clause(terms, intent.phrases, plan.stats) if plan.stats is not None else None
+        shards = max(1, self.settings.shards)
+        if plan.has_lexical and lexical is not None and self.settings.recall_search == "one_phase":
+            lift = queries.knn_lift(queries.score_bound(lexical))
+            size = k * shards + k
+            one = queries.one_phase_search(vec, k, size, filters, lexical, lift, self.settings.hnsw_ef_search)
+            return replace(plan, bodies=[one, queries.superseders(tenant_id, queries.SUPERSEDERS_SHOWN)], lift=lift)
         bodies = []
         if plan.has_lexical:
             bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k, vec, lexical))
         # the search is not routed: every shard returns its own top k (cut to k by cosine later)
-        shards = max(1, self.settings.shards)
         bodies.append(
             queries.knn_search(
                 vec,
@@ -295,7 +297,7 @@ class Retriever:
         )
         # last: supersede() reads it, so hiding superseded memories costs no round trip of its own
         bodies.append(queries.superseders(tenant_id, queries.SUPERSEDERS_SHOWN))
-        return replace(plan, bodies=bodies)
+        return replace(plan, bodies=bodies, lift=0.0)
 
     def candidates(self, tenant_id: str, req: RecallRequest) -> tuple[SearchPlan, list[Candidate]]:
         """The plan and the scored candidates of a recall, before ranking (what the lab's fitter
@@ -362,6 +364,9 @@ class Retriever:
             plan = self._with_bodies(tenant_id, replace(plan, stats=fresh, counted=()))
             responses, missing, _ = self._msearch(tenant_id, plan, allow_partial)
         superseders = responses[-1]
+        fill_sources(self.client, self.alias, tenant_id, [r["hits"]["hits"] for r in responses[:-1]])
+        if plan.lift:
+            return one_phase_candidates(responses[0]["hits"]["hits"], plan.k, plan.lift), missing, superseders, plan
         has_lexical = plan.has_lexical
 
         candidates: dict[str, Candidate] = {}
@@ -371,13 +376,13 @@ class Retriever:
                     hit["_id"],
                     hit["_source"],
                     bm25=float(hit["_score"] or 0.0),
-                    cosine=_hit_cosine(hit),
+                    cosine=hit_cosine(hit),
                     matched=set(hit.get("matched_queries", [])),
                     lexical_hit=True,
                 )
         knn_hits = responses[1 if has_lexical else 0]["hits"]["hits"]
         if len(knn_hits) > plan.k:  # several shards' top k: keep the k most similar overall
-            knn_hits = sorted(knn_hits, key=_hit_cosine, reverse=True)[: plan.k]
+            knn_hits = sorted(knn_hits, key=hit_cosine, reverse=True)[: plan.k]
         for hit in knn_hits:
             if hit["_id"] in candidates:  # a BM25 hit too: same BM25, same cosine
                 candidates[hit["_id"]].semantic_hit = True
@@ -385,7 +390,7 @@ class Retriever:
             bm25 = float(hit["_score"] or 0.0) if has_lexical else 0.0
             matched = set(hit.get("matched_queries", []))
             candidates[hit["_id"]] = Candidate(
-                hit["_id"], hit["_source"], bm25, _hit_cosine(hit), matched, semantic_hit=True
+                hit["_id"], hit["_source"], bm25, hit_cosine(hit), matched, semantic_hit=True
             )
         return candidates, missing, superseders, plan
 

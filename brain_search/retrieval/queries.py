@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from brain_search.store.documents import VIEW_FIELD
+
 
 def scope_filter(
     tenant_id: str,
@@ -52,8 +54,11 @@ def still_valid() -> dict[str, Any]:
 def superseding(tenant_id: str, memory_ids: Sequence[str]) -> dict[str, Any]:
     """The tenant's memories that supersede any of ``memory_ids``."""
     filters = [{"term": {"tenant_id": tenant_id}}, {"terms": {"supersedes": list(memory_ids)}}]
-    return {"query": {"bool": {"filter": filters}}, "size": 1000, "_source": ["memory_id", "supersedes"]}
+    return {"query": {"bool": {"filter": filters}}, "size": 1000, **SUPERSEDER_FETCH}
 
+
+SUPERSEDER_FETCH: dict[str, Any] = {"_source": False, "docvalue_fields": ["memory_id", "supersedes"]}
+"""a superseding memory's id and what it supersedes, from doc values (no ``_source`` parse)"""
 
 SUPERSEDERS_SHOWN = 200
 """How many of the tenant's superseding memories ride along in a recall's own ``_msearch``."""
@@ -67,7 +72,7 @@ def superseders(tenant_id: str, size: int) -> dict[str, Any]:
         "query": {"bool": {"filter": filters}},
         "size": size,
         "track_total_hits": size + 1,
-        "_source": ["memory_id", "supersedes"],
+        **SUPERSEDER_FETCH,
     }
 
 
@@ -191,6 +196,17 @@ RESULT_FIELDS = [
 ]
 
 
+NODE_PATH_VALUES = "node_path.raw"
+
+
+def result_fetch() -> dict[str, Any]:
+    """What a recall's hits bring back: the stored view (``documents.VIEW_FIELD``) and the node
+    path's doc value, never ``_source``: parsing its 384-float vector was most of the engine's
+    fetch phase (lab/reports/performance.md). A memory stored before views has none: the
+    pipeline reads its ``RESULT_FIELDS`` from ``_source`` instead (``views.fill_sources``)."""
+    return {"_source": False, "stored_fields": [VIEW_FIELD], "docvalue_fields": [NODE_PATH_VALUES]}
+
+
 COSINE_FIELD = "cosine"
 
 
@@ -228,7 +244,7 @@ def lexical_search(
     coverage = [] if lexical is not None else [coverage_filter(terms, phrases)]
     return {
         "size": size,
-        "_source": RESULT_FIELDS,
+        **result_fetch(),
         "script_fields": cosine_script_field(vector),
         "query": {
             "bool": {
@@ -270,7 +286,68 @@ def knn_search(
             bool_query["should"] = [lexical_clause(lexical_query, phrases)]
     return {
         "size": size or k,
-        "_source": RESULT_FIELDS,
+        **result_fetch(),
         "script_fields": cosine_script_field(vector),
         "query": {"bool": bool_query},
+    }
+
+
+KNN_NAME = "knn"
+"""the kNN clause's name in the one-phase search (``matched_queries`` says which hits it chose)"""
+
+
+def score_bound(lexical: dict[str, Any]) -> float:
+    """An upper bound of the tenant's BM25 clause (``tenant_bm25_clause``): each term scores at
+    most idf × (k1 + 1) (term frequency saturates there), each phrase its constant weight."""
+    total = 0.0
+    for clause in lexical.get("bool", {}).get("should", []):
+        if "script_score" in clause:
+            p = clause["script_score"]["script"]["params"]
+            total += float(p["idf"]) * (float(p["k1"]) + 1.0)
+        elif "constant_score" in clause:
+            total += float(clause["constant_score"]["boost"])
+    return total
+
+
+def knn_lift(bound: float) -> float:
+    """The constant score of a kNN hit in the one-phase search: the smallest power of two above
+    ``bound`` (the most a lexical score can be), so every kNN hit ranks above every other hit,
+    and a kNN hit's lexical score is its ``_score`` minus the lift (a power of two: subtracting
+    it from the engine's float32 sum loses no more than one unit in its last place)."""
+    lift = 1.0
+    while lift <= bound:
+        lift *= 2.0
+    return lift
+
+
+def one_phase_search(
+    vector: Sequence[float],
+    k: int,
+    size: int,
+    filters: list[dict[str, Any]],
+    lexical: dict[str, Any],
+    lift: float,
+    ef_search: int | None = None,
+) -> dict[str, Any]:
+    """Both candidate lists of a recall in one query phase: the HNSW top ``k`` (each shard's,
+    efficient filtering) as a constant score of ``lift`` named ``knn``, plus the tenant's BM25
+    clause (``lexical``, its clauses named per term/phrase).
+
+    With ``lift`` above any lexical score (``knn_lift``), the hits come back as every kNN hit
+    (ordered by its BM25), then the other memories by BM25. ``size`` = ``k`` × shards + ``k``
+    therefore holds the kNN top ``k`` and the BM25 top ``k`` — the two sub-searches' candidates,
+    with one HNSW search, one BM25 pass and one fetch of each memory instead of two. Each hit
+    carries its BM25 (``_score``, minus ``lift`` for a kNN hit) and its cosine (script field)."""
+    knn = knn_query(vector, k, filters, ef_search)
+    return {
+        "size": size,
+        **result_fetch(),
+        "script_fields": cosine_script_field(vector),
+        "query": {
+            "bool": {
+                "filter": filters,
+                "should": [{"constant_score": {"filter": knn, "boost": lift, "_name": KNN_NAME}}, lexical],
+                "minimum_should_match": 1,
+            }
+        },
     }

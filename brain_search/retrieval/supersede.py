@@ -47,8 +47,9 @@ def supersede(
         body = queries.superseding(tenant_id, ids)
         hits = client.search(index=alias, body=body, params={"routing": tenant_id})["hits"]["hits"]
     for hit in hits:
-        newer = hit["_source"]["memory_id"]
-        for old in hit["_source"].get("supersedes") or []:
+        fields = hit.get("fields", {})
+        newer = fields["memory_id"][0]
+        for old in fields.get("supersedes") or []:
             doc_id = by_id.get(old)
             if doc_id is None or old == newer:
                 continue

@@ -7,11 +7,23 @@ searchable by both or by neither.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 ID_SEPARATOR = "\x1f"
+
+VIEW_FIELD = "view"
+"""What a recall shows of a memory, as one stored JSON string (``with_view``): a recall reads
+it instead of ``_source``, whose 384-float vector the engine would otherwise parse for every hit"""
+VIEW_MARK = "view_v"
+"""the view's format (1): a memory without it was stored before views (``store.views`` fills them)"""
+VIEW_VERSION = 1
+VIEW_KEYS = ("memory_id", "content", "node_id", "timestamp", "source", "conversation_id", "metadata", "valid_until")
+"""the fields of the view: recall's fields but ``node_path``, which a graph move rewrites in place
+(recall reads it from its doc values)"""
 
 
 def derive_memory_id(content: str, node_id: str | None, timestamp: str | None) -> str:
@@ -24,6 +36,17 @@ def memory_doc_id(tenant_id: str, memory_id: str) -> str:
     """The OpenSearch ``_id``: deterministic in (tenant, memory id), so a redelivered write
     overwrites instead of duplicating, and two tenants never collide."""
     return hashlib.sha256(f"{tenant_id}{ID_SEPARATOR}{memory_id}".encode()).hexdigest()[:40]
+
+
+def view_of(doc: Mapping[str, Any]) -> str:
+    """The stored view of a memory document: its ``VIEW_KEYS`` that are set, as JSON (pure)."""
+    return orjson.dumps({k: doc[k] for k in VIEW_KEYS if doc.get(k) is not None}).decode()
+
+
+def with_view(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """``doc`` with its view made from its own fields (every write of a memory document goes
+    through here: ``build_memory_doc``, and the rewrite of a PATCH)."""
+    return {**doc, VIEW_FIELD: view_of(doc), VIEW_MARK: VIEW_VERSION}
 
 
 def content_hash(content: str) -> str:
@@ -68,4 +91,4 @@ def build_memory_doc(
         "valid_until": valid_until,
     }
     doc.update({k: v for k, v in optional.items() if v is not None})
-    return doc
+    return with_view(doc)

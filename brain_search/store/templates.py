@@ -17,6 +17,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.store.indices import IndexNames
+from brain_search.store.views import fill_views
 
 log = logging.getLogger(__name__)
 DERIVED_SOURCE = "index.knn.derived_source.enabled"  # off by default: k-NN 3.5.0.0's reader race
@@ -55,7 +56,7 @@ def memories_template(settings: Settings, dimension: int, directory: Path | None
 
 
 # Fields newer than the first memories indices, put on an existing index at install.
-ADDED_FIELDS = ("tombstone_of", "deleted_at", "supersedes", "valid_until")
+ADDED_FIELDS = ("tombstone_of", "deleted_at", "supersedes", "valid_until", "view", "view_v")
 
 
 def install_memories_index(client: OpenSearch, settings: Settings, dimension: int) -> str:
@@ -72,6 +73,7 @@ def install_memories_index(client: OpenSearch, settings: Settings, dimension: in
         client.indices.put_mapping(index=index, body={"properties": {f: props[f] for f in ADDED_FIELDS}})
         if not has_tenant_bm25_fields(client, index):
             add_tenant_bm25_fields(client, index, memories_template(settings, dimension))
+        fill_views(client, index)  # once: memories stored before recall views get theirs
         if derived_source(client, index) and not settings.knn_derived_source:
             log.warning(
                 "memories index %s keeps k-NN derived source on (a static setting of its creation); k-NN 3.5.0.0"

@@ -53,3 +53,63 @@ def test_an_index_from_before_tenant_bm25_is_migrated_in_place(client, stack_set
     bm25 = {str(c.source["memory_id"]): c.bm25 for c in cands}
     assert bm25["m1"] > bm25["m3"] > 0.0 and bm25["m2"] == 0.0  # tf counts, length normalises
     delete_indices(client, s)
+
+
+def test_memories_stored_before_recall_views_are_recalled_the_same_and_get_their_view(
+    client, stack_settings, embedder
+) -> None:
+    """Recall reads a memory's stored view, not its ``_source``; memories written before views
+    are read from ``_source`` (one mget) until install stores their view, under the same version."""
+    from opensearchpy.helpers import bulk
+
+    from brain_search.embedding import QueryCache
+    from brain_search.store.documents import VIEW_FIELD, VIEW_MARK, build_memory_doc, memory_doc_id
+
+    s = stack_settings.model_copy(update={"index_prefix": f"{stack_settings.index_prefix}-views"})
+    delete_indices(client, s)
+    old = copy.deepcopy(memories_template(s, s.embedding_dimension)["template"])
+    del old["mappings"]["properties"][VIEW_FIELD], old["mappings"]["properties"][VIEW_MARK]
+    client.indices.create(index=s.memories_index, body={**old, "aliases": {s.memories_alias: {"is_write_index": True}}})
+    texts = {
+        "v1": "The budget review moved to Friday.",
+        "v2": "Budget numbers for the garden club, with receipts.",
+        "v3": "Compost the garden beds before the first frost.",
+    }
+    vectors = embedder.encode(list(texts.values()))
+    actions = []
+    for (mid, text), vec in zip(texts.items(), vectors, strict=True):
+        doc = build_memory_doc(
+            tenant_id="views",
+            memory_id=mid,
+            content=text,
+            embedding=vec,
+            embedding_model=embedder.name,
+            node_id="Home/Budget",
+            timestamp="2026-03-04T05:06:07.123456+00:00",
+            conversation_id="c1",
+            metadata={"kind": {"of": "note"}, "n": 3},
+        )
+        del doc[VIEW_FIELD], doc[VIEW_MARK]  # as written before views
+        actions.append(
+            {"_id": memory_doc_id("views", mid), "_routing": "views", "version": 7, "version_type": "external", **doc}
+        )
+    _, errors = bulk(client, actions, index=s.memories_alias, refresh="wait_for", raise_on_error=False)
+    assert not errors, errors
+
+    def recall() -> list[dict]:
+        retriever = Retriever(client, s, QueryCache(embedder, 16))
+        resp = retriever.recall("views", RecallRequest(query="budget garden", limit=3))
+        return [r.model_dump(exclude={"scores"}) for r in resp.results]
+
+    before = recall()  # no view: fields from _source
+    assert {r["id"] for r in before} == set(texts)
+    assert all(r["metadata"]["extra"] == {"kind": {"of": "note"}, "n": 3} for r in before)
+    assert all(r["node"]["label"] == "Home/Budget" for r in before), before
+
+    assert install_memories_index(client, s, s.embedding_dimension) == s.memories_index
+    for mid in texts:
+        got = client.get(index=s.memories_alias, id=memory_doc_id("views", mid), params={"routing": "views"})
+        assert got["_version"] == 7 and got["_source"][VIEW_MARK] == 1  # same version, view stored
+    after = recall()  # from the views
+    assert after == before
+    delete_indices(client, s)

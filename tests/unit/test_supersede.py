@@ -29,7 +29,7 @@ def answer(hits: list[dict[str, Any]], total: int, relation: str = "eq") -> dict
 
 
 def hit(memory_id: str, supersedes: list[str]) -> dict[str, Any]:
-    return {"_source": {"memory_id": memory_id, "supersedes": supersedes}}
+    return {"fields": {"memory_id": [memory_id], "supersedes": sorted(supersedes)}}  # doc values
 
 
 def cands() -> dict[str, Cand]:

@@ -24,6 +24,7 @@ from brain_search.retrieval.tenant_stats import (
     tenant_clause,
     words_to_weigh,
 )
+from brain_search.store.documents import VIEW_FIELD
 
 STATS = TenantStats(docs=10, length_sum=200.0, length_docs=10, df={"zzqx": 1, "yyqw": 4, "a": 9})
 
@@ -139,9 +140,8 @@ class Engine:
                     {
                         "_id": "m1",
                         "_score": 2.5,
-                        "_source": source,
                         "matched_queries": ["t0"],
-                        "fields": {COSINE_FIELD: [0.1]},
+                        "fields": {COSINE_FIELD: [0.1], VIEW_FIELD: [orjson.dumps(source).decode()]},
                     }
                 ]
             answer["hits"] = {"total": {"value": self.docs if "aggs" in item else len(hits)}, "hits": hits}
@@ -151,7 +151,8 @@ class Engine:
 
 def test_a_search_built_with_a_stale_count_runs_again_with_the_fresh_one() -> None:
     engine = Engine({"zzqx": 1, "budget": 30}, docs=40)
-    retriever = Retriever(engine, Settings(), Encoder())  # type: ignore[arg-type]
+    # the two sub-searches (the one-phase search's candidates: tests/unit/test_one_phase.py)
+    retriever = Retriever(engine, Settings(recall_search="legs"), Encoder())  # type: ignore[arg-type]
     req = RecallRequest(query="zzqx budget", limit=3)
 
     first = retriever.plan("t1", req)  # never counted: one search of counts first

@@ -27,7 +27,7 @@ from brain_lab.eval.datasets import Memory, load_locomo, load_scifact, resolve_d
 from brain_lab.eval.embed_cache import CachedEmbedder
 from brain_lab.eval.indexing import index_action
 from brain_search.config import Settings
-from brain_search.embedding import Embedder, make_embedder
+from brain_search.embedding import Embedder, OnnxQueryEmbedder, make_embedder
 from brain_search.graph import GraphStore
 from brain_search.store.indices import install_all
 from brain_search.store.templates import delete_indices
@@ -87,15 +87,27 @@ class Pool:
         return len(self.memories)
 
 
-def cached_embedder(settings: Settings, progress: Callable[[int], None] | None = None) -> CachedEmbedder:
-    """The evaluation's disk cache of vectors (shared by every checkout of this machine)."""
+INT8_SUFFIX = "-int8"
+
+
+def cached_embedder(
+    settings: Settings, progress: Callable[[int], None] | None = None, int8: bool = False
+) -> CachedEmbedder:
+    """The evaluation's disk cache of vectors (shared by every checkout of this machine).
+
+    ``int8``: the API's int8 query encoder (about 2× faster; cosine ≈ 0.994 to the fp32 vector),
+    cached under its own name so the evaluation's fp32 vectors are never mixed with its own."""
 
     def factory() -> Embedder:
+        if int8:
+            return OnnxQueryEmbedder(
+                settings.models_dir, settings.embedding_model, 0, True, settings.query_max_tokens, 64
+            )
         return make_embedder(settings)
 
     return CachedEmbedder(
         settings.cache_dir / "embeddings",
-        settings.embedding_model,
+        settings.embedding_model + (INT8_SUFFIX if int8 else ""),
         settings.embedding_dimension,
         factory,
         progress,

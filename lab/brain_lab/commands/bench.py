@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from brain_lab.bench.corpus import Pool
     from brain_lab.bench.load import PhaseResult
     from brain_search.config import Settings
 
@@ -35,12 +36,31 @@ def _load_avg() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def _settings(size: str | None) -> Settings:
+POOLS = ("recycled", "distinct")
+POOL_HELP = "recycled: LoCoMo turns, copied past 5,882; distinct: no text twice (bench/distinct.py, ~106k)"
+
+
+def _settings(size: str | None, pool: str = "recycled") -> Settings:
     from brain_lab.bench.corpus import corpus_settings, parse_size
     from brain_search.config import load_settings
 
+    if pool not in POOLS:
+        raise typer.BadParameter(f"--pool must be one of {', '.join(POOLS)}")
     s = load_settings()
-    return corpus_settings(s, parse_size(size)) if size else s
+    prefix = "bt-perfdist" if pool == "distinct" else "bt-perfrun"
+    return corpus_settings(s, parse_size(size), prefix) if size else s
+
+
+def _pool(s: Settings, pool: str = "recycled") -> Pool:
+    from brain_lab.bench.corpus import cached_embedder, load_pool
+    from brain_lab.bench.distinct import load_distinct_pool
+
+    def progress(n: int) -> None:
+        _log(f"{n:,} texts encoded")
+
+    if pool == "distinct":  # 103k texts: the int8 encoder's vectors (cached apart from the eval's)
+        return load_distinct_pool(s, cached_embedder(s, progress=progress, int8=True))
+    return load_pool(s, cached_embedder(s, progress=progress))
 
 
 @bench_app.command("corpus")
@@ -48,15 +68,19 @@ def corpus(
     size: str = typer.Option("10k", help="10k, 100k, 1m or a number"),
     force: bool = typer.Option(False, help="reload even if a complete corpus is there"),
     noise: float = typer.Option(0.01, help="per-component noise on recycled vectors"),
+    pool: str = typer.Option("recycled", help=POOL_HELP),
 ) -> None:
-    """Bulk-load a benchmark corpus into ``bt-perfrun-<size>`` (real texts, cached vectors)."""
-    from brain_lab.bench.corpus import cached_embedder, load_corpus, load_pool, parse_size
+    """Bulk-load a benchmark corpus into ``bt-perfrun-<size>`` (recycled pool) or
+    ``bt-perfdist-<size>`` (distinct pool): real texts, cached vectors."""
+    from brain_lab.bench.corpus import load_corpus, parse_size
     from brain_search.store.client import make_client
 
-    s = _settings(size)
+    s = _settings(size, pool)
     client = make_client(s)
-    pool = load_pool(s, cached_embedder(s, progress=None))
-    rep = load_corpus(client, s, pool, parse_size(size), force=force, noise=noise, log=_log)
+    texts = _pool(s, pool)
+    if pool == "distinct" and parse_size(size) > len(texts):
+        raise typer.BadParameter(f"the distinct pool holds {len(texts):,} texts, fewer than --size {size}")
+    rep = load_corpus(client, s, texts, parse_size(size), force=force, noise=noise, log=_log)
     state = (
         "reused"
         if rep.reused
@@ -79,6 +103,7 @@ def load(
     mix: str = typer.Option(None, help="kind=weight,... (default BRAIN_LOAD_MIX or the built-in mix)"),
     server_pid: int = typer.Option(None, help="the API's process id: report its CPU ms per request"),
     engine_pid: int = typer.Option(None, help="OpenSearch's process id (a node of your own): its CPU per request"),
+    pool: str = typer.Option("recycled", help=POOL_HELP),
     out: Path = typer.Option(None, help="output folder"),
 ) -> None:
     """Locust (headless) against a running stack, then the report: p50/p95/p99, RPS, errors,
@@ -95,6 +120,7 @@ def load(
         n_requests=requests,
         mix=mix or os.environ.get("BRAIN_LOAD_MIX", DEFAULT_MIX),
         engine=engine,
+        pool=_pool(s, pool),
         log=_log,
     )
     _log(f"workload: {wl.counts}; corpus {s.memories_alias}; load avg {_load_avg()}")
@@ -188,6 +214,7 @@ def knee(
     mix: str = typer.Option(None, help="kind=weight,..."),
     server_pid: int = typer.Option(None, help="the API's process id: its CPU ms per request"),
     engine_pid: int = typer.Option(None, help="OpenSearch's process id (a node of your own): its CPU per request"),
+    pool: str = typer.Option("recycled", help=POOL_HELP),
     out: Path = typer.Option(None, help="output folder"),
 ) -> None:
     """Step the offered load; the knee is the highest achieved RPS with p95 < 200 ms and ≤ 50 ms."""
@@ -203,6 +230,7 @@ def knee(
         n_requests=requests,
         mix=mix or os.environ.get("BRAIN_LOAD_MIX", DEFAULT_MIX),
         engine=engine,
+        pool=_pool(s, pool),
         log=_log,
     )
     results, engine_results = [], []
@@ -357,3 +385,66 @@ def ef(
     for r in res:
         t.add_row(str(r.ef), f"{r.recall_at_k:.4f}", f"{r.text_recall_at_k:.4f}", f"{r.p50_ms:.1f}", f"{r.p95_ms:.1f}")
     console.print(t)
+
+
+@bench_app.command("cpu")
+def cpu(
+    size: str = typer.Option("100k", help="the corpus (bt-perfdist-<size> with --pool distinct)"),
+    pool: str = typer.Option("distinct", help=POOL_HELP),
+    n: int = typer.Option(300, help="distinct questions"),
+    rounds: int = typer.Option(2, help="measured rounds over the questions"),
+    out: Path = typer.Option(None, help="output folder"),
+) -> None:
+    """CPU per recall, the engine's (its process, from /proc: a node of your own on this machine)
+    and the API's, beside a bare hybrid query in the same run; the engine side by leg and phase."""
+    from brain_lab.bench.cpu import ratios, run_cpu
+    from brain_search.store.client import make_client
+
+    s = _settings(size, pool)
+    folder = _out(out, "cpu")
+    client = make_client(s)
+    rep = run_cpu(client, s, _pool(s, pool), n, rounds, log=_log)
+    rel = ratios(rep)
+    t = Table(
+        title=f"CPU per recall (ms), {rep.corpus}: {rep.documents:,} memories, {rep.segments} segments, "
+        f"{rep.n} questions × {rep.rounds}, load avg {rep.load_avg}"
+    )
+    for h in (
+        "path",
+        "engine CPU",
+        "API CPU",
+        "API + engine",
+        "query phase",
+        "fetch phase",
+        "wall",
+        "engine ÷ bare",
+        "total ÷ bare",
+    ):
+        t.add_column(h)
+    for label, p in rep.paths.items():
+        t.add_row(
+            label,
+            f"{p['engine_cpu_ms']:.2f}",
+            f"{p['api_cpu_ms']:.2f}",
+            f"{p['total_cpu_ms']:.2f}",
+            f"{p['query_phase_ms']:.2f}",
+            f"{p['fetch_phase_ms']:.2f}",
+            f"{p['wall_ms']:.2f}",
+            f"{rel[label]['engine_cpu']:.2f}",
+            f"{rel[label]['total_cpu']:.2f}",
+        )
+    console.print(t)
+    t = Table(title="engine side by leg: the service's own bodies replayed alone (ms per request)")
+    for h in ("request", "engine CPU", "query phase", "fetch phase", "wall"):
+        t.add_column(h)
+    for label, p in rep.engine_parts.items():
+        t.add_row(
+            label,
+            f"{p['engine_cpu_ms']:.2f}",
+            f"{p['query_phase_ms']:.2f}",
+            f"{p['fetch_phase_ms']:.2f}",
+            f"{p['wall_ms']:.2f}",
+        )
+    console.print(t)
+    (folder / "cpu.json").write_text(json.dumps({**rep.__dict__, "ratios": rel}, indent=2))
+    console.print(f"results in {folder}")

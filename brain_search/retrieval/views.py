@@ -1,0 +1,59 @@
+"""A recall hit's fields from its stored view (``store.documents.with_view``), not its ``_source``.
+
+The engine returns the view (one stored JSON string) and the node path's doc value; this module
+turns them back into the ``_source``-shaped dict the rest of the pipeline reads. A memory stored
+before views has none: its fields come from ``_source`` in one ``mget`` for all such hits of the
+recall (only until the index's views are filled, ``store.templates.fill_views``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from opensearchpy import OpenSearch
+
+from brain_search.retrieval.queries import NODE_PATH_VALUES, RESULT_FIELDS
+from brain_search.store.documents import VIEW_FIELD
+
+
+def view_source(hit: dict[str, Any]) -> dict[str, Any] | None:
+    """The hit's recall fields from its view and doc values; None without a view (pure)."""
+    fields = hit.get("fields") or {}
+    view = fields.get(VIEW_FIELD)
+    if not view:
+        return None
+    src: dict[str, Any] = orjson.loads(view[0])
+    paths = fields.get(NODE_PATH_VALUES)
+    if paths:
+        src["node_path"] = paths[0]
+    return src
+
+
+def fill_sources(client: OpenSearch, alias: str, tenant_id: str, hit_lists: Sequence[list[dict[str, Any]]]) -> int:
+    """Set ``_source`` on every hit of ``hit_lists`` (in place) from its view, or from its stored
+    ``_source`` for hits without one (one ``mget``); a memory deleted in between is dropped from
+    its list. Returns how many hits needed the ``mget``."""
+    missing: dict[str, list[dict[str, Any]]] = {}
+    for hits in hit_lists:
+        for hit in hits:
+            src = view_source(hit)
+            if src is None:
+                missing.setdefault(hit["_id"], []).append(hit)
+            else:
+                hit["_source"] = src
+    if not missing:
+        return 0
+    resp = client.mget(
+        index=alias,
+        body={"ids": list(missing)},
+        params={"routing": tenant_id, "_source_includes": ",".join(RESULT_FIELDS)},
+    )
+    for doc in resp["docs"]:
+        if doc.get("found"):
+            for hit in missing[doc["_id"]]:
+                hit["_source"] = doc["_source"]
+    for hits in hit_lists:
+        hits[:] = [h for h in hits if "_source" in h]
+    return len(missing)
