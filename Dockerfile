@@ -9,7 +9,8 @@
 # the ONNX graph is built from them with onnx + numpy (brain_search/encoder_graph.py) at build time.
 # Nothing is downloaded at run time.
 #
-# Layers (python:3.11-slim ~150 MB, measured for 0.1.0: docs/operations.md "Image and venv size"):
+# Layers (python:3.11-slim ~150 MB; estimated from the runtime venv measured in docs/operations.md,
+# "Image and venv size"):
 #   1. nginx from Debian's packages                      ~10 MB
 #   2. the brain user
 #   3. the package and its dependencies (pip install .)  ~0.4 GB: onnxruntime, onnx, tokenizers,

@@ -118,7 +118,7 @@ class SentenceTransformerEmbedder:
 
 
 class OnnxQueryEmbedder:
-    """The API's query encoder: the ONNX export run by onnxruntime directly, with the fast
+    """The API's query encoder: the ONNX graph run by onnxruntime directly, with the fast
     tokenizer and numpy for pooling. Same vectors as ``SentenceTransformerEmbedder`` in fp32
     (mean pooling, L2 norm, truncation at the model's 256 word pieces), without its per-call
     overhead (torch tensors, the module pipeline): about 1.2 ms less per query.
