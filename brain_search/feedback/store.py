@@ -81,17 +81,17 @@ class FeedbackStore:
 
     # ---------------------------------------------------------------- records
     def write(self, records: list[tuple[str, dict[str, Any]]]) -> tuple[int, int]:
-        """Index recall records (tenant, record without expiry) in one ``_bulk``; (written, failed)."""
+        """Index recall records (tenant, record without expiry) in one ``_bulk`` to the index's own
+        path (the engine refuses an index named in a bulk body); (written, failed)."""
         actions = [
             {
                 "_op_type": "index",
-                "_index": self.index,
                 "_id": record_doc_id(tenant, doc["recall_id"]),
                 "_source": with_expiry(doc, self.retention_s(tenant)),
             }
             for tenant, doc in records
         ]
-        ok, errors = helpers.bulk(self.client, actions, raise_on_error=False, refresh=False)
+        ok, errors = helpers.bulk(self.client, actions, index=self.index, raise_on_error=False, refresh=False)
         failed = errors if isinstance(errors, list) else []
         for err in failed[:3]:
             log.warning("a recall record was not written: %s", err)
