@@ -100,8 +100,8 @@ def recall(
         return
     console.print(f"[dim]{render_analysis(resp)}[/dim]")
     if resp.recall_id:
-        rate = f"brain-search feedback rate {resp.recall_id} --rating 1-5"
-        console.print(f"[dim]recall {resp.recall_id} · rate it: {rate}[/dim]", highlight=False)
+        # one line at 80 columns: `brain-search feedback rate ID --rating 1-5` rates it
+        console.print(f"[dim]recall {resp.recall_id} (brain-search feedback rate it)[/dim]", highlight=False)
     columns = max(40, console.width)
     if tiered:
         print(render_tiered(resp, columns=columns), end="")

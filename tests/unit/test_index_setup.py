@@ -38,7 +38,7 @@ def _all(prefix: str) -> set[str]:
 
 def test_verify_names_what_is_missing_and_creates_nothing() -> None:
     s = load_settings(index_prefix="t", index_setup="verify")
-    with pytest.raises(SetupError, match=r"t-memory-history, t-audit, t-feedback; install them once with the admin role"):
+    with pytest.raises(SetupError, match=r"t-memory-history, t-audit, t-feedback; install them once"):
         indices.ensure_indices(_Client(_all("t")), s)  # type: ignore[arg-type]
 
 
