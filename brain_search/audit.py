@@ -1,8 +1,8 @@
 """The audit log: every change to tenants and keys, one document each in ``<prefix>-audit``
 (``at``, ``action``, ``tenant_id``, ``key_id``, ``actor``, ``detail``; never a key or its hash).
 
-Actions: ``tenant.create``, ``tenant.rate_limit``, ``tenant.erase``, ``key.create``,
-``key.revoke``. Erasing a tenant removes its entries with everything else of it, and leaves one
+Actions: ``tenant.create``, ``tenant.rate_limit``, ``tenant.feedback_retention``, ``tenant.erase``,
+``key.create``, ``key.revoke``. Erasing a tenant removes its entries with everything else of it, and leaves one
 ``tenant.erase`` entry that names the tenant only by ``tenant_hash`` (SHA-256 of its id): a
 record that an erase happened, which whoever knows the id can find, holding nothing of it.
 """
@@ -20,7 +20,14 @@ from brain_search.config import Settings
 from brain_search.store.indices import IndexNames
 
 log = logging.getLogger(__name__)
-ACTIONS = ("tenant.create", "tenant.rate_limit", "tenant.erase", "key.create", "key.revoke")
+ACTIONS = (
+    "tenant.create",
+    "tenant.rate_limit",
+    "tenant.feedback_retention",
+    "tenant.erase",
+    "key.create",
+    "key.revoke",
+)
 
 
 def tenant_hash(tenant_id: str) -> str:

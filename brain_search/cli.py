@@ -7,7 +7,19 @@ from importlib.metadata import entry_points
 
 import typer
 
-from brain_search.commands import demo, gateway, ingest, mcp, memories, nodes, recall, remember, serve, stack
+from brain_search.commands import (
+    demo,
+    feedback,
+    gateway,
+    ingest,
+    mcp,
+    memories,
+    nodes,
+    recall,
+    remember,
+    serve,
+    stack,
+)
 from brain_search.commands.common import old_spelling
 
 app = typer.Typer(
@@ -32,6 +44,7 @@ app.add_typer(gateway.gateway_app, name="gateway")
 app.add_typer(gateway.indices_app, name="indices")
 nodes.register(app)
 memories.register(app)
+feedback.register(app)
 
 
 def _plugins() -> None:

@@ -206,6 +206,18 @@ class Settings(BaseSettings):
     # backlog + every task retry); a task record lives task_ttl_s, so by default as long
     tombstone_ttl_s: int = Field(7 * 24 * 3600, ge=3600)
     dead_letter_ttl_s: int = Field(30 * 24 * 3600, ge=3600)  # they hold what people wrote
+    # --- feedback (brain_search/feedback/, docs/feedback.md) ---------------------------------
+    # how long a recall (query, analysis, the ids and scores shown: no memory text) and the
+    # feedback on it are kept; a tenant may have its own, at most feedback_retention_max_s
+    # (PUT /v1/admin/tenants/{id}/feedback-retention)
+    feedback_retention_s: int = Field(30 * 24 * 3600, ge=3600)
+    feedback_retention_max_s: int = Field(365 * 24 * 3600, ge=3600)
+    # recalls are written to the feedback index in the background, batched this often (never on
+    # the recall's own path); a feedback request for one not written yet writes it first
+    feedback_flush_s: float = Field(0.2, gt=0.0, le=10.0)
+    # recalls held for the writer at most (past it, while the engine does not take them, the
+    # newest are not kept, counted in brain_feedback_recalls_recorded_total{outcome="dropped"})
+    feedback_max_pending: int = Field(10_000, ge=10)
 
     @property
     def memories_alias(self) -> str:

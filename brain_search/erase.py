@@ -3,7 +3,7 @@
 Order matters: its keys and its tenant record go first (nothing new is accepted), then its task
 records (a queued job whose record is gone is skipped by the workers: ``RecordMissing``), then
 every document that carries its id in every index of the prefix (memories, their tombstones,
-history, dead letters, nodes, node and forget tasks). A task a worker was already running may
+history, dead letters, nodes, node and forget tasks, recalls kept for feedback). A task a worker was already running may
 still write after the first pass, so the erase runs a second pass after the task time limit in
 the background; the answer counts the first pass.
 
@@ -48,6 +48,7 @@ def tenant_indices(names: IndexNames) -> list[str]:
         names.nodes,
         names.node_tasks,
         names.audit,
+        names.feedback,
     ]
 
 

@@ -108,6 +108,30 @@ FORGET_INPUT_SCHEMA: dict[str, Any] = {
     },
 }
 
+FEEDBACK_TOOL = "brain_feedback"
+FEEDBACK_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "recall_id": {"type": "string", "description": "the recall_id of a brain_recall answer"},
+        "rating": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 5,
+            "description": "how well the recall answered, 1 (useless) … 5 (exactly right)",
+        },
+        "results": {
+            "type": "array",
+            "description": "results judged relevant or not (by their id)",
+            "items": {
+                "type": "object",
+                "properties": {"memory_id": {"type": "string"}, "relevant": {"type": "boolean"}},
+                "required": ["memory_id", "relevant"],
+            },
+        },
+    },
+    "required": ["recall_id"],
+}
+
 RecallFn = Callable[[str, RecallRequest], RecallResponse]
 TenantFn = Callable[[Any], Awaitable[str]]
 ToolFn = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -126,11 +150,12 @@ def build_server(
     tenant_for_request: TenantFn,
     remember: ToolFn | None = None,
     forget: ToolFn | None = None,
+    feedback: ToolFn | None = None,
 ) -> Server:
     """A low-level MCP server (exact schema control). ``tenant_for_request`` receives the
     transport's request (None over stdio) and returns the tenant or raises Unauthorized.
-    ``remember`` / ``forget`` (tenant, arguments → JSON answer) add `brain_remember` and
-    `brain_forget`; they raise ``InvalidInput`` / ``ValidationError`` for bad arguments."""
+    ``remember`` / ``forget`` / ``feedback`` (tenant, arguments → JSON answer) add `brain_remember`,
+    `brain_forget` and `brain_feedback`; they raise ``InvalidInput`` / ``ValidationError`` for bad arguments."""
     server: Server = Server("brain-search")
     extra: dict[str, tuple[ToolFn, str, dict[str, Any]]] = {}
     if remember is not None:
@@ -146,6 +171,14 @@ def build_server(
             "Forget one memory (memory_id) or every memory matching a conversation, node, source or time range "
             "(all: true for everything).",
             FORGET_INPUT_SCHEMA,
+        )
+
+    if feedback is not None:
+        extra[FEEDBACK_TOOL] = (
+            feedback,
+            "Say how well a brain_recall answered: a rating 1–5 of the whole answer and/or single results "
+            "marked relevant or not, by the answer's recall_id. Sent again, the rating and marks are replaced.",
+            FEEDBACK_INPUT_SCHEMA,
         )
 
     @server.list_tools()

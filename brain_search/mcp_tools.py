@@ -1,6 +1,7 @@
-"""The MCP tools that change memories, `brain_remember` and `brain_forget`, as (tenant, arguments)
-→ JSON answer over the ingest service; the server (``mcp_server.py``) lists them and maps their
-errors. Composed by their callers: the API's /mcp/ mount and `brain-search mcp` (stdio)."""
+"""The MCP tools beside `brain_recall` — `brain_remember` and `brain_forget` over the ingest
+service, `brain_feedback` over the feedback service — as (tenant, arguments) → JSON answer; the
+server (``mcp_server.py``) lists them and maps their errors. Composed by their callers: the API's
+/mcp/ mount and `brain-search mcp` (stdio)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pydantic import BaseModel, ConfigDict
 
 from brain_search.config import Settings
 from brain_search.errors import BrainSearchError, InvalidInput, cut
+from brain_search.feedback.models import FeedbackRequest
+from brain_search.feedback.service import FeedbackService
 from brain_search.ingest.forget import ForgetRequest
 from brain_search.ingest.models import IngestRequest, TaskState, TaskStatus
 from brain_search.ingest.prepare import NodeLookup
@@ -77,3 +80,17 @@ def mcp_tools(
         return ingest.forget(tenant_id, ForgetRequest.model_validate(filters), nodes).model_dump(mode="json")
 
     return remember, forget
+
+
+def feedback_tool(feedback: FeedbackService) -> ToolFn:
+    """`brain_feedback`: ``recall_id`` (a recall's), ``rating`` 1–5 and/or ``results`` marked."""
+
+    def give(tenant_id: str, args: dict[str, Any]) -> dict[str, Any]:
+        body = dict(args)
+        recall_id = body.pop("recall_id", None)
+        if not isinstance(recall_id, str) or not recall_id:
+            raise InvalidInput("recall_id", "the recall_id of a recall's answer is required")
+        answer = feedback.give(tenant_id, recall_id, FeedbackRequest.model_validate(body))
+        return answer.model_dump(mode="json")
+
+    return give

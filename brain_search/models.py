@@ -216,3 +216,6 @@ class RecallResponse(BaseModel):
     timings: Timings
     candidates: int = Field(0, description="distinct candidates scored before the cut")
     partial: PartialResults | None = Field(None, description="some shards did not answer (allow_partial)")
+    recall_id: str | None = Field(
+        None, description="this recall, for feedback (POST /v1/recall/{recall_id}/feedback) while it is kept"
+    )

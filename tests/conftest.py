@@ -171,6 +171,7 @@ def api(api_state, client: OpenSearch):  # type: ignore[no-untyped-def]
     from brain_search.ingest.service import make_ingest_service
 
     s = api_state.settings
+    api_state.feedback.recorder.flush()  # a recall of the last test is written before its index goes
     delete_indices(client, s)
     install_all(client, s, s.embedding_dimension)
     api_state.keys._cache.clear()

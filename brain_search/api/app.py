@@ -16,17 +16,18 @@ from brain_search.api.deps import api_key_from_headers, check_rate_limit
 from brain_search.api.errors import install_error_handlers, rate_limited_response, unauthorized_response
 from brain_search.api.limits import RequestLimits
 from brain_search.api.metrics import HttpMetrics
-from brain_search.api.routes import admin, health, memories, nodes, page, recall, versions
+from brain_search.api.routes import admin, feedback, health, memories, nodes, page, recall, versions
 from brain_search.api.state import AppState
 from brain_search.audit import AuditLog
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
 from brain_search.embedding import QueryCache, make_query_embedder
 from brain_search.errors import RateLimited, StoreUnavailable, Unauthorized
+from brain_search.feedback.service import make_feedback_service
 from brain_search.graph import GraphStore
 from brain_search.ingest.service import make_ingest_service
 from brain_search.mcp_server import build_server
-from brain_search.mcp_tools import mcp_tools
+from brain_search.mcp_tools import feedback_tool, mcp_tools
 from brain_search.models import RecallRequest, RecallResponse
 from brain_search.ratelimit import RateLimiter
 from brain_search.retrieval.pipeline import Retriever
@@ -38,6 +39,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     health.router,
     admin.router,
     recall.router,
+    feedback.router,
     versions.router,  # before memories: `/memories/{id}/history` ahead of `/memories/{id:path}`
     memories.router,
     nodes.router,
@@ -58,6 +60,8 @@ def build_state(settings: Settings) -> AppState:
     ingest.purge_expired(settings)
     retriever = Retriever(client, settings, query_cache, graph)
     retriever.warm_up()  # the first user's recall does not pay for lazy loading
+    feedback = make_feedback_service(client, settings)
+    ingest.set_forgotten(feedback.forget_memories)
     return AppState(
         settings=settings,
         client=client,
@@ -68,6 +72,7 @@ def build_state(settings: Settings) -> AppState:
         retriever=retriever,
         ingest=ingest,
         audit=AuditLog(client, settings),
+        feedback=feedback,
         limiter=RateLimiter(settings),
     )
 
@@ -94,9 +99,7 @@ def _mcp_app(app: FastAPI) -> StreamableHTTPSessionManager:
 
     def recall_fn(tenant: str, req: RecallRequest) -> RecallResponse:
         state: AppState = app.state.brain
-        resp = state.retriever.recall(tenant, req)
-        state.metrics.observe_recall(resp.timings)
-        return resp
+        return state.recall(tenant, req)
 
     async def tenant_fn(request: Any) -> str:
         headers = getattr(request, "headers", {}) or {}
@@ -112,7 +115,11 @@ def _mcp_app(app: FastAPI) -> StreamableHTTPSessionManager:
         state: AppState = app.state.brain
         return mcp_tools(state.ingest, state.settings, state.graph)[1](tenant, args)
 
-    server = build_server(recall_fn, tenant_fn, remember_fn, forget_fn)
+    def feedback_fn(tenant: str, args: dict[str, Any]) -> dict[str, Any]:
+        state: AppState = app.state.brain
+        return feedback_tool(state.feedback)(tenant, args)
+
+    server = build_server(recall_fn, tenant_fn, remember_fn, forget_fn, feedback_fn)
     manager = StreamableHTTPSessionManager(server, stateless=True, json_response=True)
 
     async def handle(scope: Any, receive: Any, send: Any) -> None:
@@ -132,7 +139,8 @@ def create_app(settings: Settings | None = None, state: AppState | None = None) 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.brain = state or build_state(settings or load_settings())
-        app.state.brain.metrics.bind(app.state.brain.ingest)
+        app.state.brain.metrics.bind(app.state.brain.ingest, app.state.brain.feedback)
+        app.state.brain.ingest.set_forgotten(app.state.brain.feedback.forget_memories)
         anyio.to_thread.current_default_thread_limiter().total_tokens = app.state.brain.settings.api_threads
         async with mcp_manager.run():
             yield

@@ -11,7 +11,13 @@
   answer) and ``brain_ingest_outbox``: tasks this process holds for a Redis that did not take them;
 - ``brain_engine_errors_total{kind}``: OpenSearch failures answered as 5xx;
 - ``brain_requests_refused_total{reason}``: requests refused before any route ran (no key, body
-  too large, no length), and (once rate limits exist) rate-limit refusals.
+  too large, no length), and (once rate limits exist) rate-limit refusals;
+- ``brain_feedback_rating``: ratings (1–5) this process took, a histogram (``_sum / _count``: the
+  mean); ``brain_feedback_results_total{relevant}``: results marked relevant (``true``) or not;
+  ``brain_feedback_recalls_recorded_total{outcome}``: recalls kept for feedback (``recorded``),
+  not written (``failed``) or not kept (``dropped``);
+- ``brain_feedback_stored_rating_mean`` and ``brain_feedback_stored_ratings``: the mean and count
+  of every rating kept (all tenants, all replicas), read at scrape time, cached ``CACHE_S``.
 
 A registry per ``Metrics`` (never the global one): nothing is created at import time, and two apps
 in one process (tests) do not share counters.
@@ -58,6 +64,27 @@ class _TaskOutcomes:
         yield family
 
 
+class _StoredRatings:
+    """A collector: the ratings kept in the feedback index, at scrape time (cached)."""
+
+    def __init__(self, read: Callable[[], tuple[int, float]], cache_s: Callable[[], float]) -> None:
+        self.read = read
+        self.cache_s = cache_s
+        self._cached: tuple[float, tuple[float, float]] | None = None
+
+    def collect(self) -> Any:
+        at, (count, mean) = self._cached or (0.0, (math.nan, math.nan))
+        if self._cached is None or time.monotonic() - at >= self.cache_s():
+            try:
+                n, total = self.read()
+                count, mean = float(n), (total / n if n else math.nan)
+            except Exception:
+                count, mean = math.nan, math.nan
+            self._cached = (time.monotonic(), (count, mean))
+        yield GaugeMetricFamily("brain_feedback_stored_ratings", "ratings kept, all tenants", value=count)
+        yield GaugeMetricFamily("brain_feedback_stored_rating_mean", "mean of the ratings kept (1-5)", value=mean)
+
+
 class Metrics:
     def __init__(self, task_cache_s: float = CACHE_S) -> None:
         self.task_cache_s = task_cache_s  # how long the task-record sums are reused between scrapes
@@ -82,13 +109,30 @@ class Metrics:
         )
         self.queue_depth = Gauge("brain_ingest_queue_depth", "ingest tasks waiting in Redis", registry=r)
         self.outbox = Gauge("brain_ingest_outbox", "ingest tasks held for a Redis that did not take them", registry=r)
+        self.feedback_rating = Histogram(
+            "brain_feedback_rating", "recall ratings taken (1-5)", buckets=(1, 2, 3, 4, 5), registry=r
+        )
+        self.feedback_results = Counter(
+            "brain_feedback_results", "results marked relevant or not", ["relevant"], registry=r
+        )
+        self.recalls_recorded = Counter(
+            "brain_feedback_recalls_recorded", "recalls kept for feedback, by outcome", ["outcome"], registry=r
+        )
 
-    def bind(self, ingest: Any) -> None:
-        """Read the queue and the task records of ``ingest`` (an ``IngestService``) at scrape
-        time and count its events; a later bind (another state) replaces the earlier one."""
+    def bind(self, ingest: Any, feedback: Any = None) -> None:
+        """Read the queue and the task records of ``ingest`` (an ``IngestService``) and the ratings
+        kept by ``feedback`` (a ``FeedbackService``) at scrape time and count their events; a later
+        bind (another state) replaces the earlier one."""
         first = getattr(self, "_ingest", None) is None
         self._ingest = ingest
         ingest.set_events(self.ingest_event)
+        if feedback is not None:
+            first_feedback = getattr(self, "_feedback", None) is None
+            self._feedback = feedback
+            feedback.recorder.set_events(self.recorded_event)
+            if first_feedback:
+                stored = _StoredRatings(lambda: self._feedback.store.stored_ratings(), lambda: self.task_cache_s)
+                self.registry.register(stored)
         if first:
             self.queue_depth.set_function(lambda: float(self._ingest.queue.depth()))
             self.outbox.set_function(lambda: float(getattr(self._ingest.queue, "outbox_size", 0)))
@@ -98,6 +142,16 @@ class Metrics:
     def observe_recall(self, timings: Timings) -> None:
         for stage in ("intent", "embed", "search", "rank", "total"):
             self.recall_stage.labels(stage).observe(getattr(timings, f"{stage}_ms") / 1000.0)
+
+    def observe_feedback(self, rating: int | None, marks: list[bool]) -> None:
+        if rating is not None:
+            self.feedback_rating.observe(rating)
+        for relevant in marks:
+            self.feedback_results.labels("true" if relevant else "false").inc()
+
+    def recorded_event(self, outcome: str, n: int = 1) -> None:
+        if n:
+            self.recalls_recorded.labels(outcome).inc(n)
 
     def ingest_event(self, event: str, n: int = 1) -> None:
         if n:

@@ -12,8 +12,10 @@ from brain_search.audit import AuditLog
 from brain_search.auth import KeyStore
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, QueryCache
+from brain_search.feedback.service import FeedbackService
 from brain_search.graph import GraphStore
 from brain_search.ingest.service import IngestService
+from brain_search.models import RecallRequest, RecallResponse
 from brain_search.ratelimit import RateLimiter
 from brain_search.retrieval.pipeline import Retriever
 
@@ -30,10 +32,19 @@ class AppState:
     retriever: Retriever
     ingest: IngestService
     audit: AuditLog
+    feedback: FeedbackService
+    """recall records and the feedback on them"""
     metrics: Metrics = field(default_factory=Metrics)
     limiter: RateLimiter | None = None
     """per-key rate limits (None: none)"""
 
+    def recall(self, tenant_id: str, req: RecallRequest) -> RecallResponse:
+        """A recall as every door serves it (HTTP, MCP): timed, and kept for feedback (``recall_id``)."""
+        resp = self.retriever.recall(tenant_id, req)
+        self.metrics.observe_recall(resp.timings)
+        return self.feedback.record(tenant_id, req, resp)
+
     def close(self) -> None:
+        self.feedback.close()
         self.ingest.close()
         self.client.close()

@@ -8,7 +8,7 @@ import typer
 def mcp(
     tenant: str = typer.Option(None, help="tenant whose memories are searched (default: BRAIN_MCP_TENANT)"),
 ) -> None:
-    """Serve the MCP tools `brain_recall`, `brain_remember` and `brain_forget` over stdio. (Over HTTP
+    """Serve the MCP tools `brain_recall`, `brain_remember`, `brain_forget` and `brain_feedback` over stdio. (Over HTTP
     they are served by `serve` at /mcp/.)"""
     import logging
     import os
@@ -18,7 +18,7 @@ def mcp(
     from brain_search.api.app import build_state
     from brain_search.config import load_settings
     from brain_search.mcp_server import build_server, run_stdio, static_tenant
-    from brain_search.mcp_tools import mcp_tools
+    from brain_search.mcp_tools import feedback_tool, mcp_tools
     from brain_search.models import RecallRequest, RecallResponse
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -27,9 +27,12 @@ def mcp(
     state = build_state(settings)
 
     def recall_fn(tenant_id: str, req: RecallRequest) -> RecallResponse:
-        resp: RecallResponse = state.retriever.recall(tenant_id, req)
-        return resp
+        return state.recall(tenant_id, req)
 
     remember_fn, forget_fn = mcp_tools(state.ingest, settings, state.graph)
-    server = build_server(recall_fn, static_tenant(tenant or settings.mcp_tenant), remember_fn, forget_fn)
-    anyio.run(run_stdio, server)
+    feedback_fn = feedback_tool(state.feedback)
+    server = build_server(recall_fn, static_tenant(tenant or settings.mcp_tenant), remember_fn, forget_fn, feedback_fn)
+    try:
+        anyio.run(run_stdio, server)
+    finally:
+        state.feedback.close()  # the recalls still waiting are written

@@ -38,8 +38,10 @@ def _local_recall(tenant: str, req: RecallRequest) -> RecallResponse:
     from brain_search.config import load_settings
 
     state = build_state(load_settings())
-    resp: RecallResponse = state.retriever.recall(tenant, req)
-    return resp
+    try:
+        return state.recall(tenant, req)
+    finally:
+        state.close()  # the recall's record is written before the process ends
 
 
 def recall(
@@ -97,6 +99,9 @@ def recall(
         print(json.dumps(resp.model_dump(mode="json"), indent=2))
         return
     console.print(f"[dim]{render_analysis(resp)}[/dim]")
+    if resp.recall_id:
+        # one line at 80 columns: `brain-search feedback rate ID --rating 1-5` rates it
+        console.print(f"[dim]recall {resp.recall_id} (brain-search feedback rate it)[/dim]", highlight=False)
     columns = max(40, console.width)
     if tiered:
         print(render_tiered(resp, columns=columns), end="")

@@ -1,5 +1,6 @@
 """Forget by filter: every memory of a tenant matching a conversation, a node subtree, a source or
-a time range (or, with ``all``, the whole tenant) is deleted as a task with counts.
+a time range (or, with ``all``, the whole tenant) is deleted as a task with counts; the feedback
+kept on recalls that showed them loses them (``forgotten``; ``all``: the tenant's recalls go).
 
 Each matching memory (and each stored piece of a chunked one: pieces carry their parent's
 fields) gets a tombstone with the forget's version, the same as a single DELETE, so no write of it
@@ -17,6 +18,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -75,6 +77,8 @@ class Forgetter:
         self.client = client
         self.settings = settings
         self.names = IndexNames.of(settings)
+        # told of each page of memories deleted (None: the whole tenant): IngestService.set_forgotten
+        self.forgotten: Callable[[str, list[str] | None], object] = lambda tenant, ids: None
 
     # ------------------------------------------------------------------ the task record
     def _save(self, tenant_id: str, status: ForgetStatus) -> None:
@@ -136,11 +140,13 @@ class Forgetter:
             status.history += self._delete(self.names.memory_history, tenant_id, {"terms": {"memory_id": ids}})
             either = {"bool": {"should": [{"terms": {"memory_id": ids}}, {"terms": {"chunk_of": ids}}]}}
             status.dead_letters += self._delete(self.names.dead_letters, tenant_id, either)
+            self.forgotten(tenant_id, ids)
             self._save(tenant_id, status)
         if req.whole_tenant:
             status.history += self._delete(self.names.memory_history, tenant_id, None)
             status.dead_letters += self._delete(self.names.dead_letters, tenant_id, None)
             status.task_records += self._delete(self.names.ingest_tasks, tenant_id, None)
+            self.forgotten(tenant_id, None)
         self.client.indices.refresh(index=alias)
         status.state, status.finished_at = "succeeded", datetime.now(UTC)
         self._save(tenant_id, status)

@@ -73,12 +73,19 @@ class IngestService:
     mode: str  # "embedded" | "workers"
     versions: VersionClock = field(default_factory=VersionClock)
     events: Callable[[str, int], None] = field(default=lambda event, n: None)
+    forgotten: Callable[[str, list[str] | None], object] = field(default=lambda tenant, ids: None)
+    """told of memories deleted (None: every memory of the tenant), so what refers to them goes too"""
 
     def set_events(self, events: Callable[[str, int], None]) -> None:
         """Where ingest events (accepted, and in embedded mode indexed / failed / superseded) are counted."""
         self.events = events
         if isinstance(self.queue, InProcessQueue):
             self.queue.events = events
+
+    def set_forgotten(self, forgotten: Callable[[str, list[str] | None], object]) -> None:
+        """Who is told of deleted memories (the feedback kept on recalls that showed them)."""
+        self.forgotten = forgotten
+        self.forgetter.forgotten = forgotten
 
     def close(self) -> None:
         self.queue.close()
@@ -171,6 +178,7 @@ class IngestService:
         deletion = self.memories.delete(tenant_id, memory_id, version, pending)
         copies = self.dead_letters.purge(tenant_id, memory_id=memory_id)
         copies += self.history.purge(tenant_id, memory_id)
+        self.forgotten(tenant_id, [memory_id])
         if deletion.stored or (copies and not pending):  # a dead-lettered memory's copies count too
             return True
         if pending:

@@ -1,4 +1,5 @@
-// brain-search power-user page: plain JS over the public API (POST /v1/recall, GET /v1/nodes).
+// brain-search power-user page: plain JS over the public API (POST /v1/recall, GET /v1/nodes,
+// POST /v1/recall/{recall_id}/feedback, GET /v1/feedback/summary).
 // The API key is typed in by the user and kept in this browser's localStorage only.
 "use strict";
 
@@ -16,9 +17,11 @@ const ui = {
   key: $("api-key"), keyStatus: $("key-status"), query: $("query"), slider: $("z-slider"), auto: $("auto"),
   readout: $("z-readout"), intent: $("intent"), nodeInput: $("node-input"), nodeOptions: $("node-options"),
   chips: $("node-chips"), expand: $("expand"), limit: $("limit"), analysis: $("analysis"), error: $("error"),
-  results: $("results"), tpl: $("result-tpl"),
+  results: $("results"), tpl: $("result-tpl"), rate: $("rate"), rateStatus: $("rate-status"),
+  satisfaction: $("satisfaction"),
 };
-const state = { nodes: [], picked: [], seq: 0, last: null };
+// feedback: the rating and marks given on the recall shown (cleared by a new recall)
+const state = { nodes: [], picked: [], seq: 0, last: null, rating: null, marks: {}, sent: 0 };
 
 function apiKey() { return localStorage.getItem(KEY_STORE) || ""; }
 
@@ -124,6 +127,8 @@ async function search() {
     const data = await api("POST", "/v1/recall", recallBody());
     if (seq !== state.seq) return; // a newer search superseded this one
     state.last = data;
+    state.rating = null;
+    state.marks = {};
     showError("");
     render();
     setPhase("done");
@@ -132,6 +137,7 @@ async function search() {
     showError(e.message);
     ui.results.replaceChildren();
     ui.analysis.hidden = true; // the analysis belongs to a result: none now
+    ui.rate.hidden = true;
     setPhase("error");
   }
   document.body.dataset.seq = String(seq);
@@ -148,6 +154,7 @@ function render() {
   if (ui.auto.checked) ui.slider.value = String(qa.target_z);
   syncSlider();
   renderAnalysis(data);
+  renderRating();
   if (!data.results.length) {
     ui.results.replaceChildren(Object.assign(document.createElement("p"), { className: "muted", textContent: "No memories matched." }));
     return;
@@ -231,6 +238,11 @@ function card(r) {
     badge.textContent = m.superseded_by ? `superseded by ${m.superseded_by}` : "no longer valid";
     el.classList.add("is-superseded");
   }
+  for (const [cls, relevant] of [["up", true], ["down", false]]) {
+    const b = el.querySelector(`.thumbs .${cls}`);
+    b.setAttribute("aria-pressed", String(state.marks[r.id] === relevant));
+    b.onclick = () => sendFeedback({ results: [{ memory_id: r.id, relevant }] });
+  }
   el.querySelector(".marker").style.left = `${(s.z_position * 100).toFixed(1)}%`;
   el.querySelector(".zval").textContent = s.z_position.toFixed(2);
   for (const [cls, v] of [["lexical", s.lexical], ["semantic", s.semantic]]) {
@@ -240,6 +252,66 @@ function card(r) {
   }
   return el;
 }
+
+// ---------------------------------------------------------------- feedback
+function renderRating() {
+  ui.rate.hidden = !state.last || !state.last.recall_id;
+  for (const b of ui.rate.querySelectorAll("[data-star]")) b.classList.toggle("on", Number(b.dataset.star) <= (state.rating || 0));
+}
+
+async function sendFeedback(body) {
+  const data = state.last;
+  if (!data || !data.recall_id) return;
+  try {
+    const answer = await api("POST", `/v1/recall/${encodeURIComponent(data.recall_id)}/feedback`, body);
+    if (data !== state.last) return; // a newer recall replaced the one rated
+    state.rating = answer.rating;
+    state.marks = Object.fromEntries(answer.results.map((m) => [m.memory_id, m.relevant]));
+    ui.rateStatus.textContent = `thanks · ${answer.rating ? `${answer.rating}/5` : "not rated"} · ${answer.results.length} marked`;
+    for (const el of ui.results.querySelectorAll("[data-testid=result]")) {
+      el.querySelector(".up").setAttribute("aria-pressed", String(state.marks[el.dataset.id] === true));
+      el.querySelector(".down").setAttribute("aria-pressed", String(state.marks[el.dataset.id] === false));
+    }
+    renderRating();
+    if (!ui.satisfaction.hidden) await loadSummary();
+  } catch (e) {
+    ui.rateStatus.textContent = e.message;
+  }
+  document.body.dataset.feedback = String(++state.sent);
+}
+
+const pct = (s) => (s && s.share !== null ? `${Math.round(s.share * 100)}% of ${s.marked}` : "—");
+
+async function loadSummary() {
+  try {
+    const s = await api("GET", "/v1/feedback/summary");
+    const r = s.rating;
+    const head = document.createElement("p");
+    head.dataset.testid = "summary-rating";
+    head.textContent = r.mean === null
+      ? `No ratings in the last ${s.days} days (${s.recalls_kept} recalls kept).`
+      : `Mean rating ${r.mean.toFixed(2)} / 5 (95 % ${r.low.toFixed(2)}–${r.high.toFixed(2)}) from ${r.count} rated · ${s.recalls_kept} recalls kept · relevant ${pct(s.relevant)}`;
+    const table = document.createElement("table");
+    const rows = [["", "relevant"], ...Object.entries(s.relevant_by_tier).map(([k, v]) => [k, pct(v)]),
+      ...Object.entries(s.relevant_by_intent).map(([k, v]) => [`intent ${k}`, pct(v)])];
+    for (const [i, [k, v]] of rows.entries()) {
+      const tr = table.insertRow();
+      for (const text of [k, v]) tr.append(Object.assign(document.createElement(i ? "td" : "th"), { textContent: text }));
+    }
+    const worst = document.createElement("ol");
+    worst.dataset.testid = "summary-worst";
+    worst.append(...s.worst.map((w) => Object.assign(document.createElement("li"), { textContent: `${"★".repeat(w.rating)} ${w.query}` })));
+    ui.satisfaction.replaceChildren(head, table, Object.assign(document.createElement("p"), { textContent: "Worst-rated recent queries:" }), worst);
+    ui.satisfaction.hidden = false;
+  } catch (e) {
+    ui.satisfaction.replaceChildren(Object.assign(document.createElement("p"), { textContent: e.message }));
+    ui.satisfaction.hidden = false;
+  }
+  document.body.dataset.summary = String(Number(document.body.dataset.summary || 0) + 1);
+}
+
+for (const b of ui.rate.querySelectorAll("[data-star]")) b.addEventListener("click", () => sendFeedback({ rating: Number(b.dataset.star) }));
+$("summary-show").addEventListener("click", loadSummary);
 
 // ---------------------------------------------------------------- wiring
 $("key-form").addEventListener("submit", (ev) => {

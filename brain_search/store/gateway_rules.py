@@ -45,6 +45,7 @@ INDEX_SUFFIXES = (
     "dead-letters",
     "memory-history",
     "audit",
+    "feedback",
 )
 _ID = r"[^/?#]+"
 _ARGS = r"(?:\?[^#]*)?$"

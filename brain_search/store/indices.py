@@ -9,7 +9,8 @@ A deployment (or a test run, or an evaluation dataset) owns ``<prefix>-*``:
 - ``<prefix>-ingest-tasks``: durable ingest task records (``ingest.task_records``);
 - ``<prefix>-dead-letters``: memories that could not be indexed (``ingest.dead_letters``);
 - ``<prefix>-memory-history``: earlier versions of updated memories (``ingest.history``);
-- ``<prefix>-audit``: changes to tenants and keys (``audit``).
+- ``<prefix>-audit``: changes to tenants and keys (``audit``);
+- ``<prefix>-feedback``: what recalls returned and the feedback on them (``feedback``).
 """
 
 from __future__ import annotations
@@ -84,6 +85,10 @@ class IndexNames:
         return f"{self.prefix}-audit"
 
     @property
+    def feedback(self) -> str:
+        return f"{self.prefix}-feedback"
+
+    @property
     def everything(self) -> str:
         """The pattern of every index and template of this prefix."""
         return f"{self.prefix}-*"
@@ -112,6 +117,7 @@ def small_indices(names: IndexNames) -> list[tuple[str, dict[str, Any], dict[str
         (names.dead_letters, mappings.DEAD_LETTERS, {}),
         (names.memory_history, mappings.MEMORY_HISTORY, {}),
         (names.audit, mappings.AUDIT, {}),
+        (names.feedback, mappings.FEEDBACK, {}),
     ]
 
 

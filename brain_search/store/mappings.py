@@ -16,6 +16,8 @@ TENANTS: dict[str, Any] = {
         # the tenant's own rate limit (ratelimit.py), when it has one
         "rate_limit_per_s": {"type": "float"},
         "rate_limit_burst": {"type": "integer"},
+        # how long the tenant's recalls and their feedback are kept (feedback/), when not the default
+        "feedback_retention_s": {"type": "long"},
     }
 }
 AUDIT: dict[str, Any] = {
@@ -119,5 +121,34 @@ MEMORY_HISTORY: dict[str, Any] = {
         "replaced_by": {"type": "keyword"},
         "replaced_at": {"type": "date"},
         "memory": {"type": "object", "enabled": False},
+    }
+}
+
+# What a recall returned and the feedback on it (brain_search/feedback/), one document per recall,
+# keyed by tenant + recall id; no memory text (results are ids and numbers).
+FEEDBACK: dict[str, Any] = {
+    "properties": {
+        "tenant_id": {"type": "keyword"},
+        "recall_id": {"type": "keyword"},
+        "at": {"type": "date"},
+        "expires_at": {"type": "date"},
+        "query": {"type": "text", "index": False},
+        "intent": {"type": "keyword"},
+        "analysis": {"type": "object", "enabled": False},
+        "request": {"type": "object", "enabled": False},
+        "results": {"type": "object", "enabled": False},
+        "memory_ids": {"type": "keyword"},
+        "rating": {"type": "integer"},
+        "rated_at": {"type": "date"},
+        "updated_at": {"type": "date"},
+        "marks": {
+            "type": "nested",
+            "properties": {
+                "memory_id": {"type": "keyword"},
+                "relevant": {"type": "boolean"},
+                "tier": {"type": "keyword"},
+                "rank": {"type": "integer"},
+            },
+        },
     }
 }

@@ -202,3 +202,65 @@ def test_power_user_page(live_api, demo_key, browser) -> None:
     assert page.locator("section.tier [data-testid=result]").count() == 0
     page.screenshot(path=str(ARTIFACTS / "page-nothing-matched.png"), full_page=True)
     assert not errors, errors
+
+
+def _sent(page: Any, action: Any) -> None:
+    """Run a feedback action on the page and wait until its answer is back."""
+    n = int(page.evaluate("Number(document.body.dataset.feedback || 0)"))
+    action()
+    page.wait_for_function("n => Number(document.body.dataset.feedback || 0) > n", arg=n, timeout=30_000)
+
+
+def test_page_feedback_stars_thumbs_and_summary(live_api, api, demo_key, browser) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1200, "height": 1100})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(live_api + "/")
+    assert not page.locator("[data-testid=rate]").is_visible()  # nothing to rate before an answer
+    page.fill("[data-testid=api-key]", demo_key)
+    page.click("[data-testid=save-key]")
+    page.fill("[data-testid=query]", 'Find where I said "53% for me"')
+    _after(page, lambda: page.click("[data-testid=search]"))
+    assert page.locator("[data-testid=rate]").is_visible()
+
+    # four stars on the answer, a thumb up on the first result and down on the second
+    _sent(page, lambda: page.click("[data-testid=star-4]"))
+    assert "4/5" in page.inner_text("[data-testid=rate-status]")
+    assert page.locator(".stars button.on").count() == 4
+    cards = page.locator("#results [data-testid=result]")
+    first, second = cards.nth(0), cards.nth(1)
+    first_id, second_id = first.get_attribute("data-id"), second.get_attribute("data-id")
+    _sent(page, lambda: first.locator("[data-testid=thumb-up]").click())
+    _sent(page, lambda: second.locator("[data-testid=thumb-down]").click())
+    assert first.locator("[data-testid=thumb-up]").get_attribute("aria-pressed") == "true"
+    assert second.locator("[data-testid=thumb-down]").get_attribute("aria-pressed") == "true"
+    assert second.locator("[data-testid=thumb-up]").get_attribute("aria-pressed") == "false"
+
+    # the API holds what the page sent
+    headers = {"Authorization": f"Bearer {demo_key}"}
+    summary = api.get("/v1/feedback/summary", headers=headers).json()
+    assert summary["rating"]["count"] == 1 and summary["rating"]["mean"] == 4.0
+    assert summary["relevant"]["marked"] == 2 and summary["relevant"]["relevant"] == 1
+    recall_id = page.evaluate("state.last.recall_id")
+    marks = api.post(f"/v1/recall/{recall_id}/feedback", json={"rating": 4}, headers=headers).json()["results"]
+    assert {(m["memory_id"], m["relevant"]) for m in marks} == {(first_id, True), (second_id, False)}
+
+    # the summary on the page, refreshed by the next rating
+    n = int(page.evaluate("Number(document.body.dataset.summary || 0)"))
+    page.click("[data-testid=summary-show]")
+    page.wait_for_function("n => Number(document.body.dataset.summary || 0) > n", arg=n)
+    assert "Mean rating 4.00 / 5" in page.inner_text("[data-testid=summary-rating]")
+    assert "53% for me" in page.inner_text("[data-testid=summary-worst]")
+    n = int(page.evaluate("Number(document.body.dataset.summary || 0)"))
+    _sent(page, lambda: page.click("[data-testid=star-2]"))
+    page.wait_for_function("n => Number(document.body.dataset.summary || 0) > n", arg=n)
+    assert "Mean rating 2.00 / 5" in page.inner_text("[data-testid=summary-rating]")
+    page.screenshot(path=str(ARTIFACTS / "page-feedback.png"), full_page=True)
+
+    # a new recall starts unrated
+    page.fill("[data-testid=query]", "vesting schedules")
+    _after(page, lambda: page.click("[data-testid=search]"))
+    assert page.locator(".stars button.on").count() == 0
+    assert page.locator("[aria-pressed=true]").count() == 0
+    assert not errors, errors

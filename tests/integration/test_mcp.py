@@ -71,7 +71,7 @@ def test_mcp_over_streamable_http(live_server, alice) -> None:
             return await _use(session)
 
     tools, result, error = anyio.run(main)
-    assert [t.name for t in tools] == ["brain_recall", "brain_remember", "brain_forget"]
+    assert [t.name for t in tools] == ["brain_recall", "brain_remember", "brain_forget", "brain_feedback"]
     assert tools[0].inputSchema == RECALL_INPUT_SCHEMA
     assert result["results"][0]["id"] == "eq"
     assert result["results"][0]["scores"]["lexical"] == 1.0
@@ -139,6 +139,8 @@ def test_mcp_over_stdio(api, alice, stack_settings, role_env) -> None:
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             tools, result, _ = await _use(session)
             out: dict[str, object] = {"names": [t.name for t in (await session.list_tools()).tools]}
+            rated = await session.call_tool("brain_feedback", {"recall_id": result["recall_id"], "rating": 5})
+            out["rated"] = json.loads(rated.content[0].text)["rating"] if not rated.isError else rated  # type: ignore[union-attr]
             stored = await session.call_tool(
                 "brain_remember", {"content": "zebra quorum over stdio", "memory_id": "stdio-1"}
             )
@@ -152,7 +154,8 @@ def test_mcp_over_stdio(api, alice, stack_settings, role_env) -> None:
     tools, result, out = anyio.run(main)
     assert tools[0].name == "brain_recall"
     assert result["results"][0]["id"] == "eq"
-    assert set(out["names"]) == {"brain_recall", "brain_remember", "brain_forget"}, out  # type: ignore[arg-type]
+    assert set(out["names"]) == {"brain_recall", "brain_remember", "brain_forget", "brain_feedback"}, out  # type: ignore[arg-type]
+    assert out["rated"] == 5, out
     assert out["stored"] and out["found"] and out["forgot"] and out["gone"], out
 
 

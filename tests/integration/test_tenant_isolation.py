@@ -90,6 +90,7 @@ def test_no_tenant_ever_sees_another_tenants_data(api, world) -> None:
         for r in api.app.routes
     )
     recalls = results_seen = 0
+    recall_ids: dict[str, str] = {}  # each tenant's latest recall, for feedback
     for step in range(80):
         t = rng.choice(TENANTS)
         h = headers[t]
@@ -109,6 +110,7 @@ def test_no_tenant_ever_sees_another_tenants_data(api, world) -> None:
             r = api.post("/v1/recall", json=body, headers=h)
             assert r.status_code == 200, (ctx, r.text)
             got = _results(r.json())
+            recall_ids[t] = r.json()["recall_id"]
             recalls += 1
             results_seen += len(got)
             for res in got:
@@ -138,6 +140,9 @@ def test_no_tenant_ever_sees_another_tenants_data(api, world) -> None:
             assert r.status_code == 422 and "unknown node" in r.text, (ctx, r.text)
             r = api.post("/v1/recall", json={"query": "equity", "nodes": [foreign["id"]]}, headers=h)
             assert r.status_code == 422, (ctx, r.text)
+            if o in recall_ids:  # another tenant's recall: as if it did not exist (404, never 403)
+                r = api.post(f"/v1/recall/{recall_ids[o]}/feedback", json={"rating": 1}, headers=h)
+                assert r.status_code == 404, (ctx, r.text)
             if has_memory_reads:
                 assert api.get(f"/v1/memories/{o}-only", headers=h).status_code == 404, ctx
     assert recalls >= 20 and results_seen >= 100, (recalls, results_seen)  # the reads really returned data

@@ -38,11 +38,11 @@ def _all(prefix: str) -> set[str]:
 
 def test_verify_names_what_is_missing_and_creates_nothing() -> None:
     s = load_settings(index_prefix="t", index_setup="verify")
-    with pytest.raises(SetupError, match=r"t-memory-history, t-audit; install them once with the admin role"):
+    with pytest.raises(SetupError, match=r"t-memory-history, t-audit, t-feedback; install them once"):
         indices.ensure_indices(_Client(_all("t")), s)  # type: ignore[arg-type]
 
 
 def test_verify_returns_the_concrete_index_when_all_exist() -> None:
     s = load_settings(index_prefix="t", index_setup="verify")
-    present = _all("t") | {"t-memory-history", "t-audit"}
+    present = _all("t") | {"t-memory-history", "t-audit", "t-feedback"}
     assert indices.ensure_indices(_Client(present), s) == "t-memories-v1"  # type: ignore[arg-type]

@@ -111,6 +111,29 @@ def set_rate_limit(tenant_id: str, body: RateLimitIn, state: StateDep, _: AdminD
     return RateLimitOut(tenant_id=tenant_id, requests_per_s=body.requests_per_s, burst=body.burst, default=False)
 
 
+class RetentionIn(BaseModel):
+    """How long the tenant's recalls and the feedback on them are kept; null: the default
+    (BRAIN_FEEDBACK_RETENTION_S). Bounded by BRAIN_FEEDBACK_RETENTION_MAX_S."""
+
+    model_config = ConfigDict(extra="forbid")
+    retention_s: int | None = Field(..., ge=3600)
+
+
+class RetentionOut(BaseModel):
+    tenant_id: str
+    retention_s: int
+    default: bool
+
+
+@router.put("/tenants/{tenant_id}/feedback-retention")
+def set_feedback_retention(tenant_id: str, body: RetentionIn, state: StateDep, _: AdminDep) -> RetentionOut:
+    """The tenant's own retention of recalls kept for feedback (a recall already kept keeps its expiry)."""
+    state.keys.get_tenant(tenant_id)
+    retention = state.feedback.store.set_retention(tenant_id, body.retention_s)
+    state.audit.record("tenant.feedback_retention", tenant_id, detail=body.model_dump())
+    return RetentionOut(tenant_id=tenant_id, retention_s=retention, default=body.retention_s is None)
+
+
 @router.post("/tenants/{tenant_id}/keys", status_code=status.HTTP_201_CREATED)
 def create_key(tenant_id: str, body: KeyIn, state: StateDep, _: AdminDep) -> KeyOut:
     key_id, key = state.keys.create_key(tenant_id, body.label, body.expires_at)
