@@ -207,6 +207,7 @@ class Retriever:
         t_rank = time.perf_counter()
         nothing = not any(shown)
         conversations = None
+        t_context = t_rank
         context = context_turns(req.context, plan.intent.cues)
         if context > 0:  # one more round trip, only when asked (or the query asks for a conversation)
             groups = [] if nothing else group_conversations(
@@ -214,7 +215,7 @@ class Retriever:
             )  # fmt: skip
             hidden = [] if req.include_superseded else superseded_ids(superseders)
             conversations = self._conversations(tenant_id, plan, ranked, groups, context, hidden, req.allow_partial)
-        t_context = time.perf_counter()
+            t_context = time.perf_counter()
 
         intent = plan.intent
         ms = 1000.0
