@@ -7,7 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from brain_search.errors import StoreUnavailable
 from brain_search.models import MatchKind, MemoryResult, NodeRef, ResultMetadata, Scores
+from brain_search.retrieval.queries import COSINE_FIELD
 
 
 @dataclass
@@ -97,3 +99,10 @@ def memory_result(
             valid_until=src.get("valid_until"),
         ),
     )
+
+
+def hit_cosine(hit: dict[str, Any]) -> float:
+    values = hit.get("fields", {}).get(COSINE_FIELD)
+    if not values:
+        raise StoreUnavailable(f"memory {hit.get('_id')} came back without its cosine (no stored vector?)")
+    return float(values[0])

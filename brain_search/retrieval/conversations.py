@@ -72,6 +72,8 @@ class ConversationGroup:
     best: int
     """index of the best hit among the ranked candidates"""
     relevance: list[float] = field(default_factory=list)
+    source: Mapping[str, Any] = field(default_factory=dict)
+    """the best hit's ``_source``"""
 
 
 def conversation_score(relevance: Sequence[float]) -> float:
@@ -101,7 +103,7 @@ def group_conversations(
         mid = str(sources[i].get("memory_id", ""))
         g = groups.get(key)
         if g is None:
-            groups[key] = ConversationGroup(key, [mid], 0.0, i, [relevance[i]])
+            groups[key] = ConversationGroup(key, [mid], 0.0, i, [relevance[i]], sources[i])
         else:
             g.hits.append(mid)
             g.relevance.append(relevance[i])

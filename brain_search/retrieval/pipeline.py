@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -24,9 +25,6 @@ from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.graph import GraphStore
 from brain_search.models import (
-    ConversationContext,
-    ConversationTurn,
-    NodeRef,
     PartialResults,
     QueryAnalysis,
     RecallRequest,
@@ -36,15 +34,8 @@ from brain_search.models import (
     Timings,
 )
 from brain_search.retrieval import queries
-from brain_search.retrieval.candidates import Candidate, CandidateFeatures, Ranked
-from brain_search.retrieval.conversations import (
-    MAX_CONVERSATIONS,
-    TURNS_POOL,
-    ConversationGroup,
-    context_turns,
-    group_conversations,
-    window,
-)
+from brain_search.retrieval.candidates import Candidate, CandidateFeatures, Ranked, hit_cosine
+from brain_search.retrieval.context import recall_conversations
 from brain_search.retrieval.events import event_scope
 from brain_search.retrieval.intent import IntentDetector, QueryIntent
 from brain_search.retrieval.intent.model import make_intent_detector
@@ -58,7 +49,7 @@ from brain_search.retrieval.ranking import (
     z_relevance,
 )
 from brain_search.retrieval.shards import complete
-from brain_search.retrieval.supersede import complete_answer, supersede
+from brain_search.retrieval.supersede import supersede
 from brain_search.retrieval.tenant_stats import (
     StatsCache,
     TenantStats,
@@ -111,22 +102,6 @@ class SearchPlan:
         if self.stats is None:
             return None
         return {w: self.stats.idf(w) for w in words_to_weigh(self.terms, self.intent.phrases)}
-
-
-def superseded_ids(answer: dict[str, Any] | None) -> list[str]:
-    """The memory ids the tenant's superseding memories name (a recall's ``superseders``
-    sub-search; none when it did not hold them all)."""
-    hits = complete_answer(answer) or []
-    return sorted(
-        {old for h in hits for old in h["_source"].get("supersedes") or [] if old != h["_source"].get("memory_id")}
-    )
-
-
-def _hit_cosine(hit: dict[str, Any]) -> float:
-    values = hit.get("fields", {}).get(queries.COSINE_FIELD)
-    if not values:
-        raise StoreUnavailable(f"memory {hit.get('_id')} came back without its cosine (no stored vector?)")
-    return float(values[0])
 
 
 def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
@@ -206,16 +181,9 @@ class Retriever:
             tiers = Tiers(**{name: [ranked.result(i) for i in idx] for name, idx in picked.items()})
         t_rank = time.perf_counter()
         nothing = not any(shown)
-        conversations = None
-        t_context = t_rank
-        context = context_turns(req.context, plan.intent.cues)
-        if context > 0:  # one more round trip, only when asked (or the query asks for a conversation)
-            groups = [] if nothing else group_conversations(
-                [c.source for c in ranked.cands], ranked.relevance, ranked.order, min(req.limit, MAX_CONVERSATIONS)
-            )  # fmt: skip
-            hidden = [] if req.include_superseded else superseded_ids(superseders)
-            conversations = self._conversations(tenant_id, plan, ranked, groups, context, hidden, req.allow_partial)
-            t_context = time.perf_counter()
+        payload = partial(self.msearch_payload, tenant_id)  # one more round trip only when asked
+        conversations = recall_conversations(self.client, self.alias, payload, plan, ranked, req, superseders, nothing)
+        t_context = t_rank if conversations is None else time.perf_counter()
 
         intent = plan.intent
         ms = 1000.0
@@ -248,54 +216,6 @@ class Retriever:
             partial=missing,
             conversations=conversations,
         )
-
-    def _conversations(
-        self,
-        tenant_id: str,
-        plan: SearchPlan,
-        ranked: Ranked,
-        groups: list[ConversationGroup],
-        context: int,
-        hidden: Sequence[str],
-        allow_partial: bool,
-    ) -> list[ConversationContext]:
-        """The conversations of ``groups`` with the turns around each one's best hit: one
-        ``_msearch`` of one sub-search per conversation, under the recall's own filters."""
-        if not groups:
-            return []
-        bodies = []
-        for g in groups:
-            best = ranked.cands[g.best].source
-            around = best.get("timestamp")
-            bodies.append(queries.conversation_turns(plan.filters, g.key[0], g.key[1], around, TURNS_POOL, hidden))
-        resp = self.client.msearch(body=self.msearch_payload(tenant_id, bodies), index=self.alias)
-        out = []
-        for g, answer in zip(groups, resp["responses"], strict=True):
-            hits = complete(answer, allow_partial)[0]["hits"]
-            best = ranked.cands[g.best].source
-            best_id = str(best.get("memory_id", ranked.cands[g.best].doc_id))
-            matched = set(g.hits)
-            turns = [
-                ConversationTurn(
-                    id=str(t.get("memory_id")),
-                    content=t.get("content", ""),
-                    timestamp=t.get("timestamp"),
-                    hit=str(t.get("memory_id")) in matched,
-                )
-                for t in window([h["_source"] for h in hits["hits"]], best_id, context)
-            ]
-            out.append(
-                ConversationContext(
-                    conversation_id=g.key[0],
-                    node=NodeRef(id=best.get("node_id"), label=best.get("node_path")),
-                    score=round(g.score, 6),
-                    hits=g.hits,
-                    best_hit=best_id,
-                    turns=turns,
-                    turns_total=int(hits["total"]["value"]),
-                )
-            )
-        return out
 
     def plan(self, tenant_id: str, req: RecallRequest, exclude: Sequence[str] = ()) -> SearchPlan:
         """Everything before the first engine round trip: intent, scope, query vector and the
@@ -452,13 +372,13 @@ class Retriever:
                     hit["_id"],
                     hit["_source"],
                     bm25=float(hit["_score"] or 0.0),
-                    cosine=_hit_cosine(hit),
+                    cosine=hit_cosine(hit),
                     matched=set(hit.get("matched_queries", [])),
                     lexical_hit=True,
                 )
         knn_hits = responses[1 if has_lexical else 0]["hits"]["hits"]
         if len(knn_hits) > plan.k:  # several shards' top k: keep the k most similar overall
-            knn_hits = sorted(knn_hits, key=_hit_cosine, reverse=True)[: plan.k]
+            knn_hits = sorted(knn_hits, key=hit_cosine, reverse=True)[: plan.k]
         for hit in knn_hits:
             if hit["_id"] in candidates:  # a BM25 hit too: same BM25, same cosine
                 candidates[hit["_id"]].semantic_hit = True
@@ -466,7 +386,7 @@ class Retriever:
             bm25 = float(hit["_score"] or 0.0) if has_lexical else 0.0
             matched = set(hit.get("matched_queries", []))
             candidates[hit["_id"]] = Candidate(
-                hit["_id"], hit["_source"], bm25, _hit_cosine(hit), matched, semantic_hit=True
+                hit["_id"], hit["_source"], bm25, hit_cosine(hit), matched, semantic_hit=True
             )
         return candidates, missing, superseders, plan
 
