@@ -51,6 +51,14 @@ RECALL_INPUT_SCHEMA: dict[str, Any] = {
             "default": False,
             "description": "read time words in the query ('last week', 'in May 2023') as since/until",
         },
+        "context": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": 5,
+            "description": "conversation context: `conversations` lists the hits' conversations, each with this many "
+            "turns either side of its best hit; 0: none (default: 2 when the query asks for a conversation, "
+            "'what was that conversation about ...', else none)",
+        },
         "z_formula": {
             "type": "string",
             "enum": ["calibrated", "spec"],
@@ -65,7 +73,8 @@ TOOL_DESCRIPTION = (
     "Retrieve memories from Brain's 3D memory space. Every result has a lexical and a semantic score and "
     "a Z position (0 = exact match … 1 = broad theme); quote a phrase or say 'exactly' for exact matches, "
     "'ideas related to' or 'explore' for broad ones, or set focus / z_value. Tiers hold only memories that "
-    "match; query_analysis.nothing_matched is true when none does."
+    "match; query_analysis.nothing_matched is true when none does. 'What was that conversation about X' (or "
+    "context: N) also returns `conversations`: the hits grouped by conversation, with the turns around each best hit."
 )
 
 REMEMBER_TOOL = "brain_remember"

@@ -13,6 +13,7 @@ MAX_LIMIT = 100
 MAX_NODES = 100  # distinct node filters per recall
 MAX_NODE_CHARS = 512
 MAX_PHRASES = 16  # quoted phrases per query (each is a phrase clause in both sub-searches)
+MAX_CONTEXT = 5  # turns each side of a conversation's best hit
 
 
 class Focus(StrEnum):
@@ -93,6 +94,14 @@ class RecallRequest(BaseModel):
         False,
         description="when some shards do not answer, return what the others found (marked `partial`) instead of a 503",
     )
+    context: int | None = Field(
+        None,
+        ge=0,
+        le=MAX_CONTEXT,
+        description="conversation context: the response lists the conversations of the hits (`conversations`), "
+        "each with this many turns either side of its best hit; 0: none. Unset: 2 when the query asks for a "
+        "conversation ('that conversation about', 'what did we discuss'), else none",
+    )
 
     @field_validator("query")
     @classmethod
@@ -151,6 +160,28 @@ class MemoryResult(BaseModel):
     metadata: ResultMetadata
 
 
+class ConversationTurn(BaseModel):
+    id: str = Field(..., description="the memory id")
+    content: str
+    timestamp: datetime | None = None
+    hit: bool = Field(False, description="one of the recall's candidates (it matched the query)")
+
+
+class ConversationContext(BaseModel):
+    """One conversation of a recall (a ``conversation_id`` within one node): its hits and the
+    turns around the best of them."""
+
+    conversation_id: str
+    node: NodeRef
+    score: float = Field(..., description="from its hits: the best one's relevance, plus 0.1 × each of the next 3")
+    hits: list[str] = Field(..., description="its memories among the recall's candidates, best first")
+    best_hit: str
+    turns: list[ConversationTurn] = Field(
+        default_factory=list, description="the best hit and the turns either side of it, in order (time, then id)"
+    )
+    turns_total: int = Field(0, description="turns of this conversation within the recall's scope")
+
+
 class TimeRange(BaseModel):
     """The time scope a recall searched: from the request's since/until, or from its words."""
 
@@ -198,6 +229,7 @@ class Timings(BaseModel):
     embed_ms: float = 0.0
     search_ms: float = 0.0
     rank_ms: float = 0.0
+    context_ms: float = Field(0.0, description="fetching the conversations' turns (0 without `conversations`)")
     total_ms: float = 0.0
 
 
@@ -218,4 +250,7 @@ class RecallResponse(BaseModel):
     partial: PartialResults | None = Field(None, description="some shards did not answer (allow_partial)")
     recall_id: str | None = Field(
         None, description="this recall, for feedback (POST /v1/recall/{recall_id}/feedback) while it is kept"
+    )
+    conversations: list[ConversationContext] | None = Field(
+        None, description="the hits grouped by conversation, best first, with their turns (`context`; none: off)"
     )

@@ -87,6 +87,28 @@ def render_tiered(resp: RecallResponse, width: int = 70, scores: bool = True, co
     return "\n".join(out).rstrip() + "\n"
 
 
+def render_conversations(resp: RecallResponse, columns: int = 80) -> str:
+    """The conversations of a recall (``context``), best first, within ``columns``: a heading
+    line each (rank, conversation, node, score, hits of its turns, the best hit's date), then its
+    turns in order, one line each, the hits marked ``*``."""
+    convs = resp.conversations or []
+    if not convs:
+        return "💬 Conversations: none\n"
+    out = ["💬 Conversations"]
+    for i, c in enumerate(convs, 1):
+        best = next((t for t in c.turns if t.id == c.best_hit), None)
+        when = short_date(best.timestamp if best else None)
+        node = f"  [{c.node.label or c.node.id}]" if (c.node.label or c.node.id) else ""
+        head = (
+            f"{i:>2} {short_id(c.conversation_id, 24)}{node}  score {c.score:.2f}  "
+            f"{len(c.hits)} hit{'s' if len(c.hits) != 1 else ''} · {c.turns_total} turns  {when}"
+        )
+        out.append(head[:columns].rstrip())
+        for t in c.turns:
+            out.append(f"   {'*' if t.hit else ' '} " + snippet(t.content, columns - 5))
+    return "".join(line + "\n" for line in out)
+
+
 def render_analysis(resp: RecallResponse) -> str:
     qa = resp.query_analysis
     cues = ", ".join(qa.cues) or "none"

@@ -24,6 +24,7 @@ class Mem:
     node_id: str | None = None
     timestamp: datetime | None = None
     source: str = "conversation"
+    conversation_id: str | None = None
 
 
 def seed_memories(client: OpenSearch, settings: Settings, embedder: Embedder, mems: Sequence[Mem]) -> None:
@@ -42,6 +43,7 @@ def seed_memories(client: OpenSearch, settings: Settings, embedder: Embedder, me
                 node_path=m.node_path,
                 timestamp=m.timestamp,
                 source=m.source,
+                conversation_id=m.conversation_id,
             ),
         }
         for m, vec in zip(mems, vectors, strict=True)

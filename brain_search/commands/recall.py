@@ -13,7 +13,7 @@ from rich.console import Console
 
 from brain_search.commands.common import in_cli_words, iso_time, iso_until
 from brain_search.models import Focus, RecallRequest, RecallResponse, ZFormula
-from brain_search.render import render_analysis, render_list, render_tiered
+from brain_search.render import render_analysis, render_conversations, render_list, render_tiered
 
 console = Console()
 
@@ -64,6 +64,12 @@ def recall(
     time_words: bool = typer.Option(
         False, "--time-words", help="read time words in the query ('last week', 'in May 2023') as since/until"
     ),
+    context: int = typer.Option(
+        None,
+        "--context",
+        help="conversation context: list the hits' conversations with N turns (0–5) either side of the best hit; "
+        "0: off (default: 2 when the query asks for a conversation, 'that conversation about ...')",
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the raw JSON response"),
     api_url: str = typer.Option(None, "--api-url", envvar="BRAIN_API_URL", help="API base URL; unset = in-process"),
     api_key: str = typer.Option(None, "--api-key", envvar="BRAIN_API_KEY", help="API key (with --api-url)"),
@@ -83,6 +89,7 @@ def recall(
             until=until,
             reference_time=reference_time,
             time_words=time_words,
+            context=context,
         )
     except ValidationError as exc:
         for err in exc.errors():
@@ -109,3 +116,5 @@ def recall(
         print(render_list(resp, columns), end="")
     else:
         console.print("[dim]no memory matched[/dim]")
+    if resp.conversations is not None:
+        print("\n" + render_conversations(resp, columns), end="")

@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -34,6 +35,7 @@ from brain_search.models import (
 )
 from brain_search.retrieval import queries
 from brain_search.retrieval.candidates import Candidate, CandidateFeatures, Ranked, hit_cosine, one_phase_candidates
+from brain_search.retrieval.context import recall_conversations
 from brain_search.retrieval.events import event_scope
 from brain_search.retrieval.intent import IntentDetector, QueryIntent
 from brain_search.retrieval.intent.model import make_intent_detector
@@ -182,6 +184,10 @@ class Retriever:
             picked = select(ranked.order, ranked.zs, ranked.kinds, shown, req.limit)
             tiers = Tiers(**{name: [ranked.result(i) for i in idx] for name, idx in picked.items()})
         t_rank = time.perf_counter()
+        nothing = not any(shown)
+        payload = partial(self.msearch_payload, tenant_id)  # one more round trip only when asked
+        conversations = recall_conversations(self.client, self.alias, payload, plan, ranked, req, superseders, nothing)
+        t_context = t_rank if conversations is None else time.perf_counter()
 
         intent = plan.intent
         ms = 1000.0
@@ -199,7 +205,7 @@ class Retriever:
                 phrases=list(intent.phrases),
                 z_formula=formula,
                 best_match=round(max(ranked.strength, default=0.0), 6),
-                nothing_matched=not any(shown),
+                nothing_matched=nothing,
                 time_range=plan.time_range,
             ),
             timings=Timings(
@@ -207,10 +213,12 @@ class Retriever:
                 embed_ms=plan.embed_ms,
                 search_ms=(t_search - t_search0) * ms,
                 rank_ms=(t_rank - t_search) * ms,
-                total_ms=plan.intent_ms + plan.embed_ms + (t_rank - t_search0) * ms,
+                context_ms=(t_context - t_rank) * ms,
+                total_ms=plan.intent_ms + plan.embed_ms + (t_context - t_search0) * ms,
             ),
             candidates=len(candidates),
             partial=missing,
+            conversations=conversations,
         )
 
     def plan(self, tenant_id: str, req: RecallRequest, exclude: Sequence[str] = ()) -> SearchPlan:

@@ -351,3 +351,38 @@ def one_phase_search(
             }
         },
     }
+
+
+CONTEXT_FIELDS = ["memory_id", "content", "node_id", "node_path", "timestamp", "conversation_id"]
+"""what a conversation's turns bring back (no vector)"""
+
+
+def conversation_turns(
+    filters: list[dict[str, Any]],
+    conversation_id: str,
+    node_id: str | None,
+    around: str | None,
+    size: int,
+    hidden: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The turns of one conversation (``conversation_id`` within ``node_id``; no node: the turns
+    without one) under the recall's own ``filters``: the ``size`` nearest in time to ``around``
+    (the best hit's timestamp; ties by memory id), with the count of all of them. ``hidden``:
+    memory ids left out (superseded ones)."""
+    clauses: list[dict[str, Any]] = [*filters, {"term": {"conversation_id": conversation_id}}]
+    if node_id:
+        clauses.append({"term": {"node_id": node_id}})
+    else:
+        clauses.append({"bool": {"must_not": [{"exists": {"field": "node_id"}}]}})
+    if hidden:
+        clauses.append({"bool": {"must_not": [{"terms": {"memory_id": list(hidden)}}]}})
+    query: dict[str, Any] = {"filter": clauses}
+    if around:
+        query["should"] = [{"distance_feature": {"field": "timestamp", "origin": around, "pivot": "1h"}}]
+    return {
+        "size": size,
+        "_source": CONTEXT_FIELDS,
+        "track_total_hits": True,
+        "sort": [{"_score": "desc"}, {"memory_id": "asc"}],
+        "query": {"bool": query},
+    }

@@ -18,7 +18,7 @@ const ui = {
   readout: $("z-readout"), intent: $("intent"), nodeInput: $("node-input"), nodeOptions: $("node-options"),
   chips: $("node-chips"), expand: $("expand"), limit: $("limit"), analysis: $("analysis"), error: $("error"),
   results: $("results"), tpl: $("result-tpl"), rate: $("rate"), rateStatus: $("rate-status"),
-  satisfaction: $("satisfaction"),
+  satisfaction: $("satisfaction"), context: $("context"), conversations: $("conversations"),
 };
 // feedback: the rating and marks given on the recall shown (cleared by a new recall)
 const state = { nodes: [], picked: [], seq: 0, last: null, rating: null, marks: {}, sent: 0 };
@@ -107,6 +107,7 @@ function recallBody() {
   };
   if ($("superseded").checked) body.include_superseded = true;
   if ($("time-words").checked) body.time_words = true;
+  if (ui.context.value !== "") body.context = Math.max(0, Math.min(5, Math.round(Number(ui.context.value)) || 0));
   if (!ui.auto.checked) body.z_value = Number(ui.slider.value);
   if (state.picked.length) {
     body.nodes = [...state.picked];
@@ -136,6 +137,7 @@ async function search() {
     if (seq !== state.seq) return;
     showError(e.message);
     ui.results.replaceChildren();
+    ui.conversations.hidden = true;
     ui.analysis.hidden = true; // the analysis belongs to a result: none now
     ui.rate.hidden = true;
     setPhase("error");
@@ -155,6 +157,7 @@ function render() {
   syncSlider();
   renderAnalysis(data);
   renderRating();
+  renderConversations(data.conversations);
   if (!data.results.length) {
     ui.results.replaceChildren(Object.assign(document.createElement("p"), { className: "muted", textContent: "No memories matched." }));
     return;
@@ -183,6 +186,38 @@ function renderAnalysis(data) {
     return s;
   }));
   ui.analysis.hidden = false;
+}
+
+// The hits grouped by conversation (the response's `conversations`, when the query asked for a
+// conversation or `context` was set): each one's turns around its best hit, the hits marked.
+function renderConversations(convs) {
+  ui.conversations.hidden = !convs;
+  if (!convs) { ui.conversations.replaceChildren(); return; }
+  const h = Object.assign(document.createElement("h2"), { textContent: `💬 Conversations · ${convs.length}` });
+  ui.conversations.replaceChildren(h, ...convs.map((c, i) => {
+    const el = document.createElement("details");
+    el.className = "conversation";
+    el.dataset.testid = "conversation";
+    el.dataset.id = c.conversation_id;
+    el.open = i === 0; // the best one open, the others a click away
+    const sum = document.createElement("summary");
+    const node = c.node && (c.node.label || c.node.id);
+    sum.append(Object.assign(document.createElement("b"), { textContent: c.conversation_id }),
+      `${node ? ` · ${node}` : ""} · score ${c.score.toFixed(2)} · ${c.hits.length} hit(s) · ${c.turns_total} turn(s)`);
+    const list = document.createElement("ol");
+    list.append(...c.turns.map((t) => {
+      const li = document.createElement("li");
+      li.dataset.testid = "turn";
+      li.dataset.id = t.id;
+      if (t.hit) li.className = "hit";
+      const when = fmtDate(t.timestamp);
+      if (when) li.append(Object.assign(document.createElement("span"), { className: "when", textContent: when }));
+      li.append(t.content);
+      return li;
+    }));
+    el.append(sum, list);
+    return el;
+  }));
 }
 
 function renderTiers(data) {
@@ -329,6 +364,7 @@ ui.nodeInput.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.
 ui.auto.addEventListener("change", () => { syncSlider(); rerun(); });
 $("superseded").addEventListener("change", () => rerun());
 $("time-words").addEventListener("change", () => rerun());
+ui.context.addEventListener("change", () => rerun());
 ui.slider.addEventListener("input", syncSlider);
 ui.slider.addEventListener("change", rerun);
 ui.expand.addEventListener("change", () => { if (state.picked.length) rerun(); });

@@ -264,3 +264,45 @@ def test_page_feedback_stars_thumbs_and_summary(live_api, api, demo_key, browser
     assert page.locator(".stars button.on").count() == 0
     assert page.locator("[aria-pressed=true]").count() == 0
     assert not errors, errors
+
+
+def test_page_shows_the_conversation(live_api, api, make_tenant, client, embedder, browser) -> None:
+    """Issue 42 item 5: "what was that conversation about X" shows the conversation, its turns
+    around the best hit in order (the hits marked), above the results; the context box sets how
+    many turns, 0 turns it off."""
+    from tests.integration.test_conversations import QUESTION, seed_offsite
+
+    key = make_tenant("demo")["Authorization"].split()[1]
+    seed_offsite(client, api.app.state.brain.settings, embedder, tenant="demo")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1200, "height": 1100})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(live_api + "/")
+    page.fill("[data-testid=api-key]", key)
+    page.click("[data-testid=save-key]")
+    page.wait_for_function("document.getElementById('key-status').textContent.startsWith('key ok')")
+    assert not page.locator("[data-testid=conversations]").is_visible()
+
+    page.fill("[data-testid=query]", QUESTION)
+    _after(page, lambda: page.click("[data-testid=search]"))
+    convs = page.locator("[data-testid=conversation]")
+    assert convs.count() >= 1
+    first = convs.first
+    assert first.get_attribute("data-id") == "conv-offsite"
+    assert "Work/Team" in first.locator("summary").inner_text()
+    turns = first.locator("[data-testid=turn]")
+    assert turns.evaluate_all("els => els.map(e => e.dataset.id)") == ["t1", "t2", "t3"]
+    assert "venue by the river" in turns.nth(2).inner_text() and turns.nth(2).is_visible()  # open: the best one
+    assert turns.nth(0).get_attribute("class") == "hit"
+    page.screenshot(path=str(ARTIFACTS / "page-conversation.png"), full_page=True)
+
+    page.fill("[data-testid=context]", "5")
+    _after(page, lambda: page.locator("[data-testid=context]").dispatch_event("change"))
+    ids = page.locator("[data-testid=conversation]").first.locator("[data-testid=turn]")
+    assert ids.evaluate_all("els => els.map(e => e.dataset.id)") == ["t1", "t2", "t3", "t4", "t5"]
+    page.fill("[data-testid=context]", "0")
+    _after(page, lambda: page.locator("[data-testid=context]").dispatch_event("change"))
+    assert not page.locator("[data-testid=conversations]").is_visible()
+    assert page.locator("[data-testid=result]").count() > 0
+    assert not errors, errors

@@ -160,3 +160,31 @@ def test_cli_remember_is_searchable_on_return(live_api, api, make_tenant) -> Non
         "memories", "update", "maya-1", "-c", "Maya wants to see the shrine", "--node", "Nowhere/Else", *http, env=env
     )
     assert upd.returncode == 1 and "--create-nodes" in upd.stdout and "create_nodes" not in upd.stdout, upd.stdout
+
+
+def test_cli_recall_shows_the_conversation_at_80_columns(live_api, api, make_tenant, client, embedder) -> None:
+    """Issue 42 item 5: "that conversation about X" lists the conversation with the turns around
+    its best hit, readable at 80 columns; --context sets how many (0–5), a bad one names the flag's field."""
+    from tests.integration.test_conversations import QUESTION, seed_offsite
+
+    key = make_tenant("alice")["Authorization"].split()[1]
+    seed_offsite(client, api.app.state.brain.settings, embedder)
+    env = _http_env(COLUMNS="80")
+    http = ["--api-url", live_api, "--api-key", key]
+
+    out = _cli("recall", QUESTION, *http, env=env)
+    assert out.returncode == 0, out.stderr
+    assert all(len(line) <= 80 for line in out.stdout.splitlines()), out.stdout
+    convs = out.stdout.split("💬 Conversations")[1]
+    first = convs.strip().splitlines()
+    assert first[0].split()[:2] == ["1", "conv-offsite"] and "[Work/Team]" in first[0], convs
+    assert first[1].startswith("   * Maya: Should we hold the team offsite"), convs
+    assert "venue by the river" in first[3], convs
+
+    data = json.loads(_cli("recall", "Lisbon offsite", *http, "--context", "5", "--json", env=env).stdout)
+    offsite = next(c for c in data["conversations"] if c["conversation_id"] == "conv-offsite")
+    assert [t["id"] for t in offsite["turns"]] == ["t1", "t2", "t3", "t4", "t5"]
+    plain = _cli("recall", "Lisbon offsite", *http, env=env)
+    assert plain.returncode == 0 and "Conversations" not in plain.stdout
+    bad = _cli("recall", "Lisbon offsite", *http, "--context", "9", env=env)
+    assert bad.returncode == 2 and "context" in bad.stdout + bad.stderr, bad

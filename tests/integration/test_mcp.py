@@ -51,6 +51,12 @@ async def _use(session: ClientSession) -> tuple[list, dict, str]:  # type: ignor
     ok = await session.call_tool("brain_recall", {"query": 'Find where I said "53% for me"', "limit": 3})
     bad = await session.call_tool("brain_recall", {"query": "x", "z_value": 7})
     assert bad.isError
+    # conversation context (issue 42 item 5): the field in the schema, the conversations in the answer
+    ctx = await session.call_tool("brain_recall", {"query": 'Find where I said "53% for me"', "context": 1})
+    convs = json.loads(ctx.content[0].text)["conversations"]  # type: ignore[union-attr]
+    assert convs[0]["conversation_id"] == "conv-eq" and [t["id"] for t in convs[0]["turns"]] == ["eq"], convs
+    bad_ctx = await session.call_tool("brain_recall", {"query": "x", "context": 9})
+    assert bad_ctx.isError and "context" in bad_ctx.content[0].text  # type: ignore[union-attr]
     unknown = await session.call_tool("brain_recall", {"query": "x", "z_formula": "ratio"})
     assert unknown.isError and "z_formula" in unknown.content[0].text  # type: ignore[union-attr]
     # tiers hold only matches; "nothing matched" is the same field as over HTTP
