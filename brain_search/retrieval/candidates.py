@@ -101,6 +101,36 @@ def memory_result(
     )
 
 
+def legs_candidates(hits: list[list[dict[str, Any]]], has_lexical: bool, k: int) -> dict[str, Candidate]:
+    """The candidates of a BM25 and a kNN sub-search (``hits``: the BM25 one's, when
+    ``has_lexical``, then the kNN one's): the BM25 hits, then the kNN top ``k`` (by cosine when
+    several shards sent theirs) that are not among them (pure)."""
+    candidates: dict[str, Candidate] = {}
+    if has_lexical:
+        for hit in hits[0]:
+            candidates[hit["_id"]] = Candidate(
+                hit["_id"],
+                hit["_source"],
+                bm25=float(hit["_score"] or 0.0),
+                cosine=hit_cosine(hit),
+                matched=set(hit.get("matched_queries", [])),
+                lexical_hit=True,
+            )
+    knn_hits = hits[1 if has_lexical else 0]
+    if len(knn_hits) > k:  # several shards' top k: keep the k most similar overall
+        knn_hits = sorted(knn_hits, key=hit_cosine, reverse=True)[:k]
+    for hit in knn_hits:
+        if hit["_id"] in candidates:  # a BM25 hit too: same BM25, same cosine
+            candidates[hit["_id"]].semantic_hit = True
+            continue
+        bm25 = float(hit["_score"] or 0.0) if has_lexical else 0.0
+        matched = set(hit.get("matched_queries", []))
+        candidates[hit["_id"]] = Candidate(
+            hit["_id"], hit["_source"], bm25, hit_cosine(hit), matched, semantic_hit=True
+        )
+    return candidates
+
+
 def one_phase_candidates(hits: list[dict[str, Any]], k: int, lift: float) -> dict[str, Candidate]:
     """The candidates of a one-phase search (``queries.one_phase_search``), the same as its two
     sub-searches would give: the BM25 top ``k`` first (by BM25, in the engine's order), then the

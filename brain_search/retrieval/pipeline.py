@@ -34,7 +34,13 @@ from brain_search.models import (
     Timings,
 )
 from brain_search.retrieval import queries
-from brain_search.retrieval.candidates import Candidate, CandidateFeatures, Ranked, hit_cosine, one_phase_candidates
+from brain_search.retrieval.candidates import (
+    Candidate,
+    CandidateFeatures,
+    Ranked,
+    legs_candidates,
+    one_phase_candidates,
+)
 from brain_search.retrieval.context import recall_conversations
 from brain_search.retrieval.events import event_scope
 from brain_search.retrieval.intent import IntentDetector, QueryIntent
@@ -375,32 +381,8 @@ class Retriever:
         fill_sources(self.client, self.alias, tenant_id, [r["hits"]["hits"] for r in responses[:-1]])
         if plan.lift:
             return one_phase_candidates(responses[0]["hits"]["hits"], plan.k, plan.lift), missing, superseders, plan
-        has_lexical = plan.has_lexical
-
-        candidates: dict[str, Candidate] = {}
-        if has_lexical:
-            for hit in responses[0]["hits"]["hits"]:
-                candidates[hit["_id"]] = Candidate(
-                    hit["_id"],
-                    hit["_source"],
-                    bm25=float(hit["_score"] or 0.0),
-                    cosine=hit_cosine(hit),
-                    matched=set(hit.get("matched_queries", [])),
-                    lexical_hit=True,
-                )
-        knn_hits = responses[1 if has_lexical else 0]["hits"]["hits"]
-        if len(knn_hits) > plan.k:  # several shards' top k: keep the k most similar overall
-            knn_hits = sorted(knn_hits, key=hit_cosine, reverse=True)[: plan.k]
-        for hit in knn_hits:
-            if hit["_id"] in candidates:  # a BM25 hit too: same BM25, same cosine
-                candidates[hit["_id"]].semantic_hit = True
-                continue
-            bm25 = float(hit["_score"] or 0.0) if has_lexical else 0.0
-            matched = set(hit.get("matched_queries", []))
-            candidates[hit["_id"]] = Candidate(
-                hit["_id"], hit["_source"], bm25, hit_cosine(hit), matched, semantic_hit=True
-            )
-        return candidates, missing, superseders, plan
+        hits = [r["hits"]["hits"] for r in responses[:-1]]
+        return legs_candidates(hits, plan.has_lexical, plan.k), missing, superseders, plan
 
     @staticmethod
     def _check_scores(candidates: dict[str, Candidate]) -> None:
