@@ -112,6 +112,7 @@ def _answers(url: str, headers: dict[str, str], questions: list[str]) -> list[di
             assert r.status_code == 200, r.text
             body = r.json()
             body.pop("timings")
+            assert body.pop("recall_id")  # this recall's own id (feedback), new each time
             out.append(body)
     return out
 
