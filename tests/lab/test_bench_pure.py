@@ -111,3 +111,34 @@ def test_replicas_map_back_to_their_original_text() -> None:
     assert original_id("conv-3:D1:4") == "conv-3:D1:4"
     hits = [{"_source": {"memory_id": m}} for m in ("a", "a~r1", "a~r9", "b~r2")]
     assert texts_of(hits) == {"a", "b"}
+
+
+def test_the_distinct_pool_splits_long_turns_and_abstracts_and_repeats_no_text() -> None:
+    from brain_lab.bench.distinct import _distinct, paragraphs, sentences
+    from brain_lab.eval.datasets import Memory
+
+    long = "Intro line that is long enough to stand.\n\n- short\n- another item that is long enough to stand alone"
+    assert paragraphs(long) == [
+        "Intro line that is long enough to stand.",
+        "- short\n- another item that is long enough to stand alone",
+    ]
+    assert sentences("First sentence is long enough here. Tiny. (Third) one is long enough too.") == [
+        "First sentence is long enough here.",
+        "(Third) one is long enough too.",
+    ]
+    rows = [("a", Memory("1", "Same  text")), ("b", Memory("2", "same text")), ("a", Memory("3", "other"))]
+    assert [m.memory_id for _, m in _distinct(rows)] == ["1", "3"]
+
+
+def test_the_bare_hybrid_is_one_routed_msearch_of_bm25_and_knn() -> None:
+    import orjson
+    from brain_lab.bench.cpu import bare_hybrid_payload
+
+    lines = [orjson.loads(x) for x in bare_hybrid_payload([0.1, 0.2], "budget review", "t1", k=40).splitlines()]
+    assert lines[0] == lines[2] == {"routing": "t1"}
+    bm25, knn = lines[1], lines[3]
+    assert bm25["size"] == knn["size"] == 40
+    assert bm25["query"]["bool"]["must"] == [{"match": {"content.en": "budget review"}}]
+    assert bm25["query"]["bool"]["filter"] == [{"term": {"tenant_id": "t1"}}]
+    assert knn["query"]["knn"]["embedding"]["k"] == 40
+    assert bm25["_source"] == knn["_source"] == ["memory_id", "content"]

@@ -13,8 +13,9 @@ nothing else may search it meanwhile). Paths, interleaved question by question:
   ``memory_id`` and ``content`` back.
 
 Then the engine side broken down by leg and by phase: the service's own sub-search bodies
-(``Retriever.plan``) replayed alone, with and without ``_source``; the query and fetch phase
-times come from the node's search statistics (milliseconds the shards spent, per recall).
+(``Retriever.plan``) replayed alone, fetching the stored view (as the service does), recall's
+fields from ``_source`` (as before views) or nothing; the query and fetch phase times come from
+the node's search statistics (milliseconds the shards spent, per recall).
 """
 
 from __future__ import annotations
@@ -148,8 +149,16 @@ def _checked(resp: dict[str, Any]) -> dict[str, Any]:
     return resp
 
 
-def _without_source(body: dict[str, Any]) -> dict[str, Any]:
-    return {**body, "_source": False}
+def _with_source(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` fetching recall's fields from ``_source`` (as before views), not the view."""
+    out = {k: v for k, v in body.items() if k not in ("stored_fields", "docvalue_fields")}
+    return {**out, "_source": queries.RESULT_FIELDS}
+
+
+def _nothing_fetched(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` fetching no field (ids, scores and the cosine script field only)."""
+    out = {k: v for k, v in body.items() if k not in ("stored_fields", "docvalue_fields")}
+    return {**out, "_source": False}
 
 
 @dataclass
@@ -219,15 +228,21 @@ def run_cpu(
         req = RecallRequest(query=text, limit=10)
         legs_plan = planner.plan(tenant, req)
         one_plan = one.plan(tenant, req)
+        one_body = one_plan.bodies[0]
         bodies: dict[str, list[dict[str, Any]]] = {
             "one phase + superseders (the service)": one_plan.bodies,
-            "one phase, no _source": [_without_source(one_plan.bodies[0])],
-            "one phase alone": [one_plan.bodies[0]],
-            "BM25 leg alone": [legs_plan.bodies[0]] if legs_plan.has_lexical else [],
-            "BM25 leg, no _source": [_without_source(legs_plan.bodies[0])] if legs_plan.has_lexical else [],
-            "kNN leg alone": [legs_plan.bodies[-2]],
-            "kNN leg, no _source": [_without_source(legs_plan.bodies[-2])],
-            "legs + superseders (two legs)": legs_plan.bodies,
+            "one phase (view + node path)": [one_body],
+            "one phase, _source fields instead": [_with_source(one_body)],
+            "one phase, nothing fetched": [_nothing_fetched(one_body)],
+            "BM25 leg (view)": [legs_plan.bodies[0]] if legs_plan.has_lexical else [],
+            "BM25 leg, _source fields": [_with_source(legs_plan.bodies[0])] if legs_plan.has_lexical else [],
+            "kNN leg (view)": [legs_plan.bodies[-2]],
+            "kNN leg, _source fields": [_with_source(legs_plan.bodies[-2])],
+            "two legs + superseders (view)": legs_plan.bodies,
+            "two legs + superseders, _source fields (before)": [
+                *[_with_source(b) for b in legs_plan.bodies[:-1]],
+                {**legs_plan.bodies[-1], "_source": ["memory_id", "supersedes"], "docvalue_fields": []},
+            ],
             "superseders alone": [legs_plan.bodies[-1]],
         }
         for label, bs in bodies.items():
