@@ -105,10 +105,6 @@ class Settings(BaseSettings):
     # lexical scores from "index" statistics (BM25: other tenants' memories move them) or from the
     # "tenant"'s own (retrieval/tenant_stats.py: one tenant's data never changes another's scores)
     lexical_stats: Literal["index", "tenant"] = "tenant"
-    # the candidates' search with tenant statistics: "one_phase" (one query: the kNN top k as a
-    # constant score above any BM25, queries.one_phase_search) or "legs" (a BM25 and a kNN
-    # sub-search, as index statistics always do); the same candidates, measured in lab/reports/performance.md
-    recall_search: Literal["one_phase", "legs"] = "one_phase"
 
     # --- Redis / Celery ---------------------------------------------------------------------
     redis_url: str | None = None

@@ -131,41 +131,6 @@ def legs_candidates(hits: list[list[dict[str, Any]]], has_lexical: bool, k: int)
     return candidates
 
 
-def one_phase_candidates(hits: list[dict[str, Any]], k: int, lift: float) -> dict[str, Candidate]:
-    """The candidates of a one-phase search (``queries.one_phase_search``), the same as its two
-    sub-searches would give: the BM25 top ``k`` first (by BM25, in the engine's order), then the
-    kNN top ``k`` (by cosine when several shards sent theirs) that are not among them (pure)."""
-    lexical: list[tuple[float, dict[str, Any], set[str]]] = []
-    semantic: list[dict[str, Any]] = []
-    bm25_of: dict[str, tuple[float, set[str]]] = {}
-    for hit in hits:
-        names = set(hit.get("matched_queries", []))
-        score = float(hit["_score"] or 0.0)
-        in_knn = queries.KNN_NAME in names
-        names.discard(queries.KNN_NAME)
-        bm25 = max(0.0, score - lift) if in_knn else score
-        bm25_of[hit["_id"]] = (bm25, names)
-        if names:  # a lexical clause matched: a BM25 candidate
-            lexical.append((bm25, hit, names))
-        if in_knn:
-            semantic.append(hit)
-    lexical.sort(key=lambda t: -t[0])  # stable: ties keep the engine's order
-    if len(semantic) > k:  # several shards' top k: keep the k most similar overall
-        semantic = sorted(semantic, key=hit_cosine, reverse=True)[:k]
-    candidates: dict[str, Candidate] = {}
-    for bm25, hit, names in lexical[:k]:
-        candidates[hit["_id"]] = Candidate(
-            hit["_id"], hit["_source"], bm25=bm25, cosine=hit_cosine(hit), matched=names, lexical_hit=True
-        )
-    for hit in semantic:
-        if hit["_id"] in candidates:
-            candidates[hit["_id"]].semantic_hit = True
-            continue
-        bm25, names = bm25_of[hit["_id"]]
-        candidates[hit["_id"]] = Candidate(hit["_id"], hit["_source"], bm25, hit_cosine(hit), names, semantic_hit=True)
-    return candidates
-
-
 def hit_cosine(hit: dict[str, Any]) -> float:
     values = hit.get("fields", {}).get(queries.COSINE_FIELD)
     if not values:

@@ -39,7 +39,6 @@ from brain_search.retrieval.candidates import (
     CandidateFeatures,
     Ranked,
     legs_candidates,
-    one_phase_candidates,
 )
 from brain_search.retrieval.context import recall_conversations
 from brain_search.retrieval.events import event_scope
@@ -102,9 +101,6 @@ class SearchPlan:
     counted: tuple[str, ...] = ()
     """the words whose counts ride in the search itself (``stats`` then came from the
     ``StatsCache``; the search is repeated when the fresh count disagrees)"""
-    lift: float = 0.0
-    """the kNN hits' constant score when both candidate lists come from one query phase
-    (``queries.one_phase_search``); 0: a BM25 and a kNN sub-search"""
 
     @property
     def term_idf(self) -> dict[str, float] | None:
@@ -287,11 +283,6 @@ class Retriever:
         vec = plan.vector.tolist()
         lexical = tenant_clause(terms, intent.phrases, plan.stats) if plan.stats is not None else None
         shards = max(1, self.settings.shards)
-        if plan.has_lexical and lexical is not None and self.settings.recall_search == "one_phase":
-            lift = queries.knn_lift(queries.score_bound(lexical))
-            size = k * shards + k
-            one = queries.one_phase_search(vec, k, size, filters, lexical, lift, self.settings.hnsw_ef_search)
-            return replace(plan, bodies=[one, queries.superseders(tenant_id, queries.SUPERSEDERS_SHOWN)], lift=lift)
         bodies = []
         if plan.has_lexical:
             bodies.append(queries.lexical_search(intent.lexical_query, intent.phrases, terms, filters, k, vec, lexical))
@@ -311,7 +302,7 @@ class Retriever:
         )
         # last: supersede() reads it, so hiding superseded memories costs no round trip of its own
         bodies.append(queries.superseders(tenant_id, queries.SUPERSEDERS_SHOWN))
-        return replace(plan, bodies=bodies, lift=0.0)
+        return replace(plan, bodies=bodies)
 
     def candidates(self, tenant_id: str, req: RecallRequest) -> tuple[SearchPlan, list[Candidate]]:
         """The plan and the scored candidates of a recall, before ranking (what the lab's fitter
@@ -379,8 +370,6 @@ class Retriever:
             responses, missing, _ = self._msearch(tenant_id, plan, allow_partial)
         superseders = responses[-1]
         fill_sources(self.client, self.alias, tenant_id, [r["hits"]["hits"] for r in responses[:-1]])
-        if plan.lift:
-            return one_phase_candidates(responses[0]["hits"]["hits"], plan.k, plan.lift), missing, superseders, plan
         hits = [r["hits"]["hits"] for r in responses[:-1]]
         return legs_candidates(hits, plan.has_lexical, plan.k), missing, superseders, plan
 

@@ -292,67 +292,6 @@ def knn_search(
     }
 
 
-KNN_NAME = "knn"
-"""the kNN clause's name in the one-phase search (``matched_queries`` says which hits it chose)"""
-
-
-def score_bound(lexical: dict[str, Any]) -> float:
-    """An upper bound of the tenant's BM25 clause (``tenant_bm25_clause``): each term scores at
-    most idf × (k1 + 1) (term frequency saturates there), each phrase its constant weight."""
-    total = 0.0
-    for clause in lexical.get("bool", {}).get("should", []):
-        if "script_score" in clause:
-            p = clause["script_score"]["script"]["params"]
-            total += float(p["idf"]) * (float(p["k1"]) + 1.0)
-        elif "constant_score" in clause:
-            total += float(clause["constant_score"]["boost"])
-    return total
-
-
-def knn_lift(bound: float) -> float:
-    """The constant score of a kNN hit in the one-phase search: the smallest power of two above
-    ``bound`` (the most a lexical score can be), so every kNN hit ranks above every other hit,
-    and a kNN hit's lexical score is its ``_score`` minus the lift (a power of two: subtracting
-    it from the engine's float32 sum loses no more than one unit in its last place)."""
-    lift = 1.0
-    while lift <= bound:
-        lift *= 2.0
-    return lift
-
-
-def one_phase_search(
-    vector: Sequence[float],
-    k: int,
-    size: int,
-    filters: list[dict[str, Any]],
-    lexical: dict[str, Any],
-    lift: float,
-    ef_search: int | None = None,
-) -> dict[str, Any]:
-    """Both candidate lists of a recall in one query phase: the HNSW top ``k`` (each shard's,
-    efficient filtering) as a constant score of ``lift`` named ``knn``, plus the tenant's BM25
-    clause (``lexical``, its clauses named per term/phrase).
-
-    With ``lift`` above any lexical score (``knn_lift``), the hits come back as every kNN hit
-    (ordered by its BM25), then the other memories by BM25. ``size`` = ``k`` × shards + ``k``
-    therefore holds the kNN top ``k`` and the BM25 top ``k`` — the two sub-searches' candidates,
-    with one HNSW search, one BM25 pass and one fetch of each memory instead of two. Each hit
-    carries its BM25 (``_score``, minus ``lift`` for a kNN hit) and its cosine (script field)."""
-    knn = knn_query(vector, k, filters, ef_search)
-    return {
-        "size": size,
-        **result_fetch(),
-        "script_fields": cosine_script_field(vector),
-        "query": {
-            "bool": {
-                "filter": filters,
-                "should": [{"constant_score": {"filter": knn, "boost": lift, "_name": KNN_NAME}}, lexical],
-                "minimum_should_match": 1,
-            }
-        },
-    }
-
-
 CONTEXT_FIELDS = ["memory_id", "content", "node_id", "node_path", "timestamp", "conversation_id"]
 """what a conversation's turns bring back (no vector)"""
 

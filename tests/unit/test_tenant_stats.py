@@ -151,8 +151,7 @@ class Engine:
 
 def test_a_search_built_with_a_stale_count_runs_again_with_the_fresh_one() -> None:
     engine = Engine({"zzqx": 1, "budget": 30}, docs=40)
-    # the two sub-searches (the one-phase search's candidates: tests/unit/test_one_phase.py)
-    retriever = Retriever(engine, Settings(recall_search="legs"), Encoder())  # type: ignore[arg-type]
+    retriever = Retriever(engine, Settings(), Encoder())  # type: ignore[arg-type]
     req = RecallRequest(query="zzqx budget", limit=3)
 
     first = retriever.plan("t1", req)  # never counted: one search of counts first
