@@ -21,7 +21,7 @@ from brain_search.retrieval.conversations import (
     window,
 )
 from brain_search.retrieval.shards import complete
-from brain_search.retrieval.supersede import complete_answer
+from brain_search.retrieval.supersede import complete_answer, superseded_by
 
 if TYPE_CHECKING:
     from brain_search.retrieval.pipeline import SearchPlan
@@ -30,10 +30,8 @@ if TYPE_CHECKING:
 def superseded_ids(answer: dict[str, Any] | None) -> list[str]:
     """The memory ids the tenant's superseding memories name (a recall's ``superseders``
     sub-search; none when it did not hold them all)."""
-    hits = complete_answer(answer) or []
-    return sorted(
-        {old for h in hits for old in h["_source"].get("supersedes") or [] if old != h["_source"].get("memory_id")}
-    )
+    pairs = [superseded_by(h) for h in complete_answer(answer) or []]
+    return sorted({old for newer, olds in pairs for old in olds if old != newer})
 
 
 def recall_conversations(

@@ -27,6 +27,13 @@ def complete_answer(answer: dict[str, Any] | None) -> list[dict[str, Any]] | Non
     return hits if total["relation"] == "eq" and int(total["value"]) <= len(hits) else None
 
 
+def superseded_by(hit: dict[str, Any]) -> tuple[str, list[str]]:
+    """A superseding memory's id and the ids it supersedes, from the doc values a
+    ``queries.SUPERSEDER_FETCH`` hit carries (pure)."""
+    fields = hit.get("fields", {})
+    return fields["memory_id"][0], list(fields.get("supersedes") or [])
+
+
 def supersede(
     client: OpenSearch,
     alias: str,
@@ -47,9 +54,8 @@ def supersede(
         body = queries.superseding(tenant_id, ids)
         hits = client.search(index=alias, body=body, params={"routing": tenant_id})["hits"]["hits"]
     for hit in hits:
-        fields = hit.get("fields", {})
-        newer = fields["memory_id"][0]
-        for old in fields.get("supersedes") or []:
+        newer, olds = superseded_by(hit)
+        for old in olds:
             doc_id = by_id.get(old)
             if doc_id is None or old == newer:
                 continue

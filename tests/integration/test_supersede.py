@@ -83,3 +83,24 @@ def test_more_superseding_memories_than_the_recall_brings_still_hide(api, make_t
     assert shown[200] == shown[1]
     assert shown[1][0] == ["new-a", "new-b", "new-c"]
     assert shown[1][1] == {f"old-{p}": f"new-{p}" for p in "abc"} | {f"new-{p}": None for p in "abc"}
+
+
+def test_conversation_context_leaves_superseded_turns_out(api, make_tenant) -> None:
+    """The context's turns skip a turn a later memory supersedes (read from the superseders'
+    doc values, as recall reads them)."""
+    acme = make_tenant("acme-ctx")
+    turns = [
+        {"content": "Maya: the launch is in March", "memory_id": "c1", "timestamp": "2026-01-10T09:00:00Z"},
+        {"content": "Ben: then the launch party is in March", "memory_id": "c2", "timestamp": "2026-01-10T09:01:00Z"},
+        {"content": "Maya: the launch moved to May", "memory_id": "c3", "timestamp": "2026-01-10T09:02:00Z"},
+    ]
+    for t in turns:
+        t["conversation_id"] = "launch-chat"
+    turns[2]["supersedes"] = ["c1"]
+    r = api.post("/v1/memories", json={"memories": turns, "refresh": True}, headers=acme)
+    assert r.status_code == 202, r.text
+    wait_task(api, acme, r.json()["task_id"])
+    r = api.post("/v1/recall", json={"query": "what did we discuss about the launch?", "context": 3}, headers=acme)
+    assert r.status_code == 200, r.text
+    [conv] = r.json()["conversations"]
+    assert [t["id"] for t in conv["turns"]] == ["c2", "c3"]
