@@ -223,10 +223,13 @@ class Tiers(BaseModel):
 
 
 class Timings(BaseModel):
-    """Per-stage wall time in milliseconds."""
+    """Per-stage wall time in milliseconds; the stages add up to ``total_ms``."""
 
     intent_ms: float = 0.0
     embed_ms: float = 0.0
+    plan_ms: float = Field(
+        0.0, description="scope, node filters, the tenant's counts when not yet known, the sub-search bodies"
+    )
     search_ms: float = 0.0
     rank_ms: float = 0.0
     context_ms: float = Field(0.0, description="fetching the conversations' turns (0 without `conversations`)")

@@ -94,6 +94,8 @@ class SearchPlan:
     bodies: list[dict[str, Any]]
     intent_ms: float
     embed_ms: float
+    plan_ms: float = 0.0
+    """scope, node filters, the tenant's counts when not yet known and the bodies"""
     time_range: TimeRange | None = None
     stats: TenantStats | None = None
     """the tenant's statistics the lexical clause was built with (tenant statistics; None with
@@ -213,10 +215,11 @@ class Retriever:
             timings=Timings(
                 intent_ms=plan.intent_ms,
                 embed_ms=plan.embed_ms,
+                plan_ms=plan.plan_ms,
                 search_ms=(t_search - t_search0) * ms,
                 rank_ms=(t_rank - t_search) * ms,
                 context_ms=(t_context - t_rank) * ms,
-                total_ms=plan.intent_ms + plan.embed_ms + (t_context - t_search0) * ms,
+                total_ms=plan.intent_ms + plan.embed_ms + plan.plan_ms + (t_context - t_search0) * ms,
             ),
             candidates=len(candidates),
             partial=missing,
@@ -275,7 +278,8 @@ class Retriever:
             stats=stats,
             counted=riding,
         )
-        return self._with_bodies(tenant_id, plan)
+        plan = self._with_bodies(tenant_id, plan)
+        return replace(plan, plan_ms=(time.perf_counter() - t_intent) * 1000.0)
 
     def _with_bodies(self, tenant_id: str, plan: SearchPlan) -> SearchPlan:
         """The plan with its ``_msearch`` sub-search bodies, built from its statistics."""

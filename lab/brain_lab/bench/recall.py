@@ -20,7 +20,7 @@ from brain_search.client import BrainClient
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 
-STAGES = ("intent_ms", "embed_ms", "search_ms", "rank_ms", "total_ms")
+STAGES = ("intent_ms", "embed_ms", "plan_ms", "search_ms", "rank_ms", "total_ms")
 
 
 @dataclass

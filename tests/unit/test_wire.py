@@ -1,0 +1,228 @@
+"""The wire: the exact ``_msearch`` a recall sends (issue 44 item 3). A change of any query body
+shows here first. The engine is a fake that records the NDJSON and answers with no hits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import orjson
+
+from brain_search.config import Settings
+from brain_search.models import RecallRequest
+from brain_search.retrieval.pipeline import Retriever
+from brain_search.retrieval.queries import BM25_SCRIPT
+
+VECTOR = [float(x) for x in np.full(384, 1 / np.sqrt(384), dtype=np.float32)]
+
+
+class Encoder:
+    def encode_query(self, text: str, tenant_id: str | None = None) -> np.ndarray:
+        return np.asarray(VECTOR, dtype=np.float32)
+
+
+class Engine:
+    """Records each ``_msearch`` and answers: counts for a counts item (``df`` 1 and 30, 40
+    memories of 5 words), no hits otherwise."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    def msearch(self, body: str, index: str) -> dict[str, Any]:
+        self.sent.append((index, body))
+        items = [orjson.loads(line) for line in body.strip().split("\n")][1::2]
+        out: list[dict[str, Any]] = []
+        for item in items:
+            answer: dict[str, Any] = {"_shards": {"total": 1, "successful": 1}}
+            answer["hits"] = {"total": {"value": 40 if "aggs" in item else 0, "relation": "eq"}, "hits": []}
+            if "aggs" in item:
+                buckets = {str(i): {"doc_count": df} for i, df in enumerate([1, 30])}
+                answer["aggregations"] = {"df": {"buckets": buckets}, "len": {"count": 40, "sum": 200.0}}
+            out.append(answer)
+        return {"responses": out}
+
+
+def _marked(o: Any) -> Any:
+    """The query vector as ``"VECTOR"`` (384 floats, checked equal) and the BM25 script as
+    ``"BM25_SCRIPT"`` (``queries.BM25_SCRIPT``), so the bodies read."""
+    if o == BM25_SCRIPT:
+        return "BM25_SCRIPT"
+    if isinstance(o, dict):
+        return {k: _marked(v) for k, v in o.items()}
+    if isinstance(o, list):
+        if len(o) == len(VECTOR) and all(isinstance(x, float) for x in o):
+            assert o == VECTOR
+            return "VECTOR"
+        return [_marked(v) for v in o]
+    return o
+
+
+def test_a_recall_sends_exactly_this_msearch() -> None:
+    engine = Engine()
+    retriever = Retriever(engine, Settings(), Encoder())  # type: ignore[arg-type]
+    req = RecallRequest(query="zzqx budget", limit=3)
+    retriever.recall("t1", req)  # the tenant's words not counted yet: a count first
+    assert len(engine.sent) == 2
+    retriever.recall("t1", req)  # counted: the count rides in the recall's one _msearch
+    assert len(engine.sent) == 3
+    index, body = engine.sent[-1]
+    assert index == "brain-memories"
+    assert body.endswith("\n")
+    lines = [_marked(orjson.loads(x)) for x in body.strip().split("\n")]
+    assert lines == EXPECTED, lines
+
+
+# header and body of each sub-search: BM25 (the tenant's, per term), kNN (BM25 as a should), the
+# superseders, then the tenant's counts riding along (routed)
+EXPECTED: list[dict[str, Any]] = [
+    {"search_type": "query_then_fetch"},
+    {
+        "size": 30,
+        "_source": False,
+        "stored_fields": ["view"],
+        "docvalue_fields": ["node_path.raw"],
+        "script_fields": {
+            "cosine": {"script": {"source": "cosineSimilarity(params.q, doc['embedding'])", "params": {"q": "VECTOR"}}}
+        },
+        "query": {
+            "bool": {
+                "must": [
+                    {
+                        "bool": {
+                            "should": [
+                                {
+                                    "script_score": {
+                                        "query": {"match": {"content.tf": {"query": "zzqx", "operator": "and"}}},
+                                        "script": {
+                                            "source": "BM25_SCRIPT",
+                                            "params": {"idf": 3.3081069585961433, "avgdl": 5.0, "k1": 1.2, "b": 0.75},
+                                        },
+                                        "_name": "t0",
+                                    }
+                                },
+                                {
+                                    "script_score": {
+                                        "query": {"match": {"content.tf": {"query": "budget", "operator": "and"}}},
+                                        "script": {
+                                            "source": "BM25_SCRIPT",
+                                            "params": {"idf": 0.2958453830909418, "avgdl": 5.0, "k1": 1.2, "b": 0.75},
+                                        },
+                                        "_name": "t1",
+                                    }
+                                },
+                            ],
+                            "minimum_should_match": 1,
+                        }
+                    }
+                ],
+                "filter": [
+                    {"term": {"tenant_id": "t1"}},
+                    {
+                        "bool": {
+                            "should": [
+                                {"bool": {"must_not": [{"exists": {"field": "valid_until"}}]}},
+                                {"range": {"valid_until": {"gt": "now"}}},
+                            ],
+                            "minimum_should_match": 1,
+                        }
+                    },
+                ],
+            }
+        },
+    },
+    {"search_type": "query_then_fetch"},
+    {
+        "size": 30,
+        "_source": False,
+        "stored_fields": ["view"],
+        "docvalue_fields": ["node_path.raw"],
+        "script_fields": {
+            "cosine": {"script": {"source": "cosineSimilarity(params.q, doc['embedding'])", "params": {"q": "VECTOR"}}}
+        },
+        "query": {
+            "bool": {
+                "filter": [
+                    {
+                        "knn": {
+                            "embedding": {
+                                "vector": "VECTOR",
+                                "k": 30,
+                                "filter": {
+                                    "bool": {
+                                        "filter": [
+                                            {"term": {"tenant_id": "t1"}},
+                                            {
+                                                "bool": {
+                                                    "should": [
+                                                        {"bool": {"must_not": [{"exists": {"field": "valid_until"}}]}},
+                                                        {"range": {"valid_until": {"gt": "now"}}},
+                                                    ],
+                                                    "minimum_should_match": 1,
+                                                }
+                                            },
+                                        ]
+                                    }
+                                },
+                                "method_parameters": {"ef_search": 100},
+                            }
+                        }
+                    }
+                ],
+                "should": [
+                    {
+                        "bool": {
+                            "should": [
+                                {
+                                    "script_score": {
+                                        "query": {"match": {"content.tf": {"query": "zzqx", "operator": "and"}}},
+                                        "script": {
+                                            "source": "BM25_SCRIPT",
+                                            "params": {"idf": 3.3081069585961433, "avgdl": 5.0, "k1": 1.2, "b": 0.75},
+                                        },
+                                        "_name": "t0",
+                                    }
+                                },
+                                {
+                                    "script_score": {
+                                        "query": {"match": {"content.tf": {"query": "budget", "operator": "and"}}},
+                                        "script": {
+                                            "source": "BM25_SCRIPT",
+                                            "params": {"idf": 0.2958453830909418, "avgdl": 5.0, "k1": 1.2, "b": 0.75},
+                                        },
+                                        "_name": "t1",
+                                    }
+                                },
+                            ],
+                            "minimum_should_match": 1,
+                        }
+                    }
+                ],
+            }
+        },
+    },
+    {"search_type": "query_then_fetch"},
+    {
+        "query": {"bool": {"filter": [{"term": {"tenant_id": "t1"}}, {"exists": {"field": "supersedes"}}]}},
+        "size": 200,
+        "track_total_hits": 201,
+        "_source": False,
+        "docvalue_fields": ["memory_id", "supersedes"],
+    },
+    {"routing": "t1"},
+    {
+        "size": 0,
+        "track_total_hits": True,
+        "query": {"bool": {"filter": [{"term": {"tenant_id": "t1"}}]}},
+        "aggs": {
+            "len": {"stats": {"field": "content.len"}},
+            "df": {
+                "filters": {
+                    "filters": {
+                        "0": {"match": {"content.en": {"query": "zzqx", "operator": "and"}}},
+                        "1": {"match": {"content.en": {"query": "budget", "operator": "and"}}},
+                    }
+                }
+            },
+        },
+    },
+]
