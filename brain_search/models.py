@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -108,6 +108,22 @@ class RecallRequest(BaseModel):
     def _query_not_blank(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("query must contain non-whitespace text")
+        return v
+
+    @field_validator("since", "until", "reference_time")
+    @classmethod
+    def _time_the_engine_reads(cls, v: datetime | None) -> datetime | None:
+        """An offset within ±18:00 (the engine's limit; Python accepts up to ±24 h), and a time
+        that has a UTC form (year 1 with a positive offset has none)."""
+        if v is None or v.tzinfo is None:
+            return v
+        offset = v.utcoffset()
+        if offset is not None and abs(offset.total_seconds()) > 18 * 3600:
+            raise ValueError("the UTC offset must be within ±18:00")
+        try:
+            v.astimezone(UTC)
+        except OverflowError:
+            raise ValueError("the time is outside the supported range") from None
         return v
 
     @field_validator("nodes")

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from brain_search.store.documents import VIEW_FIELD
+
+
+def _engine_time(t: datetime | str) -> str:
+    """A time as the engine parses it: an aware datetime in UTC (the engine refuses offsets past
+    ±18:00, which Python accepts: "+22:17" was a 503 instead of a range)."""
+    if isinstance(t, str):
+        return t
+    return (t.astimezone(UTC) if t.tzinfo is not None else t).isoformat()
 
 
 def scope_filter(
@@ -32,9 +40,9 @@ def scope_filter(
     if since is not None or until is not None:
         rng: dict[str, str] = {}
         if since is not None:
-            rng["gte"] = since.isoformat() if isinstance(since, datetime) else since
+            rng["gte"] = _engine_time(since)
         if until is not None:
-            rng["lte"] = until.isoformat() if isinstance(until, datetime) else until
+            rng["lte"] = _engine_time(until)
         in_range: dict[str, Any] = {"range": {"timestamp": rng}}
         if keep_untimed:
             untimed = {"bool": {"must_not": [{"exists": {"field": "timestamp"}}]}}

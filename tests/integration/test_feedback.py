@@ -38,7 +38,19 @@ def _record(client: Any, settings: Any, tenant: str, recall_id: str) -> dict[str
     return src
 
 
+def _counters(text: str) -> dict[str, float]:
+    """The process's metric samples by their line name (``name{labels}``): the app and its
+    registry live for the whole test session, so a test reads differences."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
+
+
 def test_rate_a_recall_and_read_the_summary(api, alice, client) -> None:
+    before = _counters(api.get("/metrics").text)
     first = _recall(api, alice, 'Find where I said "53% for me"')
     rid = first["recall_id"]
     assert re.fullmatch(r"rc_[0-9a-f]{24}", rid), rid
@@ -90,10 +102,14 @@ def test_rate_a_recall_and_read_the_summary(api, alice, client) -> None:
     assert summary["worst"][0]["rating"] == 2 and summary["days"] == 30
 
     # the metrics report what was given
-    text = api.get("/metrics").text
-    assert "brain_feedback_rating_count 3.0" in text and "brain_feedback_rating_sum 11.0" in text
-    assert 'brain_feedback_results_total{relevant="true"} 2.0' in text
-    assert 'brain_feedback_results_total{relevant="false"} 1.0' in text
+    now = _counters(api.get("/metrics").text)
+
+    def delta(name: str) -> float:
+        return now.get(name, 0.0) - before.get(name, 0.0)
+
+    assert delta("brain_feedback_rating_count") == 3.0 and delta("brain_feedback_rating_sum") == 11.0
+    assert delta('brain_feedback_results_total{relevant="true"}') == 2.0
+    assert delta('brain_feedback_results_total{relevant="false"}') == 1.0
     state.metrics.task_cache_s = 0.0
     text = api.get("/metrics").text
     assert "brain_feedback_stored_ratings 2.0" in text and "brain_feedback_stored_rating_mean 3.5" in text
