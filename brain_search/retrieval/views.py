@@ -3,7 +3,7 @@
 The engine returns the view (one stored JSON string) and the node path's doc value; this module
 turns them back into the ``_source``-shaped dict the rest of the pipeline reads. A memory stored
 before views has none: its fields come from ``_source`` in one ``mget`` for all such hits of the
-recall (only until the index's views are filled, ``store.templates.fill_views``).
+recall (only until the index's views are filled, ``store.views.fill_views``).
 """
 
 from __future__ import annotations
