@@ -11,7 +11,7 @@ BM25 hits still has its exact BM25 — no fill-in search. With several shards th
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import partial
@@ -34,25 +34,14 @@ from brain_search.models import (
     Timings,
 )
 from brain_search.retrieval import queries
-from brain_search.retrieval.candidates import (
-    Candidate,
-    CandidateFeatures,
-    Ranked,
-    legs_candidates,
-)
+from brain_search.retrieval.candidates import Candidate, legs_candidates
 from brain_search.retrieval.context import recall_conversations
 from brain_search.retrieval.events import event_scope
 from brain_search.retrieval.intent import IntentDetector, QueryIntent
 from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.presets import apply_overrides
-from brain_search.retrieval.ranking import (
-    RankingParams,
-    embedding_similarity,
-    lexical_precision,
-    padded_text,
-    query_terms,
-    z_relevance,
-)
+from brain_search.retrieval.ranking import RankingParams, query_terms
+from brain_search.retrieval.scoring import check_scores, rank
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import supersede
 from brain_search.retrieval.tenant_stats import (
@@ -67,7 +56,7 @@ from brain_search.retrieval.tenant_stats import (
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources
-from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
+from brain_search.retrieval.zaxis import ZCalibration
 
 TIERED_POOL = 50
 """candidates per sub-search at least, in tiered mode (tiers are filled from every candidate that
@@ -176,10 +165,11 @@ class Retriever:
         supersede(self.client, self.alias, tenant_id, candidates, drop, superseders)
         t_search = time.perf_counter()
 
-        self._check_scores(candidates)
+        check_scores(candidates)
 
         formula = req.z_formula or self.settings.z_formula
-        ranked = self._rank(plan.intent, plan.terms, candidates, ranking, formula, plan.term_idf)
+        cands = list(candidates.values())
+        ranked = rank(plan.intent, plan.terms, cands, ranking, self.calibration, formula, plan.term_idf)
         # result models only for what the response shows (building one per candidate cost ~2 ms)
         results = [ranked.result(i) for i in ranked.order[: req.limit]]
         shown = [self.calibration.clears_floor(k, s) for k, s in zip(ranked.kinds, ranked.strength, strict=True)]
@@ -313,7 +303,7 @@ class Retriever:
         stores: ``features`` turns them into the ranking's inputs)."""
         plan = self.plan(tenant_id, req)
         found, _, _, plan = self._search(tenant_id, plan)
-        self._check_scores(found)
+        check_scores(found)
         return plan, list(found.values())
 
     def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:
@@ -376,108 +366,3 @@ class Retriever:
         fill_sources(self.client, self.alias, tenant_id, [r["hits"]["hits"] for r in responses[:-1]])
         hits = [r["hits"]["hits"] for r in responses[:-1]]
         return legs_candidates(hits, plan.has_lexical, plan.k), missing, superseders, plan
-
-    @staticmethod
-    def _check_scores(candidates: dict[str, Candidate]) -> None:
-        """Every candidate must hold both scores; a gap is a store failure, never a silent 0."""
-        for c in candidates.values():
-            if c.bm25 is None or c.cosine is None:
-                raise StoreUnavailable(f"memory {c.doc_id} came back without its BM25 or cosine")
-
-    @staticmethod
-    def features(
-        intent: QueryIntent,
-        terms: list[str],
-        cands: list[Candidate],
-        calibration: ZCalibration | None = None,
-        formula: ZFormula = ZFormula.calibrated,
-        term_idf: Mapping[str, float] | None = None,
-    ) -> CandidateFeatures:
-        """Lexical precision (phrase, term coverage, BM25), similarity, both raw engine scores and
-        each candidate's match (kind, strength) and Z under ``formula``."""
-        best_bm25 = max(((c.bm25 or 0.0) for c in cands), default=0.0) or 1.0
-        # the quoted phrases, else the whole query, as a phrase (spec 3.1's 1.0); read once
-        wanted = [padded_text(p) for p in intent.phrases or [intent.lexical_query]]
-        names = [queries.term_name(i) for i in range(len(terms))]
-        lex: list[float] = []
-        sem: list[float] = []
-        for c in cands:
-            text = padded_text(c.source.get("content", ""))
-            phrase_hit = all(p and p in text for p in wanted)
-            coverage = sum(1 for n in names if n in c.matched) / len(names) if names else 0.0
-            lex.append(lexical_precision(phrase_hit, coverage, (c.bm25 or 0.0) / best_bm25))
-            sem.append(embedding_similarity(c.cosine or 0.0))
-        cal = calibration or ZCalibration()
-        matches = Retriever.matches(intent, terms, cands, cal, term_idf)
-        if formula is ZFormula.spec:
-            zs = [spec_z(lx, sm) for lx, sm in zip(lex, sem, strict=True)]
-        else:
-            zs = [m.z for m in matches]
-        return CandidateFeatures(
-            ids=[str(c.source.get("memory_id", c.doc_id)) for c in cands],
-            lexical=lex,
-            semantic=sem,
-            bm25=[c.bm25 or 0.0 for c in cands],
-            cosine=[c.cosine or 0.0 for c in cands],
-            in_lexical=[c.lexical_hit for c in cands],
-            in_semantic=[c.semantic_hit for c in cands],
-            z=zs,
-            strength=[m.strength for m in matches],
-            kinds=[m.kind.value for m in matches],
-            nodes=[str(c.source.get("node_id") or c.doc_id) for c in cands],
-            shown=[cal.clears_floor(m.kind, m.strength) for m in matches],
-        )
-
-    @staticmethod
-    def matches(
-        intent: QueryIntent,
-        terms: list[str],
-        cands: list[Candidate],
-        cal: ZCalibration,
-        term_idf: Mapping[str, float] | None = None,
-    ) -> list[Match]:
-        """How each candidate matches (``zaxis.match``): kind, calibrated Z, strength; the query's
-        terms weigh their idf over the tenant's memories where ``term_idf`` has it."""
-        q = query_terms_of(intent.lexical_query, intent.phrases, terms, cal.key_weight, term_idf)
-        names = [queries.term_name(i) for i in range(len(terms))]
-        return [
-            match(c.source.get("content", ""), q, [n in c.matched for n in names], c.cosine or 0.0, cal) for c in cands
-        ]
-
-    @staticmethod
-    def relevance(intent: QueryIntent, f: CandidateFeatures, ranking: RankingParams, n_terms: int) -> list[float]:
-        return z_relevance(
-            f.lexical,
-            f.semantic,
-            f.bm25,
-            f.cosine,
-            intent.target_z,
-            intent.z_tolerance,
-            ranking,
-            in_lexical=f.in_lexical,
-            in_semantic=f.in_semantic,
-            quoted=bool(intent.phrases),
-            n_terms=n_terms,
-            z_positions=f.z,
-            nodes=f.nodes,
-            liftable=f.shown,
-        )
-
-    def _rank(
-        self,
-        intent: QueryIntent,
-        terms: list[str],
-        candidates: dict[str, Candidate],
-        ranking: RankingParams,
-        formula: ZFormula = ZFormula.calibrated,
-        term_idf: Mapping[str, float] | None = None,
-    ) -> Ranked:
-        """Every candidate scored and ordered; result models are built on demand (``Ranked.result``)."""
-        cands = list(candidates.values())
-        if not cands:
-            return Ranked([], [], [], [], [], [], [], [])
-        f = self.features(intent, terms, cands, self.calibration, formula, term_idf)
-        rel = self.relevance(intent, f, ranking, len(terms))
-        order = sorted(range(len(cands)), key=lambda i: (-rel[i], cands[i].doc_id))
-        kinds = [MatchKind(k) for k in f.kinds or []]
-        return Ranked(cands, f.lexical, f.semantic, f.z or [], rel, kinds, f.strength or [], order)

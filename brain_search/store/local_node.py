@@ -240,7 +240,9 @@ class LocalCluster:
         to_wait: list[tuple[NodeSpec, subprocess.Popen[bytes]]] = []
         for node in self.nodes:
             st = self._node_status(node)
-            if st.alive and st.answering:
+            # our live process, or a node of this cluster answering on its port: running (a busy
+            # node may miss the 1 s probe; the health wait below covers it)
+            if st.alive or st.answering:
                 continue
             for port in (node.http_port, node.transport_port):
                 if _port_open(port):

@@ -27,6 +27,7 @@ from brain_lab.eval.metrics import ndcg_at_k, paired_interval, recall_at_k
 from brain_search.config import load_settings
 from brain_search.embedding import QueryCache, make_embedder
 from brain_search.models import RecallRequest
+from brain_search.retrieval import scoring
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client
 
@@ -61,10 +62,10 @@ def main() -> None:
         req = RecallRequest(query=q.text, limit=limit, reference_time=ref, time_words=ref is not None)
         plan, cands = retriever.candidates(q.tenant_id, req)
         ranking = retriever.ranking if plan.source == "auto" else retriever.ranking.for_explicit_z()
-        f = Retriever.features(plan.intent, plan.terms, cands, retriever.calibration, term_idf=plan.term_idf)
+        f = scoring.features(plan.intent, plan.terms, cands, retriever.calibration, term_idf=plan.term_idf)
         keys = [c.doc_id for c in cands]
         for lam in LAMBDAS:
-            r = Retriever.relevance(plan.intent, f, replace(ranking, node_lift=lam), len(plan.terms))
+            r = scoring.relevance(plan.intent, f, replace(ranking, node_lift=lam), len(plan.terms))
             order = sorted(range(len(r)), key=lambda i: (-r[i], keys[i]))
             top = [f.ids[i] for i in order[:10]]
             got[lam]["R@10"].append(recall_at_k(top, q.relevant, 10))

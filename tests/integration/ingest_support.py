@@ -31,6 +31,27 @@ def wait_task(api: Any, headers: dict[str, str], task_id: str, timeout_s: float 
         time.sleep(0.2)
 
 
+def broker_state(settings: Settings) -> str:
+    """The ingest queue's Redis side in words (messages waiting, delivered and unacknowledged),
+    for a failure message."""
+    import redis
+
+    from brain_search.ingest.broker import ingest_queue
+    from brain_search.ingest.reconcile import message_task_id
+
+    assert settings.redis_url
+    r = redis.Redis.from_url(settings.redis_url, socket_timeout=5)
+    try:
+        waiting = [message_task_id(m) for m in r.lrange(f"{settings.index_prefix}:{ingest_queue(settings)}", 0, -1)]
+        unacked = [message_task_id(m) for m in r.hvals(f"{settings.index_prefix}:unacked")]
+        keys = sorted(k.decode() for k in r.scan_iter(f"{settings.index_prefix}:*"))
+        return f"Redis: waiting {waiting}, unacknowledged {unacked}, keys {keys}"
+    except redis.RedisError as exc:
+        return f"Redis did not answer: {exc}"
+    finally:
+        r.close()
+
+
 def memory_ids(client: OpenSearch, settings: Settings, tenant_id: str | None = None) -> list[str]:
     """Every memory id in the memories index (after a refresh), duplicates included."""
     client.indices.refresh(index=settings.memories_alias)

@@ -24,6 +24,7 @@ from brain_search.ingest.models import IngestJob, MemoryItem
 from brain_search.ingest.versions import VersionClock
 from tests.integration.ingest_support import (
     WorkerProcess,
+    broker_state,
     memory_ids,
     tenant_headers,
     wait_celery_tasks,
@@ -284,7 +285,7 @@ def test_a_stopped_redis_costs_a_write_one_socket_timeout_and_loses_nothing(
 
     from brain_search.local_redis import LocalRedis
 
-    workers("w1")
+    w1 = workers("w1")
     acme = tenant_headers(worker_api, "acme")
     warm = _post(worker_api, acme, {"content": "before the stop", "memory_id": "b1", "refresh": True})
     wait_task(worker_api, acme, warm["task_id"], timeout_s=120)
@@ -310,8 +311,11 @@ def test_a_stopped_redis_costs_a_write_one_socket_timeout_and_loses_nothing(
     print(f"SIGSTOP Redis: POST answered {d1['status']} in {d1['seconds']:.1f} s, then {d2['seconds']:.2f} s")
     assert d1["status"] == d2["status"] == 202, result
     assert d1["seconds"] < 3 * wsettings.redis_socket_timeout_s and d2["seconds"] < 2, result
-    for d in (d1, d2):
-        assert wait_task(worker_api, acme, d["body"]["task_id"], timeout_s=120)["indexed"] == 1
+    try:
+        for d in (d1, d2):
+            assert wait_task(worker_api, acme, d["body"]["task_id"], timeout_s=120)["indexed"] == 1
+    except AssertionError as exc:  # what the queue and the worker saw, for the next reader
+        raise AssertionError(f"{exc}\n{broker_state(wsettings)}\nworker log:\n{w1.log()[-6000:]}") from exc
     after = _post(worker_api, acme, {"content": "after the stop", "memory_id": "a1", "refresh": True})
     assert wait_task(worker_api, acme, after["task_id"], timeout_s=120)["indexed"] == 1
     assert sorted(memory_ids(client, wsettings, "acme")) == ["a1", "b1", "d1", "d2"]

@@ -6,7 +6,7 @@
    same lexical precision as a recall — and the candidates' features are kept
    (``CandidateFeatures``), once. Held-out test queries are never loaded.
 2. ``fit``: coordinate ascent over a grid of ``RankingParams`` in pure Python, each setting scored
-   by ranking the stored candidates with the pipeline's own ``Retriever.relevance`` (so the fitted
+   by ranking the stored candidates with the pipeline's own ``scoring.relevance`` (so the fitted
    numbers are the recall's numbers), the query's target Z from the service's intent detector
    (``Settings.intent_model``: the learned model on the regex, or the regex).
 
@@ -35,8 +35,10 @@ from brain_lab.paths import EVAL_REPORT
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, QueryCache
 from brain_search.models import RecallRequest
+from brain_search.retrieval import scoring
+from brain_search.retrieval.candidates import CandidateFeatures
 from brain_search.retrieval.intent import IntentDetector, QueryIntent, RegexIntentDetector
-from brain_search.retrieval.pipeline import CandidateFeatures, Retriever
+from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.ranking import RankingParams, query_terms
 
 LIMITS = {"locomo": 10, "scifact": 100, "realmem": 10}
@@ -95,7 +97,7 @@ def collect(
         for q in queries:
             req = RecallRequest(query=q.text, limit=LIMITS[name], until=q.until, time_words=False)
             plan, cands = retriever.candidates(q.tenant_id, req)
-            f = Retriever.features(plan.intent, plan.terms, cands)
+            f = scoring.features(plan.intent, plan.terms, cands)
             out.append(FitQuery(name, q.query_id, q.text, dict(q.relevant), [c.doc_id for c in cands], f))
             if bar:
                 bar(1)
@@ -153,7 +155,7 @@ def score(
     for q in queries:
         f = q.features
         intent = intents[q.text]
-        rel = Retriever.relevance(intent, f, params, len(query_terms(intent.lexical_query)))
+        rel = scoring.relevance(intent, f, params, len(query_terms(intent.lexical_query)))
         order = sorted(range(len(rel)), key=lambda i: (-rel[i], q.order_keys[i]))
         ranked = [f.ids[i] for i in order[: LIMITS[q.dataset]]]
         d = per.setdefault(q.dataset, {"nDCG@10": [], DEEP[q.dataset]: []})

@@ -1,0 +1,125 @@
+"""The recall's score and rank stages, pure: candidates (with both engine scores) in, features,
+relevance and order out. No engine, no settings: the pipeline calls them after its one round trip,
+and the lab's fitter calls the same functions on stored candidates, so the fitted numbers are the
+recall's numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from brain_search.errors import StoreUnavailable
+from brain_search.retrieval import queries
+from brain_search.retrieval.candidates import Candidate, CandidateFeatures, Ranked
+from brain_search.retrieval.intent import QueryIntent
+from brain_search.retrieval.ranking import (
+    RankingParams,
+    embedding_similarity,
+    lexical_precision,
+    padded_text,
+    z_relevance,
+)
+from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
+
+
+def check_scores(candidates: Mapping[str, Candidate]) -> None:
+    """Every candidate must hold both scores; a gap is a store failure, never a silent 0."""
+    for c in candidates.values():
+        if c.bm25 is None or c.cosine is None:
+            raise StoreUnavailable(f"memory {c.doc_id} came back without its BM25 or cosine")
+
+
+def matches(
+    intent: QueryIntent,
+    terms: Sequence[str],
+    cands: Sequence[Candidate],
+    cal: ZCalibration,
+    term_idf: Mapping[str, float] | None = None,
+) -> list[Match]:
+    """How each candidate matches (``zaxis.match``): kind, calibrated Z, strength; the query's
+    terms weigh their idf over the tenant's memories where ``term_idf`` has it."""
+    q = query_terms_of(intent.lexical_query, intent.phrases, list(terms), cal.key_weight, term_idf)
+    names = [queries.term_name(i) for i in range(len(terms))]
+    return [match(c.source.get("content", ""), q, [n in c.matched for n in names], c.cosine or 0.0, cal) for c in cands]
+
+
+def features(
+    intent: QueryIntent,
+    terms: Sequence[str],
+    cands: Sequence[Candidate],
+    calibration: ZCalibration | None = None,
+    formula: ZFormula = ZFormula.calibrated,
+    term_idf: Mapping[str, float] | None = None,
+) -> CandidateFeatures:
+    """Lexical precision (phrase, term coverage, BM25), similarity, both raw engine scores and
+    each candidate's match (kind, strength) and Z under ``formula``."""
+    best_bm25 = max(((c.bm25 or 0.0) for c in cands), default=0.0) or 1.0
+    # the quoted phrases, else the whole query, as a phrase (spec 3.1's 1.0); read once
+    wanted = [padded_text(p) for p in intent.phrases or [intent.lexical_query]]
+    names = [queries.term_name(i) for i in range(len(terms))]
+    lex: list[float] = []
+    sem: list[float] = []
+    for c in cands:
+        text = padded_text(c.source.get("content", ""))
+        phrase_hit = all(p and p in text for p in wanted)
+        coverage = sum(1 for n in names if n in c.matched) / len(names) if names else 0.0
+        lex.append(lexical_precision(phrase_hit, coverage, (c.bm25 or 0.0) / best_bm25))
+        sem.append(embedding_similarity(c.cosine or 0.0))
+    cal = calibration or ZCalibration()
+    found = matches(intent, terms, cands, cal, term_idf)
+    spec = formula is ZFormula.spec
+    zs = [spec_z(lx, sm) for lx, sm in zip(lex, sem, strict=True)] if spec else [m.z for m in found]
+    return CandidateFeatures(
+        ids=[str(c.source.get("memory_id", c.doc_id)) for c in cands],
+        lexical=lex,
+        semantic=sem,
+        bm25=[c.bm25 or 0.0 for c in cands],
+        cosine=[c.cosine or 0.0 for c in cands],
+        in_lexical=[c.lexical_hit for c in cands],
+        in_semantic=[c.semantic_hit for c in cands],
+        z=zs,
+        strength=[m.strength for m in found],
+        kinds=[m.kind.value for m in found],
+        nodes=[str(c.source.get("node_id") or c.doc_id) for c in cands],
+        shown=[cal.clears_floor(m.kind, m.strength) for m in found],
+    )
+
+
+def relevance(intent: QueryIntent, f: CandidateFeatures, ranking: RankingParams, n_terms: int) -> list[float]:
+    """Each candidate's Z-aware relevance for the query's target Z (``ranking.z_relevance``)."""
+    return z_relevance(
+        f.lexical,
+        f.semantic,
+        f.bm25,
+        f.cosine,
+        intent.target_z,
+        intent.z_tolerance,
+        ranking,
+        in_lexical=f.in_lexical,
+        in_semantic=f.in_semantic,
+        quoted=bool(intent.phrases),
+        n_terms=n_terms,
+        z_positions=f.z,
+        nodes=f.nodes,
+        liftable=f.shown,
+    )
+
+
+def rank(
+    intent: QueryIntent,
+    terms: Sequence[str],
+    cands: Sequence[Candidate],
+    ranking: RankingParams,
+    calibration: ZCalibration,
+    formula: ZFormula = ZFormula.calibrated,
+    term_idf: Mapping[str, float] | None = None,
+) -> Ranked:
+    """Every candidate scored and ordered (relevance, then the engine id: a total order); result
+    models are built on demand (``Ranked.result``)."""
+    cands = list(cands)
+    if not cands:
+        return Ranked([], [], [], [], [], [], [], [])
+    f = features(intent, terms, cands, calibration, formula, term_idf)
+    rel = relevance(intent, f, ranking, len(terms))
+    order = sorted(range(len(cands)), key=lambda i: (-rel[i], cands[i].doc_id))
+    kinds = [MatchKind(k) for k in f.kinds or []]
+    return Ranked(cands, f.lexical, f.semantic, f.z or [], rel, kinds, f.strength or [], order)
