@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from brain_search.index_names import IndexNames
 from brain_search.models import ZFormula
 
 
@@ -217,15 +218,11 @@ class Settings(BaseSettings):
 
     @property
     def memories_alias(self) -> str:
-        """``store.indices.IndexNames`` owns every index name; these two are read everywhere."""
-        from brain_search.store.indices import IndexNames
-
+        """``index_names.IndexNames`` owns every index name; these two are read everywhere."""
         return IndexNames.of(self).memories_alias
 
     @property
     def memories_index(self) -> str:
-        from brain_search.store.indices import IndexNames
-
         return IndexNames.of(self).memories_index
 
     @property

@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -38,11 +39,6 @@ class Embedder(Protocol):
     dimension: int
 
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-def _offline() -> None:
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 
 TORCH_EXTRA = "pip install 'brain-search[torch]'"
@@ -74,8 +70,8 @@ class SentenceTransformerEmbedder:
         name: str = "all-MiniLM-L6-v2",
         intra_op_threads: int = 0,
     ) -> None:
-        SentenceTransformer = _sentence_transformers().SentenceTransformer
-        _offline()
+        # local paths only, never a hub (local_files_only, not the process's environment)
+        SentenceTransformer = partial(_sentence_transformers().SentenceTransformer, local_files_only=True)
         self.name = name
         self.batch_size = batch_size
         source = bundled_model_path()

@@ -10,7 +10,8 @@ deterministic), so a redelivery overwrites and never duplicates.
 from __future__ import annotations
 
 import logging
-from typing import Any
+import threading
+from typing import TYPE_CHECKING, Any
 
 from celery import Celery
 from celery.signals import worker_process_init
@@ -21,13 +22,29 @@ from brain_search.ingest.broker import INGEST_TASK, celery_config, ingest_queue
 from brain_search.ingest.models import IngestJob
 from brain_search.ingest.signing import job_kwargs, signing_keys
 
+if TYPE_CHECKING:
+    from workers.runtime import WorkerRuntime
+
 log = logging.getLogger(__name__)
 
 
 class BrainCelery(Celery):
-    """A Celery app that carries the Settings it was built from."""
+    """A Celery app that carries the Settings it was built from and, once a process runs its
+    tasks, that process's ``WorkerRuntime`` (model, clients), built from those settings."""
 
     settings: Settings
+    _runtime: WorkerRuntime | None
+    _runtime_lock: threading.Lock
+
+    def runtime(self) -> WorkerRuntime:
+        """This process's runtime for this app's settings: built on first use (in a prefork
+        child, never in the parent), then the same one."""
+        with self._runtime_lock:
+            if self._runtime is None:
+                from workers.runtime import build_runtime
+
+                self._runtime = build_runtime(self.settings)
+            return self._runtime
 
 
 def send_job(app: BrainCelery, job: IngestJob) -> None:
@@ -48,6 +65,7 @@ def make_celery(settings: Settings) -> BrainCelery:
         )
     app = BrainCelery("brain-search", set_as_current=False)
     app.settings = settings
+    app._runtime, app._runtime_lock = None, threading.Lock()
     app.conf.update(celery_config(settings))
     register_tasks(app)
     from workers.probes import Heartbeat
@@ -56,9 +74,7 @@ def make_celery(settings: Settings) -> BrainCelery:
 
     def _warm_up(**_: Any) -> None:
         # prefork children load the model before their first task, not while holding one
-        from workers.runtime import get_runtime
-
-        get_runtime(settings).start_reconciler(lambda job: send_job(app, job))
+        app.runtime().start_reconciler(lambda job: send_job(app, job))
 
     worker_process_init.connect(_warm_up, weak=False, dispatch_uid="brain-search-warm-up")
     return app

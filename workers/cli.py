@@ -38,10 +38,9 @@ def worker(
     logging.getLogger("opensearch").setLevel(logging.WARNING)  # one line per request otherwise
     if pool != "prefork":
         from workers.app import send_job
-        from workers.runtime import get_runtime
 
         # the model loads before the first task, in the process that runs tasks
-        get_runtime(settings).start_reconciler(lambda job: send_job(app, job))
+        app.runtime().start_reconciler(lambda job: send_job(app, job))
     name = hostname or f"ingest-{os.getpid()}@{socket.gethostname()}"
     app.worker_main(
         [

@@ -100,27 +100,21 @@ class WorkerRuntime:
                 log.warning("reconcile pass failed: %s", exc)
 
 
-_runtime: WorkerRuntime | None = None
-_runtime_lock = threading.Lock()
-
-
-def get_runtime(settings: Settings) -> WorkerRuntime:
-    global _runtime
-    with _runtime_lock:
-        if _runtime is None:
-            client = make_client(settings)
-            embedder = make_worker_embedder(settings)
-            if embedder.dimension != settings.embedding_dimension:
-                raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
-            pipeline = IngestPipeline(client, embedder, settings)
-            if not settings.redis_url:
-                raise RuntimeError("workers need BRAIN_REDIS_URL")
-            _runtime = WorkerRuntime(
-                settings,
-                client,
-                pipeline,
-                DeadLetterStore(client, settings),
-                TaskRecords(client, settings),
-                Spool(settings.redis_url, settings.index_prefix),
-            )
-        return _runtime
+def build_runtime(settings: Settings) -> WorkerRuntime:
+    """What a worker process holds, built from ``settings`` (``BrainCelery.runtime`` builds it
+    once per app, in the process that runs tasks)."""
+    client = make_client(settings)
+    embedder = make_worker_embedder(settings)
+    if embedder.dimension != settings.embedding_dimension:
+        raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
+    pipeline = IngestPipeline(client, embedder, settings)
+    if not settings.redis_url:
+        raise RuntimeError("workers need BRAIN_REDIS_URL")
+    return WorkerRuntime(
+        settings,
+        client,
+        pipeline,
+        DeadLetterStore(client, settings),
+        TaskRecords(client, settings),
+        Spool(settings.redis_url, settings.index_prefix),
+    )

@@ -139,10 +139,9 @@ def _refuse_forged(runtime: WorkerRuntime, payload: dict[str, Any]) -> dict[str,
     return {"failed": True, "error": "forged_job"}
 
 
-def run_ingest_task(task: Task, settings: Settings, payload: dict[str, Any], sig: str | None = None) -> dict[str, Any]:
-    from workers.runtime import get_runtime
-
-    runtime = get_runtime(settings)
+def run_ingest_task(
+    task: Task, runtime: WorkerRuntime, settings: Settings, payload: dict[str, Any], sig: str | None = None
+) -> dict[str, Any]:
     keys = signing_keys(settings)
     if not verified(payload, sig, keys):
         return _refuse_forged(runtime, payload)
@@ -179,4 +178,4 @@ def run_ingest_task(task: Task, settings: Settings, payload: dict[str, Any], sig
 def register_tasks(app: BrainCelery) -> None:
     @app.task(bind=True, name=INGEST_TASK, acks_late=True, reject_on_worker_lost=True, max_retries=None)
     def ingest_batch(self: Task, job: dict[str, Any], sig: str | None = None) -> dict[str, Any]:
-        return run_ingest_task(self, app.settings, job, sig)
+        return run_ingest_task(self, app.runtime(), app.settings, job, sig)

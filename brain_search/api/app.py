@@ -43,7 +43,6 @@ ROUTERS: tuple[APIRouter, ...] = (
     versions.router,  # before memories: `/memories/{id}/history` ahead of `/memories/{id:path}`
     memories.router,
     nodes.router,
-    page.router,
 )
 
 
@@ -158,6 +157,7 @@ def create_app(settings: Settings | None = None, state: AppState | None = None) 
     app.add_middleware(HttpMetrics)  # outermost: refusals by the limits are timed too
     for router in ROUTERS:
         app.include_router(router)
+    app.include_router(page.make_router())  # last: its files are listed when the app is built
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics(request: Request) -> Response:

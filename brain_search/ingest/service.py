@@ -219,31 +219,26 @@ def purge_expired(memories: MemoryStore, dead_letters: DeadLetterStore, settings
         memories.purge_tombstones(settings.tombstone_ttl_s)
 
 
-_batch_embedders: dict[tuple[str, ...], Embedder] = {}
-_batch_lock = threading.Lock()
-
-
 class BatchEmbedder:
     """The model for ingestion in embedded mode: fp32 (the API's query embedder may be int8), on
     ``ingest_inprocess_embed_threads`` onnxruntime threads. One by default: the API's recalls
     already keep the cores busy, and a pool of one spinning thread per core beside them cost a
     single-memory write ~76 ms of CPU instead of ~15 (lab/reports/performance.md). Loaded on the first
-    task, once per process, without torch (``make_document_embedder``)."""
+    task, once per service, without torch (``make_document_embedder``)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.name = settings.embedding_model
         self.dimension = settings.embedding_dimension
+        self._model: Embedder | None = None
+        self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        s = self.settings
-        threads = s.ingest_inprocess_embed_threads
-        key = (str(s.models_dir), s.embedding_backend, str(s.embedding_batch_size), s.embedding_model, str(threads))
-        with _batch_lock:
-            if key not in _batch_embedders:
-                _batch_embedders[key] = make_document_embedder(s, threads)
-            embedder = _batch_embedders[key]
-        return embedder.encode(texts)
+        with self._lock:
+            if self._model is None:
+                self._model = make_document_embedder(self.settings, self.settings.ingest_inprocess_embed_threads)
+            model = self._model
+        return model.encode(texts)
 
 
 def make_ingest_service(settings: Settings, client: OpenSearch, query_embedder: Embedder) -> IngestService:

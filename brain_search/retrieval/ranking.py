@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import lru_cache
 
+from brain_search.retrieval.zscale import spec_z
+
 _NON_ALNUM = re.compile(r"[^\w]+", re.UNICODE)
 
 # Words that carry no topic; they do not count as query terms for coverage.
@@ -79,14 +81,6 @@ def lexical_precision(phrase_match: bool, coverage: float, bm25_norm: float) -> 
 def embedding_similarity(cosine: float) -> float:
     """Cosine similarity clamped to [0, 1]."""
     return min(max(cosine, 0.0), 1.0)
-
-
-def z_position(lexical: float, semantic: float) -> float:
-    """semantic / (lexical + semantic); 0.5 when both are 0 (spec 3.1)."""
-    total = lexical + semantic
-    if total <= 0.0:
-        return 0.5
-    return semantic / total
 
 
 def spec_z_relevance(lexical: float, semantic: float, z: float, target_z: float, tolerance: float) -> float:
@@ -258,7 +252,7 @@ def z_relevance(
     if z_positions is not None:
         zs = list(z_positions)
     else:
-        zs = [z_position(lx, sm) for lx, sm in zip(lexical, semantic, strict=True)]
+        zs = [spec_z(lx, sm) for lx, sm in zip(lexical, semantic, strict=True)]
     if params.mode is RankingMode.spec:
         return [
             spec_z_relevance(lx, sm, z, target_z, tolerance) for lx, sm, z in zip(lexical, semantic, zs, strict=True)

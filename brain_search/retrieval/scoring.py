@@ -18,7 +18,8 @@ from brain_search.retrieval.ranking import (
     padded_text,
     z_relevance,
 )
-from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of, spec_z
+from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of
+from brain_search.retrieval.zscale import spec_z
 
 
 def check_scores(candidates: Mapping[str, Candidate]) -> None:

@@ -5,19 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from brain_search.models import MatchKind
+from brain_search.retrieval.zscale import VIEW_NAMES as TIER_NAMES
+from brain_search.retrieval.zscale import view_of as tier_of
 
-TIER_NAMES = ("exact_matches", "precise_matches", "semantic_matches", "conceptual_matches")
-
-
-def tier_of(z: float) -> str:
-    """Spec 3.4: exact Z<0.3, precise 0.3≤Z<0.5, semantic 0.5≤Z<0.7, conceptual Z≥0.7."""
-    if z < 0.3:
-        return "exact_matches"
-    if z < 0.5:
-        return "precise_matches"
-    if z < 0.7:
-        return "semantic_matches"
-    return "conceptual_matches"
+__all__ = ["TIER_NAMES", "select", "tier_of"]
 
 
 def select(

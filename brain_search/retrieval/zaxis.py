@@ -33,9 +33,9 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from brain_search.models import MatchKind, ZFormula
-from brain_search.retrieval.ranking import STOPWORDS, normalize_text, padded_text
+from brain_search.retrieval.ranking import normalize_text, padded_text
 
-__all__ = ["Match", "MatchKind", "QueryTerms", "ZCalibration", "ZFormula", "match", "query_terms_of", "spec_z"]
+__all__ = ["Match", "MatchKind", "QueryTerms", "ZCalibration", "ZFormula", "match", "query_terms_of"]
 
 
 EXACT_KINDS = frozenset({MatchKind.phrase, MatchKind.words})
@@ -273,16 +273,3 @@ def match(
         z = 0.30 + 0.19 * (1 - shared) / max(1 - cal.precise_share, 1e-6)
         return Match(MatchKind.terms, round(z, 4), strength, shared, sigma)
     return Match(MatchKind.meaning, round(cal.meaning_z(strength), 4), strength, shared, sigma)
-
-
-def spec_z(lexical: float, semantic: float) -> float:
-    """The spec's literal Z (3.1): semantic / (lexical + semantic); 0.5 when both are 0."""
-    total = lexical + semantic
-    return 0.5 if total <= 0.0 else semantic / total
-
-
-def content_terms(text: str) -> list[str]:
-    """Normalised words of ``text`` without stopwords (all of them if only stopwords)."""
-    words = normalize_text(text).split()
-    kept = [w for w in words if w not in STOPWORDS]
-    return list(dict.fromkeys(kept or words))

@@ -15,90 +15,22 @@ A deployment (or a test run, or an evaluation dataset) owns ``<prefix>-*``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from opensearchpy import OpenSearch
 
+from brain_search.index_names import IndexNames as IndexNames  # re-exported: the names and their installer
 from brain_search.store import mappings
 from brain_search.store.small_index import ensure_small_index
+from brain_search.store.templates import install_memories_index
 
 if TYPE_CHECKING:
     from brain_search.config import Settings
 
 
-@dataclass(frozen=True)
-class IndexNames:
-    prefix: str
-
-    @classmethod
-    def of(cls, settings: Settings) -> IndexNames:
-        return cls(settings.index_prefix)
-
-    @property
-    def memories_alias(self) -> str:
-        return f"{self.prefix}-memories"
-
-    @property
-    def memories_index(self) -> str:
-        """The concrete index behind the alias (a new model gets a new version and an alias swap)."""
-        return f"{self.prefix}-memories-v1"
-
-    @property
-    def memories_template(self) -> str:
-        return f"{self.prefix}-memories"
-
-    @property
-    def memories_pattern(self) -> str:
-        return f"{self.prefix}-memories-*"
-
-    @property
-    def tenants(self) -> str:
-        return f"{self.prefix}-tenants"
-
-    @property
-    def keys(self) -> str:
-        return f"{self.prefix}-keys"
-
-    @property
-    def nodes(self) -> str:
-        return f"{self.prefix}-nodes"
-
-    @property
-    def node_tasks(self) -> str:
-        return f"{self.prefix}-node-tasks"
-
-    @property
-    def ingest_tasks(self) -> str:
-        return f"{self.prefix}-ingest-tasks"
-
-    @property
-    def dead_letters(self) -> str:
-        return f"{self.prefix}-dead-letters"
-
-    @property
-    def memory_history(self) -> str:
-        return f"{self.prefix}-memory-history"
-
-    @property
-    def audit(self) -> str:
-        return f"{self.prefix}-audit"
-
-    @property
-    def feedback(self) -> str:
-        return f"{self.prefix}-feedback"
-
-    @property
-    def everything(self) -> str:
-        """The pattern of every index and template of this prefix."""
-        return f"{self.prefix}-*"
-
-
 def install_all(client: OpenSearch, settings: Settings, dimension: int | None = None) -> str:
     """Install every index of ``settings``' prefix (idempotent): the memories template, index and
     alias, and each small index. Returns the concrete memories index the alias points to."""
-    from brain_search.store.templates import install_memories_index
-
     index = install_memories_index(client, settings, dimension or settings.embedding_dimension)
     for name, mapping, index_settings in small_indices(IndexNames.of(settings)):
         ensure_small_index(client, name, mapping, **index_settings)

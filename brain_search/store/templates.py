@@ -16,7 +16,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.store.indices import IndexNames
+from brain_search.index_names import IndexNames
 from brain_search.store.views import fill_views
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,8 @@ import pytest
 from brain_search.errors import InvalidInput
 from brain_search.models import Focus, Intent
 from brain_search.retrieval.intent import analyze, extract_phrases, intent_for_z, is_bare_code, is_statement
-from brain_search.retrieval.presets import FOCUS_PRESETS, apply_overrides
+from brain_search.retrieval.presets import apply_overrides
+from brain_search.retrieval.zscale import FOCUS_PRESETS
 
 # Spec section 2: the Z-range table.
 SPEC_Z_TABLE = [
@@ -131,7 +132,7 @@ def test_z_value_overrides_focus() -> None:
     out, source = apply_overrides(qi, Focus.exact, 0.42)
     assert (out.target_z, out.z_tolerance, out.confidence, source) == (0.42, 0.15, 1.0, "z_value")
     out, source = apply_overrides(qi, Focus.exact, None)
-    assert (out.target_z, out.detected_intent, source) == (FOCUS_PRESETS[Focus.exact][0], Intent.exact, "focus")
+    assert (out.target_z, out.detected_intent, source) == (FOCUS_PRESETS[Focus.exact].target, Intent.exact, "focus")
     out, source = apply_overrides(qi, Focus.auto, None)
     assert out is qi and source == "auto"
 

@@ -9,10 +9,10 @@ from brain_search.retrieval.ranking import (
     node_lifted,
     query_terms,
     spec_z_relevance,
-    z_position,
     z_relevance,
 )
 from brain_search.retrieval.tiers import tier_of
+from brain_search.retrieval.zscale import spec_z
 
 
 def test_lexical_precision_anchors() -> None:
@@ -46,9 +46,9 @@ def test_query_terms_drop_stopwords() -> None:
 
 def test_similarity_and_z() -> None:
     assert embedding_similarity(-0.2) == 0.0 and embedding_similarity(1.3) == 1.0
-    assert z_position(0.0, 0.0) == 0.5
-    assert z_position(1.0, 0.0) == 0.0 and z_position(0.0, 0.7) == 1.0
-    assert z_position(0.85, 0.72) == pytest.approx(0.72 / 1.57)
+    assert spec_z(0.0, 0.0) == 0.5
+    assert spec_z(1.0, 0.0) == 0.0 and spec_z(0.0, 0.7) == 1.0
+    assert spec_z(0.85, 0.72) == pytest.approx(0.72 / 1.57)
 
 
 def test_spec_relevance_literal() -> None:

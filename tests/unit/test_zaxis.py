@@ -11,8 +11,8 @@ from brain_search.retrieval.zaxis import (
     literal_span,
     match,
     query_terms_of,
-    spec_z,
 )
+from brain_search.retrieval.zscale import spec_z
 
 CAL = ZCalibration(cos_unrelated=0.1, cos_strong=0.6, floor=0.3)
 

@@ -22,8 +22,8 @@ from brain_search.retrieval.intent.detect import (
     quotes_as_emphasis,
     z_tolerance_for,
 )
-from brain_search.retrieval.intent.lexicon import TIER_BOUNDS, TIER_TARGETS
 from brain_search.retrieval.intent.types import Cue, IntentDetector, QueryIntent
+from brain_search.retrieval.zscale import TIER_BOUNDS, TIER_TARGETS
 
 __all__ = [
     "CUES",

@@ -41,11 +41,11 @@ from brain_search.retrieval.intent.lexicon import (
     REQUEST_TAIL,
     REQUEST_VERBS,
     STATEMENT_OPENERS,
-    TIER_BOUNDS,
     TRACKING,
     WORD,
 )
 from brain_search.retrieval.intent.types import QueryIntent
+from brain_search.retrieval.zscale import intent_tier
 
 
 def z_tolerance_for(confidence: float) -> float:
@@ -54,10 +54,8 @@ def z_tolerance_for(confidence: float) -> float:
 
 
 def intent_for_z(z: float) -> Intent:
-    for bound, intent in TIER_BOUNDS:
-        if z < bound:
-            return intent
-    return Intent.broad
+    """The tier a Z falls in (``zscale.intent_tier``)."""
+    return intent_tier(z)
 
 
 def named_entities(text: str) -> list[str]:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 
-from brain_search.models import Intent
-
 QUOTED = re.compile(
     r'"([^"]{1,300})"|“([^”]{1,300})”|‘([^’]{1,300})’|(?<![\w\'’])\'(?=\S)([^\n]{1,300}?)(?<=\S)\'(?![\w\'’])'
 )
@@ -94,23 +92,6 @@ ABSTRACT_NOUNS = frozenset(
     ]
 )
 SPECIFIC_STARTERS = frozenset({"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"})
-
-# Tiers on the Z axis (spec section 2): lower bound inclusive.
-TIER_BOUNDS: tuple[tuple[float, Intent], ...] = (
-    (0.2, Intent.exact),
-    (0.4, Intent.precise),
-    (0.6, Intent.balanced),
-    (0.8, Intent.conceptual),
-    (1.01, Intent.broad),
-)
-TIER_TARGETS: dict[Intent, float] = {
-    Intent.exact: 0.1,
-    Intent.precise: 0.3,
-    Intent.balanced: 0.5,
-    Intent.conceptual: 0.7,
-    Intent.broad: 0.9,
-}
-
 
 STATEMENT_OPENERS = frozenset(
     """find show get give list look search pull tell remind recall what what's whats which who whom whose when

@@ -32,7 +32,6 @@ import numpy as np
 from brain_search.models import MAX_QUERY_CHARS, Intent
 from brain_search.retrieval.intent import (
     CUES,
-    TIER_TARGETS,
     IntentDetector,
     QueryIntent,
     RegexIntentDetector,
@@ -40,6 +39,7 @@ from brain_search.retrieval.intent import (
     intent_for_z,
     z_tolerance_for,
 )
+from brain_search.retrieval.zscale import TIER_TARGETS
 
 TIERS: tuple[Intent, ...] = tuple(Intent)  # exact < precise < balanced < conceptual < broad
 DEFAULT_MODEL_PATH = Path(__file__).resolve().parents[2] / "data" / "intent_model.json"
