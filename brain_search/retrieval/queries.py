@@ -98,14 +98,6 @@ def knn_query(
     return {"knn": {"embedding": body}}
 
 
-def bm25_match(text: str, filters: list[dict[str, Any]], field: str = "content") -> dict[str, Any]:
-    return {"bool": {"must": [{"match": {field: {"query": text}}}], "filter": filters}}
-
-
-def bm25_phrase(phrase: str, filters: list[dict[str, Any]], field: str = "content") -> dict[str, Any]:
-    return {"bool": {"must": [{"match_phrase": {field: {"query": phrase}}}], "filter": filters}}
-
-
 LEXICAL_FIELD = "content.en"
 PHRASE_FIELD = "content"
 PHRASE_BOOST = 3.0

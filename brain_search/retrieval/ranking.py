@@ -138,8 +138,8 @@ class RankingParams:
       so a memory holding the quote ranks above every memory that does not (spec: exact match);
       every relevance is then divided by ``1 + phrase_bonus``, so it stays within [0, 1].
 
-    The defaults are learned on the dev split only (LoCoMo conversations 0–6 + SciFact train
-    qrels) by ``brain-search eval --fit`` (``lab/brain_lab/eval/fit.py``).
+    The defaults are learned on the dev splits only by ``brain-search eval --fit``
+    (``lab/brain_lab/eval/fit.py``).
     """
 
     # Learned on the dev split only, over three datasets at once (LoCoMo conversations 0–6,
@@ -170,10 +170,8 @@ class RankingParams:
     # Node evidence (the X axis): a memory's relevance is blended with the best relevance among the
     # candidates of its knowledge-graph node, (own + node_lift × node's best) / (1 + node_lift).
     # A conversation's turns sit in the node of their session, and the evidence for a question
-    # often sits beside the turn that matches it best. On dev with the tenant's BM25, λ 0 / 0.5 /
-    # 1.0 gave LoCoMo R@10 0.665 / 0.711 / 0.719 and RealMem R@10 0.272 / 0.302 / 0.306 (the
-    # session of an earlier project conversation lifts its turns). One node for everything
-    # (SciFact) or none is the same order.
+    # often sits beside the turn that matches it best (measured: lab/README.md, "Ranking that
+    # generalises", item 5). One node for everything (SciFact) or none is the same order.
     node_lift: float = 1.0
     far_factor: float | None = None
     """the Z-alignment factor at distance 1, linear from ``outside_factor`` at the tolerance;

@@ -28,6 +28,7 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
+from brain_lab.eval.baselines import bm25_match
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
 from opensearchpy.exceptions import ConnectionTimeout, TransportError
@@ -36,7 +37,7 @@ from brain_search.config import Settings, load_settings
 from brain_search.errors import StoreUnavailable
 from brain_search.models import MemoryResult, RecallRequest
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.queries import bm25_match, knn_query, scope_filter
+from brain_search.retrieval.queries import knn_query, scope_filter
 from brain_search.store.client import make_client
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.indices import install_all

@@ -19,7 +19,18 @@ from opensearchpy import OpenSearch
 from brain_lab.eval.fusion import Hit, min_max_fuse, rrf_fuse
 from brain_search.config import Settings
 from brain_search.embedding import Embedder
-from brain_search.retrieval.queries import bm25_match, knn_query, scope_filter
+from brain_search.retrieval.queries import knn_query, scope_filter
+
+
+def bm25_match(text: str, filters: list[dict[str, Any]], field: str = "content") -> dict[str, Any]:
+    """The bare BM25 query a user would write (the engine's own statistics): the baseline."""
+    return {"bool": {"must": [{"match": {field: {"query": text}}}], "filter": filters}}
+
+
+def bm25_phrase(phrase: str, filters: list[dict[str, Any]], field: str = "content") -> dict[str, Any]:
+    """The bare phrase query."""
+    return {"bool": {"must": [{"match_phrase": {field: {"query": phrase}}}], "filter": filters}}
+
 
 BM25_FIELDS = ("content", "content.en")
 DEFAULT_DEPTH = 100
