@@ -85,17 +85,7 @@ def event_scope(
     m = mention(blank_out(query, phrases))  # quoted phrases are words to find, not time
     if m is None:
         return None
-    body = {
-        "size": MAX_STATEMENTS,
-        "_source": ["content", "timestamp"],
-        "query": {
-            "bool": {
-                "must": [{"match_phrase": {queries.PHRASE_FIELD: m.event}}],
-                "filter": [{"term": {"tenant_id": tenant_id}}, {"exists": {"field": "timestamp"}}],
-            }
-        },
-        "sort": [{"timestamp": "desc"}],
-    }
+    body = queries.event_statements(tenant_id, m.event, MAX_STATEMENTS)
     r = client.search(index=alias, body=body, params={"routing": tenant_id})
     span = stated_time(r["hits"]["hits"], m.event)
     if span is None:

@@ -325,3 +325,35 @@ def conversation_turns(
         "sort": [{"_score": "desc"}, {"memory_id": "asc"}],
         "query": {"bool": query},
     }
+
+
+def counts_body(tenant_id: str, words: Sequence[str]) -> dict[str, Any]:
+    """One search for the tenant's memory count (its total hits), each word's document frequency
+    (a bucket of one ``filters`` aggregation, keyed by the word's position) and the sum of its
+    memories' lengths (``LENGTH_FIELD``): the tenant's BM25 statistics (``tenant_stats``)."""
+    match = {str(i): term_match(w) for i, w in enumerate(words)}
+    aggs: dict[str, Any] = {"len": {"stats": {"field": LENGTH_FIELD}}}
+    if match:
+        aggs["df"] = {"filters": {"filters": match}}
+    return {
+        "size": 0,
+        "track_total_hits": True,
+        "query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}]}},
+        "aggs": aggs,
+    }
+
+
+def event_statements(tenant_id: str, event: str, size: int) -> dict[str, Any]:
+    """The tenant's dated memories that name ``event``, newest first: what "before/since the
+    <event>" is read against (``events.event_scope``)."""
+    return {
+        "size": size,
+        "_source": ["content", "timestamp"],
+        "query": {
+            "bool": {
+                "must": [{"match_phrase": {PHRASE_FIELD: event}}],
+                "filter": [{"term": {"tenant_id": tenant_id}}, {"exists": {"field": "timestamp"}}],
+            }
+        },
+        "sort": [{"timestamp": "desc"}],
+    }

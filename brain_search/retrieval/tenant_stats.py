@@ -9,7 +9,7 @@ clause (``queries.tenant_bm25_clause``) that the engine scores as
 with ``tf`` read from ``content.tf`` (English tokens, a similarity that scores a memory by the
 term's frequency in it), ``dl`` from ``content.len`` (its number of English tokens) and ``idf`` and
 ``avgdl`` computed here from *the tenant's* memories: its number of memories N, the term's document
-frequency df and the sum of lengths, all from one search of counts (``counts_body``). That is
+frequency df and the sum of lengths, all from one search of counts (``queries.counts_body``). That is
 Lucene's BM25 with the tenant as the collection: term frequency saturates, long memories are
 normalised, and nothing another tenant stores enters a score. The engine computes it for every
 memory it considers, so it also picks the lexical top k. A quoted phrase is a constant clause worth
@@ -92,24 +92,8 @@ def words_to_weigh(terms: Sequence[str], phrases: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def counts_body(tenant_id: str, words: Sequence[str]) -> dict[str, Any]:
-    """One search for the tenant's memory count (its total hits), each word's document frequency
-    (a bucket of one ``filters`` aggregation, keyed by the word's position) and the sum of its
-    memories' lengths (``content.len``) (pure)."""
-    match = {str(i): queries.term_match(w) for i, w in enumerate(words)}
-    aggs: dict[str, Any] = {"len": {"stats": {"field": queries.LENGTH_FIELD}}}
-    if match:
-        aggs["df"] = {"filters": {"filters": match}}
-    return {
-        "size": 0,
-        "track_total_hits": True,
-        "query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}]}},
-        "aggs": aggs,
-    }
-
-
 def stats_from(answer: dict[str, Any], words: Sequence[str]) -> TenantStats:
-    """``counts_body``'s answer as ``TenantStats`` (pure); ``UNCOUNTED`` for an error item."""
+    """``queries.counts_body``'s answer as ``TenantStats`` (pure); ``UNCOUNTED`` for an error item."""
     if "error" in answer:
         return UNCOUNTED
     aggs = answer["aggregations"]
@@ -124,9 +108,11 @@ def stats_from(answer: dict[str, Any], words: Sequence[str]) -> TenantStats:
 
 
 def counts_request(tenant_id: str, words: Sequence[str]) -> str:
-    """``counts_body`` as one ``_msearch`` item (header and body lines), routed to the tenant's
+    """``queries.counts_body`` as one ``_msearch`` item (header and body lines), routed to the tenant's
     shard(s): alone, or riding in a recall's own ``_msearch`` (pure)."""
-    return (orjson.dumps({"routing": tenant_id}) + b"\n" + orjson.dumps(counts_body(tenant_id, words)) + b"\n").decode()
+    return (
+        orjson.dumps({"routing": tenant_id}) + b"\n" + orjson.dumps(queries.counts_body(tenant_id, words)) + b"\n"
+    ).decode()
 
 
 class StatsCache:

@@ -11,14 +11,13 @@ import orjson
 from brain_search.config import Settings
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.queries import BM25_B, BM25_K1, COSINE_FIELD, PHRASE_BOOST, TF_FIELD
+from brain_search.retrieval.queries import BM25_B, BM25_K1, COSINE_FIELD, PHRASE_BOOST, TF_FIELD, counts_body
 from brain_search.retrieval.tenant_stats import (
     UNCOUNTED,
     UNCOUNTED_WEIGHT,
     StatsCache,
     TenantStats,
     count_terms,
-    counts_body,
     idf,
     stats_from,
     tenant_clause,
