@@ -43,7 +43,7 @@ from brain_search.retrieval.presets import apply_overrides
 from brain_search.retrieval.ranking import RankingParams, query_terms
 from brain_search.retrieval.scoring import check_scores, rank
 from brain_search.retrieval.shards import complete
-from brain_search.retrieval.supersede import supersede
+from brain_search.retrieval.supersede import newer_versions, without_superseded
 from brain_search.retrieval.tenant_stats import (
     StatsCache,
     TenantStats,
@@ -120,6 +120,8 @@ class Retriever:
         ranking: RankingParams | None = None,
         calibration: ZCalibration | None = None,
     ) -> None:
+        # the service's composition root (api.app.build_state) passes every collaborator; the
+        # defaults built here from the settings are the same ones, for the lab and the tests
         self.client = client
         self.settings = settings
         self.encoder = encoder
@@ -161,8 +163,9 @@ class Retriever:
             ranking = self.ranking if plan.source == "auto" else self.ranking.for_explicit_z()
         t_search0 = time.perf_counter()
         candidates, missing, superseders, plan = self._search(tenant_id, plan, req.allow_partial)
-        drop = not req.include_superseded
-        supersede(self.client, self.alias, tenant_id, candidates, drop, superseders)
+        ids = [c.source.get("memory_id", "") for c in candidates.values()]
+        newer = newer_versions(self.client, self.alias, tenant_id, ids, superseders)
+        candidates = without_superseded(candidates, newer, drop=not req.include_superseded)
         t_search = time.perf_counter()
 
         check_scores(candidates)
@@ -294,7 +297,7 @@ class Retriever:
                 lexical,
             )
         )
-        # last: supersede() reads it, so hiding superseded memories costs no round trip of its own
+        # last: newer_versions() reads it, so hiding superseded memories costs no round trip of its own
         bodies.append(queries.superseders(tenant_id, queries.SUPERSEDERS_SHOWN))
         return replace(plan, bodies=bodies)
 

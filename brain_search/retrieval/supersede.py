@@ -10,11 +10,14 @@ hidden once it lands.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from opensearchpy import OpenSearch
 
 from brain_search.retrieval import queries
+from brain_search.retrieval.candidates import Candidate
 
 
 def complete_answer(answer: dict[str, Any] | None) -> list[dict[str, Any]] | None:
@@ -34,32 +37,43 @@ def superseded_by(hit: dict[str, Any]) -> tuple[str, list[str]]:
     return fields["memory_id"][0], list(fields.get("supersedes") or [])
 
 
-def supersede(
+def newer_versions(
     client: OpenSearch,
     alias: str,
     tenant_id: str,
-    candidates: dict[str, Any],
-    drop: bool,
+    memory_ids: Sequence[str],
     answer: dict[str, Any] | None = None,
-) -> None:
-    """Drop (``drop``) or mark, in place, the candidates (doc id → ``Candidate``) a live memory
-    supersedes. ``answer``: the recall's own ``queries.superseders`` sub-search; when it holds all
-    of the tenant's superseding memories (almost always) no further round trip is made."""
-    by_id = {c.source.get("memory_id"): doc_id for doc_id, c in candidates.items()}
-    ids = [m for m in by_id if m]
+) -> dict[str, str]:
+    """Which of ``memory_ids`` a live memory supersedes: old id → the newer one's id. ``answer``:
+    the recall's own ``queries.superseders`` sub-search; when it holds all of the tenant's
+    superseding memories (almost always) no further round trip is made."""
+    ids = [m for m in memory_ids if m]
     if not ids:
-        return
+        return {}
     hits = complete_answer(answer)
     if hits is None:
         body = queries.superseding(tenant_id, ids)
         hits = client.search(index=alias, body=body, params={"routing": tenant_id})["hits"]["hits"]
+    wanted = set(ids)
+    out: dict[str, str] = {}
     for hit in hits:
         newer, olds = superseded_by(hit)
         for old in olds:
-            doc_id = by_id.get(old)
-            if doc_id is None or old == newer:
-                continue
-            if drop:
-                candidates.pop(doc_id, None)
-            else:
-                candidates[doc_id].source["superseded_by"] = newer
+            if old in wanted and old != newer:
+                out[old] = newer
+    return out
+
+
+def without_superseded(
+    candidates: Mapping[str, Candidate], newer: Mapping[str, str], drop: bool
+) -> dict[str, Candidate]:
+    """The candidates (doc id → ``Candidate``) less those ``newer`` names (``drop``),
+    or with ``superseded_by`` in a copy of their source; the given ones are left as they are (pure)."""
+    out: dict[str, Candidate] = {}
+    for doc_id, c in candidates.items():
+        by = newer.get(str(c.source.get("memory_id", "")))
+        if by is None:
+            out[doc_id] = c
+        elif not drop:
+            out[doc_id] = replace(c, source={**c.source, "superseded_by": by})
+    return out

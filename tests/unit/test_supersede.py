@@ -5,13 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from brain_search.retrieval.candidates import Candidate
 from brain_search.retrieval.queries import superseders
-from brain_search.retrieval.supersede import complete_answer, supersede
+from brain_search.retrieval.supersede import complete_answer, newer_versions, without_superseded
 
 
-@dataclass
-class Cand:
-    source: dict[str, Any]
+def supersede(
+    client: Any, alias: str, tenant: str, found: dict[str, Candidate], drop: bool, answer: Any
+) -> dict[str, Candidate]:
+    ids = [c.source["memory_id"] for c in found.values()]
+    return without_superseded(found, newer_versions(client, alias, tenant, ids, answer), drop)
 
 
 @dataclass
@@ -32,8 +35,8 @@ def hit(memory_id: str, supersedes: list[str]) -> dict[str, Any]:
     return {"fields": {"memory_id": [memory_id], "supersedes": sorted(supersedes)}}  # doc values
 
 
-def cands() -> dict[str, Cand]:
-    return {"d1": Cand({"memory_id": "m1"}), "d2": Cand({"memory_id": "m2"}), "d3": Cand({"memory_id": "m3"})}
+def cands() -> dict[str, Candidate]:
+    return {f"d{i}": Candidate(f"d{i}", {"memory_id": f"m{i}"}) for i in (1, 2, 3)}
 
 
 def test_the_sub_search_counts_one_past_what_it_shows() -> None:
@@ -44,12 +47,14 @@ def test_the_sub_search_counts_one_past_what_it_shows() -> None:
 
 def test_a_complete_answer_needs_no_round_trip() -> None:
     client = FakeClient()
-    found = cands()
-    supersede(client, "a", "t1", found, drop=True, answer=answer([hit("m3", ["m1", "m9"])], 1))  # type: ignore[arg-type]
+    given = cands()
+    found = supersede(client, "a", "t1", given, drop=True, answer=answer([hit("m3", ["m1", "m9"])], 1))
     assert sorted(found) == ["d2", "d3"] and client.calls == 0
-    marked = cands()
-    supersede(client, "a", "t1", marked, drop=False, answer=answer([hit("m3", ["m1"])], 1))  # type: ignore[arg-type]
+    assert sorted(given) == ["d1", "d2", "d3"]  # the given candidates are left as they are
+    before = cands()
+    marked = supersede(client, "a", "t1", before, drop=False, answer=answer([hit("m3", ["m1"])], 1))
     assert marked["d1"].source["superseded_by"] == "m3" and client.calls == 0
+    assert "superseded_by" not in before["d1"].source
 
 
 def test_a_cut_answer_falls_back_to_the_search_over_the_candidates() -> None:
@@ -57,14 +62,12 @@ def test_a_cut_answer_falls_back_to_the_search_over_the_candidates() -> None:
     assert complete_answer(answer([hit("m3", ["m1"])], 1, "gte")) is None
     assert complete_answer(None) is None
     client = FakeClient(hits=[hit("m2", ["m1"])])
-    found = cands()
-    supersede(client, "a", "t1", found, drop=True, answer=answer([hit("m3", ["m1"])], 201, "gte"))  # type: ignore[arg-type]
+    found = supersede(client, "a", "t1", cands(), drop=True, answer=answer([hit("m3", ["m1"])], 201, "gte"))
     assert client.calls == 1 and sorted(found) == ["d2", "d3"]
-    supersede(client, "a", "t1", cands(), drop=True, answer=None)  # type: ignore[arg-type]
+    supersede(client, "a", "t1", cands(), drop=True, answer=None)
     assert client.calls == 2
 
 
 def test_a_memory_never_supersedes_itself() -> None:
-    found = cands()
-    supersede(FakeClient(), "a", "t1", found, drop=True, answer=answer([hit("m1", ["m1"])], 1))  # type: ignore[arg-type]
+    found = supersede(FakeClient(), "a", "t1", cands(), drop=True, answer=answer([hit("m1", ["m1"])], 1))
     assert sorted(found) == ["d1", "d2", "d3"]
