@@ -22,6 +22,7 @@ from brain_search.retrieval.conversations import (
 )
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import complete_answer, superseded_by
+from brain_search.retrieval.views import fill_sources
 
 if TYPE_CHECKING:
     from brain_search.retrieval.pipeline import SearchPlan
@@ -37,6 +38,7 @@ def superseded_ids(answer: dict[str, Any] | None) -> list[str]:
 def recall_conversations(
     client: OpenSearch,
     alias: str,
+    tenant_id: str,
     payload: Callable[[list[dict[str, Any]]], str],
     plan: SearchPlan,
     ranked: Ranked,
@@ -54,12 +56,15 @@ def recall_conversations(
     n, sources = min(req.limit, MAX_CONVERSATIONS), [c.source for c in ranked.cands]
     found = [] if nothing else group_conversations(sources, ranked.relevance, ranked.order, n)
     hidden = [] if req.include_superseded else superseded_ids(superseders)
-    return conversation_contexts(client, alias, payload, plan.filters, found, context, hidden, req.allow_partial)
+    return conversation_contexts(
+        client, alias, tenant_id, payload, plan.filters, found, context, hidden, req.allow_partial
+    )
 
 
 def conversation_contexts(
     client: OpenSearch,
     alias: str,
+    tenant_id: str,
     payload: Callable[[list[dict[str, Any]]], str],
     filters: list[dict[str, Any]],
     groups: list[ConversationGroup],
@@ -76,9 +81,10 @@ def conversation_contexts(
         around = g.source.get("timestamp")
         bodies.append(queries.conversation_turns(filters, g.key[0], g.key[1], around, TURNS_POOL, hidden))
     resp = client.msearch(body=payload(bodies), index=alias)
+    answers = [complete(answer, allow_partial)[0]["hits"] for answer in resp["responses"]]
+    fill_sources(client, alias, tenant_id, [hits["hits"] for hits in answers])
     out = []
-    for g, answer in zip(groups, resp["responses"], strict=True):
-        hits = complete(answer, allow_partial)[0]["hits"]
+    for g, hits in zip(groups, answers, strict=True):
         best = g.source
         best_id = str(best.get("memory_id", ""))
         matched = set(g.hits)

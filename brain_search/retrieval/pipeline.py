@@ -183,7 +183,9 @@ class Retriever:
         t_rank = time.perf_counter()
         nothing = not any(shown)
         payload = partial(self.msearch_payload, tenant_id)  # one more round trip only when asked
-        conversations = recall_conversations(self.client, self.alias, payload, plan, ranked, req, superseders, nothing)
+        conversations = recall_conversations(
+            self.client, self.alias, tenant_id, payload, plan, ranked, req, superseders, nothing
+        )
         t_context = t_rank if conversations is None else time.perf_counter()
 
         intent = plan.intent

@@ -292,10 +292,6 @@ def knn_search(
     }
 
 
-CONTEXT_FIELDS = ["memory_id", "content", "node_id", "node_path", "timestamp", "conversation_id"]
-"""what a conversation's turns bring back (no vector)"""
-
-
 def conversation_turns(
     filters: list[dict[str, Any]],
     conversation_id: str,
@@ -320,7 +316,7 @@ def conversation_turns(
         query["should"] = [{"distance_feature": {"field": "timestamp", "origin": around, "pivot": "1h"}}]
     return {
         "size": size,
-        "_source": CONTEXT_FIELDS,
+        **result_fetch(),  # the turns' views, as a recall's hits (``views.fill_sources``)
         "track_total_hits": True,
         "sort": [{"_score": "desc"}, {"memory_id": "asc"}],
         "query": {"bool": query},

@@ -219,7 +219,11 @@ def test_a_job_larger_than_the_time_limit_is_split_over_attempts(wsettings, work
     """A 20 s task limit and a job that takes longer to embed: each attempt stops starting
     batches inside its budget and the rest continues at once; every memory lands, none twice."""
     w1 = workers("w1", celery_task_time_limit_s=20, bulk_max_docs=100)
-    job = IngestJob(task_id=f"big-{uuid.uuid4().hex[:8]}", tenant_id="acme", items=_items("b", 6000))
+    # sentences long enough that embedding 6000 of them takes well over the 9 s budget of an
+    # attempt however idle the machine (short ones fitted in one attempt once the encoder got faster)
+    tail = " ".join(f"word{j} of the long note about the quarterly planning and the budget" for j in range(4))
+    items = [m.model_copy(update={"content": f"{m.content}: {tail}"}) for m in _items("b", 6000)]
+    job = IngestJob(task_id=f"big-{uuid.uuid4().hex[:8]}", tenant_id="acme", items=items)
     queue.submit(job)
     status = wait_celery_tasks(queue, "acme", [job.task_id], timeout_s=600)[job.task_id]
     assert (status.state.value, status.indexed, status.failed) == ("succeeded", 6000, 0), status
