@@ -246,8 +246,11 @@ class Timings(BaseModel):
     plan_ms: float = Field(
         0.0, description="scope, node filters, the tenant's counts when not yet known, the sub-search bodies"
     )
-    search_ms: float = 0.0
-    rank_ms: float = 0.0
+    search_ms: float = Field(
+        0.0, description="the one `_msearch` (a second when the tenant's counts changed), superseded memories"
+    )
+    rank_ms: float = Field(0.0, description="scores (lexical, semantic, Z, relevance) and the order")
+    tiers_ms: float = Field(0.0, description="the results shown and the tiered views")
     context_ms: float = Field(0.0, description="fetching the conversations' turns (0 without `conversations`)")
     total_ms: float = 0.0
 

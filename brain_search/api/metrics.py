@@ -140,7 +140,7 @@ class Metrics:
             self.registry.register(outcomes)
 
     def observe_recall(self, timings: Timings) -> None:
-        for stage in ("intent", "embed", "plan", "search", "rank", "context", "total"):
+        for stage in ("intent", "embed", "plan", "search", "rank", "tiers", "context", "total"):
             self.recall_stage.labels(stage).observe(getattr(timings, f"{stage}_ms") / 1000.0)
 
     def observe_feedback(self, rating: int | None, marks: list[bool]) -> None:

@@ -173,6 +173,7 @@ class Retriever:
         formula = req.z_formula or self.settings.z_formula
         cands = list(candidates.values())
         ranked = rank(plan.intent, plan.terms, cands, ranking, self.calibration, formula, plan.term_idf)
+        t_rank = time.perf_counter()
         # result models only for what the response shows (building one per candidate cost ~2 ms)
         results = [ranked.result(i) for i in ranked.order[: req.limit]]
         shown = [self.calibration.clears_floor(k, s) for k, s in zip(ranked.kinds, ranked.strength, strict=True)]
@@ -180,13 +181,13 @@ class Retriever:
         if req.tiered:
             picked = select(ranked.order, ranked.zs, ranked.kinds, shown, req.limit)
             tiers = Tiers(**{name: [ranked.result(i) for i in idx] for name, idx in picked.items()})
-        t_rank = time.perf_counter()
+        t_tiers = time.perf_counter()
         nothing = not any(shown)
         payload = partial(self.msearch_payload, tenant_id)  # one more round trip only when asked
         conversations = recall_conversations(
             self.client, self.alias, tenant_id, payload, plan, ranked, req, superseders, nothing
         )
-        t_context = t_rank if conversations is None else time.perf_counter()
+        t_context = t_tiers if conversations is None else time.perf_counter()
 
         intent = plan.intent
         ms = 1000.0
@@ -213,7 +214,8 @@ class Retriever:
                 plan_ms=plan.plan_ms,
                 search_ms=(t_search - t_search0) * ms,
                 rank_ms=(t_rank - t_search) * ms,
-                context_ms=(t_context - t_rank) * ms,
+                tiers_ms=(t_tiers - t_rank) * ms,
+                context_ms=(t_context - t_tiers) * ms,
                 total_ms=plan.intent_ms + plan.embed_ms + plan.plan_ms + (t_context - t_search0) * ms,
             ),
             candidates=len(candidates),

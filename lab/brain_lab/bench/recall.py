@@ -20,7 +20,7 @@ from brain_search.client import BrainClient
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 
-STAGES = ("intent_ms", "embed_ms", "plan_ms", "search_ms", "rank_ms", "total_ms")
+STAGES = ("intent_ms", "embed_ms", "plan_ms", "search_ms", "rank_ms", "tiers_ms", "total_ms")
 
 
 @dataclass
@@ -74,7 +74,7 @@ def engine_sequential(client: OpenSearch, index: str, payloads: Sequence[str]) -
 
 
 def table(rows: Sequence[StageTimes], q: str = "p50") -> list[list[str]]:
-    """Rows of ``label, intent, embed, search, rank, total, wall`` at percentile ``q``."""
+    """Rows of ``label``, each of ``STAGES`` and ``wall`` at percentile ``q``."""
     out = []
     for st in rows:
         s = st.summary()

@@ -326,7 +326,7 @@ def recall(
         keys = admin_keys(host, s.admin_key.get_secret_value(), sorted({it.tenant for it in items}))
         rows.append(rb.over_http(host, keys, items, "HTTP (server stages; wall = client)"))
         rows.append(rb.over_http(host, keys, items, "HTTP again (warm server cache)"))
-    headers = ["pass", "intent", "embed", "plan", "search", "rank", "total", "wall"]
+    headers = ["pass", "intent", "embed", "plan", "search", "rank", "tiers", "total", "wall"]
     passes: dict[str, object] = {}
     report = {"corpus": s.memories_alias, "n": len(items), "load_avg": _load_avg(), "passes": passes}
     for q in ("p50", "p95"):
