@@ -40,7 +40,7 @@ from brain_search.retrieval.events import event_scope
 from brain_search.retrieval.intent import IntentDetector, QueryIntent
 from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.presets import apply_overrides
-from brain_search.retrieval.ranking import RankingParams, query_terms
+from brain_search.retrieval.ranking import RankingParams
 from brain_search.retrieval.scoring import check_scores, rank
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import newer_versions, without_superseded
@@ -53,6 +53,7 @@ from brain_search.retrieval.tenant_stats import (
     tenant_clause,
     words_to_weigh,
 )
+from brain_search.retrieval.text import query_terms
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources

@@ -11,13 +11,8 @@ from brain_search.errors import StoreUnavailable
 from brain_search.retrieval import queries
 from brain_search.retrieval.candidates import Candidate, CandidateFeatures, Ranked
 from brain_search.retrieval.intent import QueryIntent
-from brain_search.retrieval.ranking import (
-    RankingParams,
-    embedding_similarity,
-    lexical_precision,
-    padded_text,
-    z_relevance,
-)
+from brain_search.retrieval.ranking import RankingParams, embedding_similarity, lexical_precision, z_relevance
+from brain_search.retrieval.text import padded_text
 from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of
 from brain_search.retrieval.zscale import spec_z
 

@@ -35,7 +35,7 @@ import orjson
 from opensearchpy import OpenSearch
 
 from brain_search.retrieval import queries
-from brain_search.retrieval.ranking import query_terms
+from brain_search.retrieval.text import query_terms
 
 
 def idf(docs: int, df: int) -> float:

@@ -33,7 +33,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from brain_search.models import MatchKind, ZFormula
-from brain_search.retrieval.ranking import normalize_text, padded_text
+from brain_search.retrieval.text import normalize_text, padded_text
 
 __all__ = ["Match", "MatchKind", "QueryTerms", "ZCalibration", "ZFormula", "match", "query_terms_of"]
 

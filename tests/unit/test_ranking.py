@@ -2,15 +2,14 @@ import pytest
 
 from brain_search.retrieval.ranking import (
     RankingParams,
-    contains_phrase,
     embedding_similarity,
     lexical_precision,
     minmax_over,
     node_lifted,
-    query_terms,
     spec_z_relevance,
     z_relevance,
 )
+from brain_search.retrieval.text import padded_text, query_terms
 from brain_search.retrieval.tiers import tier_of
 from brain_search.retrieval.zscale import spec_z
 
@@ -33,6 +32,10 @@ def test_lexical_precision_monotone_in_bm25_for_equal_coverage() -> None:
 
 
 def test_phrase_containment_normalises_case_space_punctuation() -> None:
+    def contains_phrase(content: str, phrase: str) -> bool:  # how scoring.features reads a phrase
+        p = padded_text(phrase)
+        return bool(p) and p in padded_text(content)
+
     assert contains_phrase("The equity split is 53% for me", "53%  FOR me")
     assert contains_phrase("He said: 'ship it, now!'", "ship it now")
     assert not contains_phrase("shipit now", "ship it")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from brain_search.models import MatchKind
-from brain_search.retrieval.ranking import query_terms
+from brain_search.retrieval.text import query_terms
 from brain_search.retrieval.zaxis import (
     ZCalibration,
     literal_span,

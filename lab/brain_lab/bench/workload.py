@@ -20,7 +20,7 @@ from typing import Any
 
 from brain_lab.bench.corpus import LOADTEST_SOURCE, Pool
 from brain_search.models import Focus
-from brain_search.retrieval.ranking import query_terms
+from brain_search.retrieval.text import query_terms
 
 KINDS = ("auto", "focus", "z_value", "tiered", "nodes", "write")
 DEFAULT_MIX = "auto=50,focus=15,z_value=10,tiered=10,nodes=10,write=5"

@@ -39,7 +39,8 @@ from brain_search.retrieval import scoring
 from brain_search.retrieval.candidates import CandidateFeatures
 from brain_search.retrieval.intent import IntentDetector, QueryIntent, RegexIntentDetector
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.ranking import RankingParams, query_terms
+from brain_search.retrieval.ranking import RankingParams
+from brain_search.retrieval.text import query_terms
 
 LIMITS = {"locomo": 10, "scifact": 100, "realmem": 10}
 DEEP = {"locomo": "R@10", "scifact": "R@100", "realmem": "R@10"}

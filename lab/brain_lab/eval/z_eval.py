@@ -25,7 +25,7 @@ from brain_lab.eval.datasets import ADVERSARIAL, EvalQuery, Memory, spoken_text
 from brain_lab.eval.exact_match import Phrase, contains_phrase, normalize, sample_phrases
 from brain_lab.eval.intent_eval import wilson_interval
 from brain_search.models import MemoryResult, RecallRequest, RecallResponse
-from brain_search.retrieval.ranking import STOPWORDS
+from brain_search.retrieval.text import STOPWORDS
 from brain_search.retrieval.tiers import TIER_NAMES
 
 Recall = Callable[[str, RecallRequest, Sequence[str]], RecallResponse]
