@@ -102,6 +102,20 @@ class SearchPlan:
         return {w: self.stats.idf(w) for w in words_to_weigh(self.terms, self.intent.phrases)}
 
 
+@dataclass(frozen=True)
+class Searched:
+    """What the search stage returns (``Retriever.search``)."""
+
+    candidates: dict[str, Candidate]
+    """doc id → candidate with its BM25, cosine and matched clauses"""
+    missing: PartialResults | None
+    """the shards that did not answer, when partial results were allowed"""
+    superseders: dict[str, Any]
+    """the recall's superseders sub-search answer"""
+    plan: SearchPlan
+    """the plan searched with (a fresh count of the tenant's words may have replaced it)"""
+
+
 def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
     """Candidates per sub-search: ``factor`` × the limit within [min, max], enough for tiers."""
     k = min(
@@ -163,7 +177,8 @@ class Retriever:
         if ranking is None:
             ranking = self.ranking if plan.source == "auto" else self.ranking.for_explicit_z()
         t_search0 = time.perf_counter()
-        candidates, missing, superseders, plan = self._search(tenant_id, plan, req.allow_partial)
+        found = self.search(tenant_id, plan, req.allow_partial)
+        candidates, missing, superseders, plan = found.candidates, found.missing, found.superseders, found.plan
         ids = [c.source.get("memory_id", "") for c in candidates.values()]
         newer = newer_versions(self.client, self.alias, tenant_id, ids, superseders)
         candidates = without_superseded(candidates, newer, drop=not req.include_superseded)
@@ -306,14 +321,6 @@ class Retriever:
         bodies.append(queries.superseders(tenant_id, queries.SUPERSEDERS_SHOWN))
         return replace(plan, bodies=bodies)
 
-    def candidates(self, tenant_id: str, req: RecallRequest) -> tuple[SearchPlan, list[Candidate]]:
-        """The plan and the scored candidates of a recall, before ranking (what the lab's fitter
-        stores: ``features`` turns them into the ranking's inputs)."""
-        plan = self.plan(tenant_id, req)
-        found, _, _, plan = self._search(tenant_id, plan)
-        check_scores(found)
-        return plan, list(found.values())
-
     def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:
         """The NDJSON body of one ``_msearch`` over the memories alias.
 
@@ -358,14 +365,12 @@ class Retriever:
             self.stats_cache.put(tenant_id, fresh)
         return [r for r, _ in checked], missing, fresh
 
-    def _search(
-        self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False
-    ) -> tuple[dict[str, Candidate], PartialResults | None, dict[str, Any], SearchPlan]:
-        """The scored candidates, what was missing when partial results were allowed, the
-        tenant's superseding memories (those of the shards that answered) and the plan they
-        came from: when the count that rode along disagrees with the one the search was built
-        with (the tenant's memories changed since), the search runs again with the fresh one,
-        so the answer never depends on what this process counted before."""
+    def search(self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False) -> Searched:
+        """The search stage: the plan's one round trip. The scored candidates, what was missing
+        when partial results were allowed, the tenant's superseding memories (those of the shards
+        that answered) and the plan they came from: when the count that rode along disagrees with
+        the one the search was built with (the tenant's memories changed since), the search runs
+        again with the fresh one, so the answer never depends on what this process counted before."""
         responses, missing, fresh = self._msearch(tenant_id, plan, allow_partial)
         if fresh is not None and plan.stats is not None and not fresh.agrees(plan.stats, plan.counted):
             plan = self._with_bodies(tenant_id, replace(plan, stats=fresh, counted=()))
@@ -373,4 +378,4 @@ class Retriever:
         superseders = responses[-1]
         fill_sources(self.client, self.alias, tenant_id, [r["hits"]["hits"] for r in responses[:-1]])
         hits = [r["hits"]["hits"] for r in responses[:-1]]
-        return legs_candidates(hits, plan.has_lexical, plan.k), missing, superseders, plan
+        return Searched(legs_candidates(hits, plan.has_lexical, plan.k), missing, superseders, plan)

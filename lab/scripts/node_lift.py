@@ -21,6 +21,7 @@ from dataclasses import replace
 import numpy as np
 from brain_lab.eval.datasets import ADVERSARIAL, load_locomo, load_scifact, resolve_data_dir
 from brain_lab.eval.embed_cache import CachedEmbedder
+from brain_lab.eval.fit import candidates_of
 from brain_lab.eval.indexing import dataset_settings
 from brain_lab.eval.metrics import ndcg_at_k, paired_interval, recall_at_k
 
@@ -60,7 +61,7 @@ def main() -> None:
     for n, q in enumerate(qs):
         ref = data.reference_times.get(q.tenant_id)
         req = RecallRequest(query=q.text, limit=limit, reference_time=ref, time_words=ref is not None)
-        plan, cands = retriever.candidates(q.tenant_id, req)
+        plan, cands = candidates_of(retriever, q.tenant_id, req)
         ranking = retriever.ranking if plan.source == "auto" else retriever.ranking.for_explicit_z()
         f = scoring.features(plan.intent, plan.terms, cands, retriever.calibration, term_idf=plan.term_idf)
         keys = [c.doc_id for c in cands]

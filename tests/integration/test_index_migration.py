@@ -8,6 +8,7 @@ import copy
 import time
 
 import pytest
+from brain_lab.eval.fit import candidates_of
 
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
@@ -49,7 +50,7 @@ def test_an_index_from_before_tenant_bm25_is_migrated_in_place(client, stack_set
     from brain_search.embedding import QueryCache
 
     retriever = Retriever(client, s, QueryCache(embedder, 16))
-    _, cands = retriever.candidates("mig", RecallRequest(query="budget", limit=3))
+    _, cands = candidates_of(retriever, "mig", RecallRequest(query="budget", limit=3))
     bm25 = {str(c.source["memory_id"]): c.bm25 for c in cands}
     assert bm25["m1"] > bm25["m3"] > 0.0 and bm25["m2"] == 0.0  # tf counts, length normalises
     delete_indices(client, s)

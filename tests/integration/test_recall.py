@@ -168,7 +168,8 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
 
     plan = retriever.plan("alice", req)
     intent = plan.intent
-    cands, partial, _, _ = retriever._search("alice", plan)
+    searched = retriever.search("alice", plan)
+    cands, partial = searched.candidates, searched.missing
     assert partial is None
     assert 1 <= len(cands) <= 2
     from brain_search.retrieval.tenant_stats import tenant_clause

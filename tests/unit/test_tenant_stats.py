@@ -156,21 +156,22 @@ def test_a_search_built_with_a_stale_count_runs_again_with_the_fresh_one() -> No
     first = retriever.plan("t1", req)  # never counted: one search of counts first
     assert len(engine.payloads) == 1 and first.counted == ()
     assert first.term_idf == {"zzqx": idf(40, 1), "budget": idf(40, 30)}
-    found, _, _, used = retriever._search("t1", first)
+    searched = retriever.search("t1", first)
+    found, used = searched.candidates, searched.plan
     assert len(engine.payloads) == 2 and used == first  # no count rode along: nothing to check
     assert found["m1"].bm25 == 2.5 and found["m1"].matched == {"t0"}  # the engine's BM25 as it is
 
     engine.payloads.clear()
     again = retriever.plan("t1", req)  # counted before: the count rides in the search
     assert engine.payloads == [] and again.counted == ("zzqx", "budget")
-    _, _, _, used = retriever._search("t1", again)
+    used = retriever.search("t1", again).plan
     assert len(engine.payloads) == 1 and "aggs" in engine.payloads[0][-1]
     assert used.stats == again.stats
 
     engine.df["zzqx"] = 2  # a memory changed: the count that rode along disagrees
     engine.payloads.clear()
     stale = retriever.plan("t1", req)
-    _, _, _, used = retriever._search("t1", stale)
+    used = retriever.search("t1", stale).plan
     assert len(engine.payloads) == 2  # searched again, with the fresh count, which no count rides beside
     assert used.stats is not None and used.stats.df == {"zzqx": 2, "budget": 30} and used.counted == ()
     script = engine.payloads[1][0]["query"]["bool"]["must"][0]["bool"]["should"][0]["script_score"]["script"]

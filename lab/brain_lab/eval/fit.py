@@ -36,9 +36,9 @@ from brain_search.config import Settings
 from brain_search.embedding import Embedder, QueryCache
 from brain_search.models import RecallRequest
 from brain_search.retrieval import scoring
-from brain_search.retrieval.candidates import CandidateFeatures
+from brain_search.retrieval.candidates import Candidate, CandidateFeatures
 from brain_search.retrieval.intent import IntentDetector, QueryIntent, RegexIntentDetector
-from brain_search.retrieval.pipeline import Retriever
+from brain_search.retrieval.pipeline import Retriever, SearchPlan
 from brain_search.retrieval.ranking import RankingParams
 from brain_search.retrieval.text import query_terms
 
@@ -65,6 +65,14 @@ def dev_references(results_json: Path) -> dict[str, float]:
                 key = f"{r['dataset']}/{metric}"
                 refs[key] = max(refs.get(key, 0.0), float(row[metric]))
     return refs
+
+
+def candidates_of(retriever: Retriever, tenant_id: str, req: RecallRequest) -> tuple[SearchPlan, list[Candidate]]:
+    """A recall's plan and scored candidates, before ranking: its plan and search stages (what the
+    fitter stores; ``scoring.features`` turns them into the ranking's inputs)."""
+    found = retriever.search(tenant_id, retriever.plan(tenant_id, req))
+    scoring.check_scores(found.candidates)
+    return found.plan, list(found.candidates.values())
 
 
 @dataclass
@@ -97,7 +105,7 @@ def collect(
         bar = progress(f"fit: candidates of {len(queries)} {name} dev queries", len(queries)) if progress else None
         for q in queries:
             req = RecallRequest(query=q.text, limit=LIMITS[name], until=q.until, time_words=False)
-            plan, cands = retriever.candidates(q.tenant_id, req)
+            plan, cands = candidates_of(retriever, q.tenant_id, req)
             f = scoring.features(plan.intent, plan.terms, cands)
             out.append(FitQuery(name, q.query_id, q.text, dict(q.relevant), [c.doc_id for c in cands], f))
             if bar:
