@@ -5,7 +5,8 @@ recall's numbers."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 from brain_search.errors import StoreUnavailable
 from brain_search.retrieval import queries
@@ -15,6 +16,17 @@ from brain_search.retrieval.ranking import RankingParams, embedding_similarity, 
 from brain_search.retrieval.text import padded_text
 from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of
 from brain_search.retrieval.zscale import spec_z
+
+Z_FORMULAS: Mapping[ZFormula, Callable[[float, float, Match], float]] = MappingProxyType(
+    {
+        # how the memory matches (``zaxis.match``): the default, what Z means in the spec's words
+        ZFormula.calibrated: lambda lexical, semantic, m: m.z,
+        # the spec's literal semantic / (lexical + semantic) (``zscale.spec_z``), on request
+        ZFormula.spec: lambda lexical, semantic, m: spec_z(lexical, semantic),
+    }
+)
+"""Each Z formula a request may name (``z_formula``) → a candidate's Z from its lexical precision,
+its similarity and its match."""
 
 
 def check_scores(candidates: Mapping[str, Candidate]) -> None:
@@ -62,8 +74,8 @@ def features(
         sem.append(embedding_similarity(c.cosine or 0.0))
     cal = calibration or ZCalibration()
     found = matches(intent, terms, cands, cal, term_idf)
-    spec = formula is ZFormula.spec
-    zs = [spec_z(lx, sm) for lx, sm in zip(lex, sem, strict=True)] if spec else [m.z for m in found]
+    z_of = Z_FORMULAS[formula]
+    zs = [z_of(lx, sm, m) for lx, sm, m in zip(lex, sem, found, strict=True)]
     return CandidateFeatures(
         ids=[str(c.source.get("memory_id", c.doc_id)) for c in cands],
         lexical=lex,
