@@ -30,10 +30,7 @@ from brain_search.mcp_server import build_server
 from brain_search.mcp_tools import feedback_tool, mcp_tools
 from brain_search.models import RecallRequest, RecallResponse
 from brain_search.ratelimit import RateLimiter
-from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.ranking import RankingParams
-from brain_search.retrieval.zaxis import ZCalibration
 from brain_search.store.client import make_client
 from brain_search.store.indices import ensure_indices
 
@@ -60,15 +57,7 @@ def build_state(settings: Settings) -> AppState:
     graph = GraphStore(client, settings)
     ingest = make_ingest_service(settings, client, embedder)
     ingest.purge_expired(settings)
-    retriever = Retriever(
-        client,
-        settings,
-        query_cache,
-        graph,
-        detector=make_intent_detector(settings.intent_model),
-        ranking=RankingParams(node_lift=settings.node_lift),
-        calibration=ZCalibration.from_settings(settings),
-    )
+    retriever = Retriever(client, settings, query_cache, graph)
     retriever.warm_up()  # the first user's recall does not pay for lazy loading
     feedback = make_feedback_service(client, settings)
     ingest.set_forgotten(feedback.forget_memories)

@@ -135,8 +135,8 @@ class Retriever:
         ranking: RankingParams | None = None,
         calibration: ZCalibration | None = None,
     ) -> None:
-        # the service's composition root (api.app.build_state) passes every collaborator; the
-        # defaults built here from the settings are the same ones, for the lab and the tests
+        # detector, ranking and calibration: given (the lab's fits) or built here from the settings,
+        # the one place that builds them (the service's composition root passes none)
         self.client = client
         self.settings = settings
         self.encoder = encoder
@@ -376,6 +376,6 @@ class Retriever:
             plan = self._with_bodies(tenant_id, replace(plan, stats=fresh, counted=()))
             responses, missing, _ = self._msearch(tenant_id, plan, allow_partial)
         superseders = responses[-1]
-        fill_sources(self.client, self.alias, tenant_id, [r["hits"]["hits"] for r in responses[:-1]])
         hits = [r["hits"]["hits"] for r in responses[:-1]]
+        fill_sources(self.client, self.alias, tenant_id, hits)  # in place: the lists ``hits`` holds
         return Searched(legs_candidates(hits, plan.has_lexical, plan.k), missing, superseders, plan)

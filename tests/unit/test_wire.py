@@ -72,134 +72,60 @@ def test_a_recall_sends_exactly_this_msearch() -> None:
     assert lines == EXPECTED, lines
 
 
+def _term(word: str, idf: float, name: str) -> dict[str, Any]:
+    """The tenant's BM25 of one query word (``queries.tenant_bm25_clause``)."""
+    params = {"idf": idf, "avgdl": 5.0, "k1": 1.2, "b": 0.75}
+    match = {"match": {"content.tf": {"query": word, "operator": "and"}}}
+    return {"script_score": {"query": match, "script": {"source": "BM25_SCRIPT", "params": params}, "_name": name}}
+
+
+# the same clause scores the BM25 sub-search and, as a should, the kNN one
+TENANT_BM25 = {
+    "bool": {
+        "should": [_term("zzqx", 3.3081069585961433, "t0"), _term("budget", 0.2958453830909418, "t1")],
+        "minimum_should_match": 1,
+    }
+}
+SCOPE = [
+    {"term": {"tenant_id": "t1"}},
+    {
+        "bool": {
+            "should": [
+                {"bool": {"must_not": [{"exists": {"field": "valid_until"}}]}},
+                {"range": {"valid_until": {"gt": "now"}}},
+            ],
+            "minimum_should_match": 1,
+        }
+    },
+]
+# what both sub-searches fetch per hit: the stored view, the node path's doc value, the cosine
+FETCH = {
+    "size": 30,
+    "_source": False,
+    "stored_fields": ["view"],
+    "docvalue_fields": ["node_path.raw"],
+    "script_fields": {
+        "cosine": {"script": {"source": "cosineSimilarity(params.q, doc['embedding'])", "params": {"q": "VECTOR"}}}
+    },
+}
+KNN = {
+    "knn": {
+        "embedding": {
+            "vector": "VECTOR",
+            "k": 30,
+            "filter": {"bool": {"filter": SCOPE}},
+            "method_parameters": {"ef_search": 100},
+        }
+    }
+}
+
 # header and body of each sub-search: BM25 (the tenant's, per term), kNN (BM25 as a should), the
 # superseders, then the tenant's counts riding along (routed)
 EXPECTED: list[dict[str, Any]] = [
     {"search_type": "query_then_fetch"},
-    {
-        "size": 30,
-        "_source": False,
-        "stored_fields": ["view"],
-        "docvalue_fields": ["node_path.raw"],
-        "script_fields": {
-            "cosine": {"script": {"source": "cosineSimilarity(params.q, doc['embedding'])", "params": {"q": "VECTOR"}}}
-        },
-        "query": {
-            "bool": {
-                "must": [
-                    {
-                        "bool": {
-                            "should": [
-                                {
-                                    "script_score": {
-                                        "query": {"match": {"content.tf": {"query": "zzqx", "operator": "and"}}},
-                                        "script": {
-                                            "source": "BM25_SCRIPT",
-                                            "params": {"idf": 3.3081069585961433, "avgdl": 5.0, "k1": 1.2, "b": 0.75},
-                                        },
-                                        "_name": "t0",
-                                    }
-                                },
-                                {
-                                    "script_score": {
-                                        "query": {"match": {"content.tf": {"query": "budget", "operator": "and"}}},
-                                        "script": {
-                                            "source": "BM25_SCRIPT",
-                                            "params": {"idf": 0.2958453830909418, "avgdl": 5.0, "k1": 1.2, "b": 0.75},
-                                        },
-                                        "_name": "t1",
-                                    }
-                                },
-                            ],
-                            "minimum_should_match": 1,
-                        }
-                    }
-                ],
-                "filter": [
-                    {"term": {"tenant_id": "t1"}},
-                    {
-                        "bool": {
-                            "should": [
-                                {"bool": {"must_not": [{"exists": {"field": "valid_until"}}]}},
-                                {"range": {"valid_until": {"gt": "now"}}},
-                            ],
-                            "minimum_should_match": 1,
-                        }
-                    },
-                ],
-            }
-        },
-    },
+    {**FETCH, "query": {"bool": {"must": [TENANT_BM25], "filter": SCOPE}}},
     {"search_type": "query_then_fetch"},
-    {
-        "size": 30,
-        "_source": False,
-        "stored_fields": ["view"],
-        "docvalue_fields": ["node_path.raw"],
-        "script_fields": {
-            "cosine": {"script": {"source": "cosineSimilarity(params.q, doc['embedding'])", "params": {"q": "VECTOR"}}}
-        },
-        "query": {
-            "bool": {
-                "filter": [
-                    {
-                        "knn": {
-                            "embedding": {
-                                "vector": "VECTOR",
-                                "k": 30,
-                                "filter": {
-                                    "bool": {
-                                        "filter": [
-                                            {"term": {"tenant_id": "t1"}},
-                                            {
-                                                "bool": {
-                                                    "should": [
-                                                        {"bool": {"must_not": [{"exists": {"field": "valid_until"}}]}},
-                                                        {"range": {"valid_until": {"gt": "now"}}},
-                                                    ],
-                                                    "minimum_should_match": 1,
-                                                }
-                                            },
-                                        ]
-                                    }
-                                },
-                                "method_parameters": {"ef_search": 100},
-                            }
-                        }
-                    }
-                ],
-                "should": [
-                    {
-                        "bool": {
-                            "should": [
-                                {
-                                    "script_score": {
-                                        "query": {"match": {"content.tf": {"query": "zzqx", "operator": "and"}}},
-                                        "script": {
-                                            "source": "BM25_SCRIPT",
-                                            "params": {"idf": 3.3081069585961433, "avgdl": 5.0, "k1": 1.2, "b": 0.75},
-                                        },
-                                        "_name": "t0",
-                                    }
-                                },
-                                {
-                                    "script_score": {
-                                        "query": {"match": {"content.tf": {"query": "budget", "operator": "and"}}},
-                                        "script": {
-                                            "source": "BM25_SCRIPT",
-                                            "params": {"idf": 0.2958453830909418, "avgdl": 5.0, "k1": 1.2, "b": 0.75},
-                                        },
-                                        "_name": "t1",
-                                    }
-                                },
-                            ],
-                            "minimum_should_match": 1,
-                        }
-                    }
-                ],
-            }
-        },
-    },
+    {**FETCH, "query": {"bool": {"filter": [KNN], "should": [TENANT_BM25]}}},
     {"search_type": "query_then_fetch"},
     {
         "query": {"bool": {"filter": [{"term": {"tenant_id": "t1"}}, {"exists": {"field": "supersedes"}}]}},
