@@ -3,9 +3,11 @@ lever left: "short chat lines may want a smaller b"). For each (k1, b) the defau
 "Brain Z-aware, time words off" system of ``brain-search eval``) runs every dev query of LoCoMo,
 RealMem and SciFact through ``Retriever.recall`` with ``queries.BM25_K1`` / ``BM25_B`` set in this
 process; nothing else changes. The best baselines of the last report's dev rows print beside.
+A point ``k1:b`` uses that b for every tenant, ``k1:auto`` the service's rule (``queries.bm25_b``:
+b by the tenant's average length).
 
     BRAIN_DATA_DIR=... PYTHONPATH=.:lab .venv/bin/python lab/scripts/bm25_grid.py \
-        [--grid 1.2:0.75,1.2:0.5,0.9:0.5] [--split dev] [--json out/bm25_grid.json]
+        [--grid 1.2:auto,1.2:0.75,1.2:0.5,0.9:0.5] [--split dev] [--json out/bm25_grid.json]
 
 The evaluation indices must exist (``brain-search eval`` builds them, prefix ``bt-evalrun``).
 """
@@ -28,6 +30,7 @@ from brain_search.config import load_settings
 from brain_search.retrieval import queries
 from brain_search.store.client import make_client
 
+LONG_B, SHORT_B = queries.BM25_B, queries.BM25_B_SHORT
 CONVERSATIONS = ("R@10", "nDCG@10", "MRR@10")
 SHOWN = {"locomo": CONVERSATIONS, "realmem": CONVERSATIONS, "scifact": ("nDCG@10", "R@10", "MRR@10")}
 
@@ -52,13 +55,14 @@ def baselines(split: str) -> dict[str, dict[str, float]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--grid", default="1.2:0.75,1.2:0.5,1.2:0.3,0.9:0.5,1.6:0.5,1.6:0.75")
+    ap.add_argument("--grid", default="1.2:auto,1.2:0.75,1.2:0.5,1.2:0.3,0.9:0.5,1.6:0.5,1.6:0.75")
     ap.add_argument("--split", default="dev")
     ap.add_argument("--datasets", default="locomo,realmem,scifact")
     ap.add_argument("--prefix", default="bt-evalrun")
     ap.add_argument("--json", default=None)
     a = ap.parse_args()
-    grid = [tuple(float(x) for x in p.split(":")) for p in a.grid.split(",")]
+    # "k1:b" one b for every tenant; "k1:auto" the service's rule (queries.bm25_b)
+    grid = [(float(p.split(":")[0]), p.split(":")[1]) for p in a.grid.split(",")]
     settings = load_settings(index_prefix=a.prefix)
     client = make_client(settings)
     names = tuple(a.datasets.split(","))
@@ -70,7 +74,8 @@ def main() -> None:
         runner.embedder.encode([q.text for q in ds.queries])
         s = runner.indexed[name].settings
         for k1, b in grid:
-            queries.BM25_K1, queries.BM25_B = k1, b
+            queries.BM25_K1 = k1
+            queries.BM25_B, queries.BM25_B_SHORT = (LONG_B, SHORT_B) if b == "auto" else (float(b), float(b))
             systems = {x.name: x for x in brain_systems(client, s, runner.embedder, reference_times=ds.reference_times)}
             system = systems.get(Z_AWARE_NO_TIME) or systems[Z_AWARE]  # no dates (SciFact): no time words anyway
             t0 = time.time()
@@ -81,7 +86,7 @@ def main() -> None:
                 f"{m} {row[m]:.3f} ({row[m] - refs.get(name, {}).get(m, float('nan')):+.3f})" for m in SHOWN[name]
             )
             took = time.time() - t0
-            print(f"k1 {k1:.2f} b {b:.2f}  {name} {a.split} ({len(ds.queries)} q, {took:.0f} s): {shown}", flush=True)
+            print(f"k1 {k1:.2f} b {b}  {name} {a.split} ({len(ds.queries)} q, {took:.0f} s): {shown}", flush=True)
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(out, fh, indent=2)

@@ -11,7 +11,16 @@ import orjson
 from brain_search.config import Settings
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.queries import BM25_B, BM25_K1, COSINE_FIELD, PHRASE_BOOST, TF_FIELD, counts_body
+from brain_search.retrieval.queries import (
+    BM25_B,
+    BM25_B_SHORT,
+    BM25_K1,
+    COSINE_FIELD,
+    PHRASE_BOOST,
+    TF_FIELD,
+    bm25_b,
+    counts_body,
+)
 from brain_search.retrieval.tenant_stats import (
     UNCOUNTED,
     UNCOUNTED_WEIGHT,
@@ -41,14 +50,22 @@ def test_each_term_is_bm25_with_the_tenants_idf_and_average_length() -> None:
     assert [t["query"]["match"][TF_FIELD]["query"] for t in terms] == ["zzqx", "yyqw"]
     params = [t["script"]["params"] for t in terms]
     assert params == [
-        {"idf": idf(10, 1), "avgdl": 20.0, "k1": BM25_K1, "b": BM25_B},
-        {"idf": idf(10, 4), "avgdl": 20.0, "k1": BM25_K1, "b": BM25_B},
+        {"idf": idf(10, 1), "avgdl": 20.0, "k1": BM25_K1, "b": BM25_B_SHORT},
+        {"idf": idf(10, 4), "avgdl": 20.0, "k1": BM25_K1, "b": BM25_B_SHORT},
     ]
     # a phrase is a constant worth its topic words' idf ("a" is a stopword)
     phrase = should[2]["constant_score"]
     assert phrase["_name"] == "p0" and phrase["boost"] == PHRASE_BOOST * idf(10, 4)
     assert tenant_clause([], [], STATS) == {"match_none": {}}
     assert words_to_weigh(["zzqx"], ["zzqx and budget"]) == ["zzqx", "budget"]
+
+
+def test_b_is_small_for_a_tenant_of_chat_lines_and_lucenes_for_long_texts() -> None:
+    assert bm25_b(0.0) == bm25_b(18.0) == BM25_B_SHORT == 0.2
+    assert bm25_b(60.0) == bm25_b(160.0) == BM25_B == 0.75
+    middle = [bm25_b(x) for x in (31.0, 40.0, 50.0, 59.0)]
+    assert BM25_B_SHORT < middle[0] < middle[1] < middle[2] < middle[3] < BM25_B
+    assert math.isclose(bm25_b(45.0), (BM25_B_SHORT + BM25_B) / 2)
 
 
 def test_one_search_counts_the_tenant_every_word_and_the_lengths() -> None:

@@ -74,7 +74,7 @@ def test_a_recall_sends_exactly_this_msearch() -> None:
 
 def _term(word: str, idf: float, name: str) -> dict[str, Any]:
     """The tenant's BM25 of one query word (``queries.tenant_bm25_clause``)."""
-    params = {"idf": idf, "avgdl": 5.0, "k1": 1.2, "b": 0.75}
+    params = {"idf": idf, "avgdl": 5.0, "k1": 1.2, "b": 0.2}  # short memories: b 0.2 (queries.bm25_b)
     match = {"match": {"content.tf": {"query": word, "operator": "and"}}}
     return {"script_score": {"query": match, "script": {"source": "BM25_SCRIPT", "params": params}, "_name": name}}
 
