@@ -19,6 +19,7 @@ the node's search statistics (milliseconds the shards spent, per recall).
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import time
@@ -239,6 +240,14 @@ def run_cpu(
             "superseders alone": [legs_plan.bodies[-1]],
         }
         words = words_to_weigh(legs_plan.terms, legs_plan.intent.phrases) if legs_plan.has_lexical else []
+        if words:
+            counts_body_ = json.loads(counts_request(tenant, words).split("\n")[1])
+            bodies["two legs + superseders + counts (a sub-search)"] = [*legs_plan.bodies, counts_body_]
+            in_leg = {"global": {}, "aggs": {"tenant": {"filter": counts_body_["query"], "aggs": counts_body_["aggs"]}}}
+            bodies["two legs + superseders, counts as the BM25 leg's aggregations"] = [
+                {**legs_plan.bodies[0], "aggs": {"counts": in_leg}},
+                *legs_plan.bodies[1:],
+            ]
         counts = counts_request(tenant, words)
         for label, bs in [*bodies.items(), ("the tenant's counts (ride in every recall)", None)]:
             if bs is None:
