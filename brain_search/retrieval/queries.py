@@ -131,6 +131,8 @@ def bm25_b(avgdl: float) -> float:
     if avgdl >= LONG_AVGDL:
         return BM25_B
     return BM25_B_SHORT + (BM25_B - BM25_B_SHORT) * (avgdl - SHORT_AVGDL) / (LONG_AVGDL - SHORT_AVGDL)
+
+
 BM25_SCRIPT = (
     "double tf = _score; double n = 1.0;"
     " if (params.avgdl > 0 && doc['content.len'].size() > 0) {"

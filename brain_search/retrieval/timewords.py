@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from brain_search.models import TimeRange
+from brain_search.retrieval.intent.lexicon import STATEMENT_OPENERS
 
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december|"
@@ -79,7 +80,32 @@ _ASKS_PAST = re.compile(
     re.IGNORECASE,
 )
 """words of a question about what was said or done: a relative time ("today", "on Friday") scopes
-only such a query; in "I have a deadline on Friday" or "today I want to plan" it is talk of now"""
+only such a sentence; in "I have a deadline on Friday" or "today I want to plan" it is talk of now"""
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|\n|$)")
+"""a sentence: up to its closing punctuation or line break"""
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    start: int
+    end: int
+    text: str
+
+    @property
+    def asks(self) -> bool:
+        """A question ("... in May?") or a request to recall ("Show me what we said last week")."""
+        text = self.text.strip().strip("\"'“”‘’()*")
+        first = re.split(r"[\s,]+", text, maxsplit=1)[0].lower() if text else ""
+        return text.endswith("?") or first in STATEMENT_OPENERS
+
+
+def sentences(text: str) -> list[_Sentence]:
+    """The sentences of ``text`` with where each stands (pure)."""
+    return [_Sentence(m.start(), m.end(), m.group()) for m in _SENTENCE.finditer(text) if m.group().strip()]
+
+
+def _sentence_at(parts: Sequence[_Sentence], pos: int) -> _Sentence | None:
+    return next((p for p in parts if p.start <= pos < p.end), None)
 
 
 @dataclass(frozen=True)
@@ -159,8 +185,9 @@ def _lead_of(query: str, pos: int, text: str) -> tuple[str, int]:
 
 def _found(query: str, reference: datetime, prefer: str, asked: bool = True) -> list[_Found]:
     """The time expressions of ``query``; ``asked`` (a recall's query): only those that name a
-    time to recall: not an amount of time, not a time after ``reference``, and a relative one
-    only in a question about the past."""
+    time to recall: not an amount of time, not a time after ``reference``, a relative one only in
+    a sentence about the past, and, in a query of several sentences (a chat message: "It's
+    Monday morning, and ... What should we focus on now?"), only one in a sentence that asks."""
     search, parser = _dateparser()
     naive = reference.astimezone(UTC).replace(tzinfo=None)
     settings = _settings(naive, prefer)
@@ -176,11 +203,16 @@ def _found(query: str, reference: datetime, prefer: str, asked: bool = True) -> 
         else:
             spans.append((pos, cursor))
     out: list[_Found] = []
+    parts = sentences(query)
     for pos, cursor in spans:
         text = query[pos:cursor]
         lead, begin = _lead_of(query, pos, text)
         if not _counts(text, lead):
             continue
+        sentence = _sentence_at(parts, pos)
+        said = sentence.text if sentence is not None else query
+        if asked and len(parts) > 1 and sentence is not None and not sentence.asks:
+            continue  # a message of several sentences: only the one that asks scopes the recall
         words = text.split(" ", 1)
         core = words[1] if len(words) > 1 and words[0].lower() in _BEFORE else text
         data = parser(settings).get_date_data(core)
@@ -194,7 +226,7 @@ def _found(query: str, reference: datetime, prefer: str, asked: bool = True) -> 
             continue  # "a week", "two days": how long, not when
         elif start.replace(tzinfo=UTC) > reference:
             continue  # tomorrow, next week: nothing was said then yet
-        elif not _ABSOLUTE.search(core) and not _ASKS_PAST.search(query):
+        elif not _ABSOLUTE.search(core) and not _ASKS_PAST.search(said):
             continue  # "today", "on Friday" in talk of now or of plans: not a time to recall
         out.append(
             _Found(

@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
 from brain_lab.eval.datasets import load_locomo, load_scifact
 from brain_lab.eval.embed_cache import CachedEmbedder
 from brain_lab.eval.realmem import load_realmem
+
 from brain_search.config import Settings
 from brain_search.embedding import make_embedder
 from brain_search.ingest.chunking import chunk_text
@@ -48,7 +48,12 @@ def main() -> int:
     args = ap.parse_args()
     settings = Settings()
     root = Path(os.environ["BRAIN_DATA_DIR"])
-    emb = CachedEmbedder(settings.cache_dir / "embeddings", settings.embedding_model, settings.embedding_dimension, lambda: make_embedder(settings))
+    emb = CachedEmbedder(
+        settings.cache_dir / "embeddings",
+        settings.embedding_model,
+        settings.embedding_dimension,
+        lambda: make_embedder(settings),
+    )
     loaders = {"realmem": load_realmem, "scifact": load_scifact, "locomo": load_locomo}
     report: dict[str, dict[str, list[float]]] = {}
     for name in args.datasets.split(","):
@@ -58,7 +63,9 @@ def main() -> int:
         for tenant, mems in ds.memories.items():
             ids = [m.memory_id for m in mems]
             whole = emb.encode([m.content for m in mems])
-            pieces = [chunk_text(m.content, args.size, args.overlap) if len(m.content) > args.size else [] for m in mems]
+            pieces = [
+                chunk_text(m.content, args.size, args.overlap) if len(m.content) > args.size else [] for m in mems
+            ]
             flat = [p for ps in pieces for p in ps]
             pv = emb.encode(flat) if flat else np.zeros((0, whole.shape[1]), np.float32)
             print(f"{name} {tenant}: {len(mems)} memories, {len(flat)} pieces", file=sys.stderr, flush=True)
@@ -88,7 +95,11 @@ def main() -> int:
         for label, rows in out.items():
             a = np.array(rows).mean(axis=0)
             report[name][label] = [round(float(x), 4) for x in a]
-            print(f"{name} {args.split} {label}: R@10 {a[0]:.3f} nDCG@10 {a[1]:.3f} MRR@10 {a[2]:.3f} R@{k} {a[3]:.3f} (n={len(rows)})", flush=True)
+            print(
+                f"{name} {args.split} {label}: R@10 {a[0]:.3f} nDCG@10 {a[1]:.3f} MRR@10 {a[2]:.3f}"
+                f" R@{k} {a[3]:.3f} (n={len(rows)})",
+                flush=True,
+            )
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1))
     return 0

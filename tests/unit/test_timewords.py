@@ -157,3 +157,26 @@ def test_the_same_words_scope_a_question_about_the_past() -> None:
     assert today is not None and today.since == _day(2023, 10, 20)
     # a memory's own words ("the launch moved to May") are read as written, whatever they name
     assert find("the launch moves to May", REF, prefer="current_period", asked=False) is not None
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # a chat message: the times are in its telling, the question asks about something else
+        "It's Monday morning, and I'm already tired. What should we focus on for the budget?",
+        "Okay, good. Scheduled for Saturday, April 12th, at 10:00 AM. What else is left to book?",
+        "We went over the plan yesterday. Thanks for that.",
+        "I'll log in to my bank later today and check. Then let's talk about the transfer.",
+    ],
+)
+def test_in_a_message_of_several_sentences_only_the_one_that_asks_scopes(query: str) -> None:
+    assert find(query, REF) is None, query
+
+
+def test_the_asking_sentence_of_a_longer_message_keeps_its_time_words() -> None:
+    found = find("Thanks, that helps. What did we decide about the venue last week?", REF)
+    assert found is not None and (found.since, found.until) == (_day(2023, 10, 9), _end(2023, 10, 15))
+    shown = find("I lost my notes. Show me what I wrote in January.", REF)
+    assert shown is not None and shown.since == _day(2023, 1, 1)
+    # one sentence: read as before, whatever its form
+    assert find("notes in January", REF) is not None
