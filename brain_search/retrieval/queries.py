@@ -225,12 +225,21 @@ RESULT_FIELDS = [
 NODE_PATH_VALUES = "node_path.raw"
 
 
+MEMORY_ID_VALUES = "memory_id"
+
+
 def result_fetch() -> dict[str, Any]:
-    """What a recall's hits bring back: the stored view (``documents.VIEW_FIELD``) and the node
-    path's doc value, never ``_source``: parsing its 384-float vector was most of the engine's
-    fetch phase (lab/reports/performance.md). A memory stored before views has none: the
+    """What a recall's hits bring back: doc values only (the view, ``documents.VIEW_FIELD``, the
+    memory id and the node path), no stored field at all, not even ``_id``: reading one makes the
+    engine decompress the hit's stored record with ``_source`` and its 384-float vector, which
+    was most of the fetch phase (lab/reports/performance.md). A hit's ``_id`` is its tenant and
+    memory id's (``documents.memory_doc_id``). A memory stored before views has none: the
     pipeline reads its ``RESULT_FIELDS`` from ``_source`` instead (``views.fill_sources``)."""
-    return {"_source": False, "stored_fields": [VIEW_FIELD], "docvalue_fields": [NODE_PATH_VALUES]}
+    return {
+        "_source": False,
+        "stored_fields": "_none_",
+        "docvalue_fields": [VIEW_FIELD, MEMORY_ID_VALUES, NODE_PATH_VALUES],
+    }
 
 
 COSINE_FIELD = "cosine"

@@ -1,6 +1,7 @@
 """A recall hit's fields from its stored view (``store.documents.with_view``), not its ``_source``.
 
-The engine returns the view (one stored JSON string) and the node path's doc value; this module
+The engine returns the view (JSON in a binary doc value), the memory id and the node path's doc
+values, and no stored field; this module
 turns them back into the ``_source``-shaped dict the rest of the pipeline reads. A memory stored
 before views has none: its fields come from ``_source`` in one ``mget`` for all such hits of the
 recall (only until the index's views are filled, ``store.views.fill_views``).
@@ -11,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
 from opensearchpy import OpenSearch
 
-from brain_search.retrieval.queries import NODE_PATH_VALUES, RESULT_FIELDS
-from brain_search.store.documents import VIEW_FIELD
+from brain_search.errors import StoreUnavailable
+from brain_search.retrieval.queries import MEMORY_ID_VALUES, NODE_PATH_VALUES, RESULT_FIELDS
+from brain_search.store.documents import VIEW_FIELD, memory_doc_id, read_view
 
 
 def view_source(hit: dict[str, Any]) -> dict[str, Any] | None:
@@ -24,20 +25,32 @@ def view_source(hit: dict[str, Any]) -> dict[str, Any] | None:
     view = fields.get(VIEW_FIELD)
     if not view:
         return None
-    src: dict[str, Any] = orjson.loads(view[0])
+    src = read_view(view[0])
     paths = fields.get(NODE_PATH_VALUES)
     if paths:
         src["node_path"] = paths[0]
     return src
 
 
+def hit_id(tenant_id: str, hit: dict[str, Any]) -> str:
+    """The hit's ``_id``: the engine's where it sent one, else its tenant and memory id's (a
+    recall loads no stored field, ``_id`` included: ``queries.result_fetch``) (pure)."""
+    if "_id" in hit:
+        return str(hit["_id"])
+    memory_ids = (hit.get("fields") or {}).get(MEMORY_ID_VALUES)
+    if not memory_ids:
+        raise StoreUnavailable("a recall hit came back without its memory id")
+    return memory_doc_id(tenant_id, memory_ids[0])
+
+
 def fill_sources(client: OpenSearch, alias: str, tenant_id: str, hit_lists: Sequence[list[dict[str, Any]]]) -> int:
-    """Set ``_source`` on every hit of ``hit_lists`` (in place) from its view, or from its stored
-    ``_source`` for hits without one (one ``mget``); a memory deleted in between is dropped from
-    its list. Returns how many hits needed the ``mget``."""
+    """Set ``_id`` and ``_source`` on every hit of ``hit_lists`` (in place), ``_source`` from its
+    view, or from its stored ``_source`` for hits without one (one ``mget``); a memory deleted in
+    between is dropped from its list. Returns how many hits needed the ``mget``."""
     missing: dict[str, list[dict[str, Any]]] = {}
     for hits in hit_lists:
         for hit in hits:
+            hit["_id"] = hit_id(tenant_id, hit)
             src = view_source(hit)
             if src is None:
                 missing.setdefault(hit["_id"], []).append(hit)

@@ -6,6 +6,7 @@ searchable by both or by neither.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -15,12 +16,16 @@ import orjson
 
 ID_SEPARATOR = "\x1f"
 
-VIEW_FIELD = "view"
-"""What a recall shows of a memory, as one stored JSON string (``with_view``): a recall reads
-it instead of ``_source``, whose 384-float vector the engine would otherwise parse for every hit"""
+VIEW_FIELD = "view_dv"
+"""What a recall shows of a memory, as JSON in a binary doc value (``with_view``, base64 on the
+wire): a recall reads it with ``stored_fields: _none_``. A stored field (the first views, 1) still
+made the engine decompress each hit's stored record, ``_source`` and its vector included: most of
+the fetch phase (lab/reports/performance.md, 2026-12-04, fourth session)"""
+OLD_VIEW_FIELD = "view"
+"""the stored-field view of format 1 (no longer written; ``with_view`` drops it)"""
 VIEW_MARK = "view_v"
-"""the view's format (1): a memory without it was stored before views (``store.views`` fills them)"""
-VIEW_VERSION = 1
+"""the view's format (2): a memory without it, or with 1, gets its view at install (``store.views``)"""
+VIEW_VERSION = 2
 VIEW_KEYS = ("memory_id", "content", "node_id", "timestamp", "source", "conversation_id", "metadata", "valid_until")
 """the fields of the view: recall's fields but ``node_path``, which a graph move rewrites in place
 (recall reads it from its doc values)"""
@@ -39,14 +44,23 @@ def memory_doc_id(tenant_id: str, memory_id: str) -> str:
 
 
 def view_of(doc: Mapping[str, Any]) -> str:
-    """The stored view of a memory document: its ``VIEW_KEYS`` that are set, as JSON (pure)."""
-    return orjson.dumps({k: doc[k] for k in VIEW_KEYS if doc.get(k) is not None}).decode()
+    """The view of a memory document: its ``VIEW_KEYS`` that are set, as JSON, base64-encoded for
+    the binary field (pure)."""
+    return base64.b64encode(orjson.dumps({k: doc[k] for k in VIEW_KEYS if doc.get(k) is not None})).decode()
+
+
+def read_view(value: str) -> dict[str, Any]:
+    """``view_of``'s inverse: the fields a view holds (pure). The engine returns a binary doc
+    value as base64 without its padding; ``_source`` holds it as written (padded)."""
+    out: dict[str, Any] = orjson.loads(base64.b64decode(value + "=" * (-len(value) % 4)))
+    return out
 
 
 def with_view(doc: Mapping[str, Any]) -> dict[str, Any]:
     """``doc`` with its view made from its own fields (every write of a memory document goes
     through here: ``build_memory_doc``, and the rewrite of a PATCH)."""
-    return {**doc, VIEW_FIELD: view_of(doc), VIEW_MARK: VIEW_VERSION}
+    fields = {k: v for k, v in doc.items() if k != OLD_VIEW_FIELD}
+    return {**fields, VIEW_FIELD: view_of(doc), VIEW_MARK: VIEW_VERSION}
 
 
 def content_hash(content: str) -> str:

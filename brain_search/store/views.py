@@ -1,4 +1,5 @@
-"""Fill the stored views (``documents.with_view``) of memories written before views existed.
+"""Fill the views (``documents.with_view``) of memories written before views, or before the
+current view format (2: a binary doc value; 1 was a stored field).
 
 A one-time pass at install over the memories that have none: each is read whole (vector
 included) and written back with its view, under its own version (``external_gte``), so its ETag
@@ -15,15 +16,16 @@ from typing import Any
 from opensearchpy import OpenSearch
 from opensearchpy.helpers import scan, streaming_bulk
 
-from brain_search.store.documents import VIEW_MARK, with_view
+from brain_search.store.documents import VIEW_MARK, VIEW_VERSION, with_view
 
 log = logging.getLogger(__name__)
 BATCH = 500
 
 
 def without_views() -> dict[str, Any]:
-    """Memories (not tombstones) that have no view yet."""
-    return {"bool": {"must_not": [{"exists": {"field": VIEW_MARK}}, {"exists": {"field": "tombstone_of"}}]}}
+    """Memories (not tombstones) that have no view of the current format yet."""
+    current = {"range": {VIEW_MARK: {"gte": VIEW_VERSION}}}
+    return {"bool": {"must_not": [current, {"exists": {"field": "tombstone_of"}}]}}
 
 
 def fill_views(client: OpenSearch, index: str, progress: Callable[[int], None] | None = None) -> int:

@@ -59,17 +59,27 @@ def test_an_index_from_before_tenant_bm25_is_migrated_in_place(client, stack_set
 def test_memories_stored_before_recall_views_are_recalled_the_same_and_get_their_view(
     client, stack_settings, embedder
 ) -> None:
-    """Recall reads a memory's stored view, not its ``_source``; memories written before views
-    are read from ``_source`` (one mget) until install stores their view, under the same version."""
+    """Recall reads a memory's view from doc values, not its ``_source``; memories written before
+    views, or with a format-1 view (a stored field), are read from ``_source`` (one mget) until
+    install stores their view, under the same version."""
+    import orjson
     from opensearchpy.helpers import bulk
 
     from brain_search.embedding import QueryCache
-    from brain_search.store.documents import VIEW_FIELD, VIEW_MARK, build_memory_doc, memory_doc_id
+    from brain_search.store.documents import (
+        OLD_VIEW_FIELD,
+        VIEW_FIELD,
+        VIEW_MARK,
+        VIEW_VERSION,
+        build_memory_doc,
+        memory_doc_id,
+        read_view,
+    )
 
     s = stack_settings.model_copy(update={"index_prefix": f"{stack_settings.index_prefix}-views"})
     delete_indices(client, s)
     old = copy.deepcopy(memories_template(s, s.embedding_dimension)["template"])
-    del old["mappings"]["properties"][VIEW_FIELD], old["mappings"]["properties"][VIEW_MARK]
+    del old["mappings"]["properties"][VIEW_FIELD]  # an index of format-1 views: "view" and "view_v" only
     client.indices.create(index=s.memories_index, body={**old, "aliases": {s.memories_alias: {"is_write_index": True}}})
     texts = {
         "v1": "The budget review moved to Friday.",
@@ -91,6 +101,8 @@ def test_memories_stored_before_recall_views_are_recalled_the_same_and_get_their
             metadata={"kind": {"of": "note"}, "n": 3},
         )
         del doc[VIEW_FIELD], doc[VIEW_MARK]  # as written before views
+        if mid == "v3":  # as written with a format-1 view (a stored field)
+            doc[OLD_VIEW_FIELD], doc[VIEW_MARK] = orjson.dumps({"memory_id": mid, "content": text}).decode(), 1
         actions.append(
             {"_id": memory_doc_id("views", mid), "_routing": "views", "version": 7, "version_type": "external", **doc}
         )
@@ -110,7 +122,8 @@ def test_memories_stored_before_recall_views_are_recalled_the_same_and_get_their
     assert install_memories_index(client, s, s.embedding_dimension) == s.memories_index
     for mid in texts:
         got = client.get(index=s.memories_alias, id=memory_doc_id("views", mid), params={"routing": "views"})
-        assert got["_version"] == 7 and got["_source"][VIEW_MARK] == 1  # same version, view stored
+        assert got["_version"] == 7 and got["_source"][VIEW_MARK] == VIEW_VERSION  # same version, view stored
+        assert OLD_VIEW_FIELD not in got["_source"] and read_view(got["_source"][VIEW_FIELD])["memory_id"] == mid
     after = recall()  # from the views
     assert after == before
     delete_indices(client, s)

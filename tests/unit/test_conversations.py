@@ -99,7 +99,8 @@ def test_the_turns_query_is_the_recalls_scope_plus_the_conversation() -> None:
     assert {"term": {"conversation_id": "conv-1"}} in clauses and {"term": {"node_id": "node-7"}} in clauses
     assert {"bool": {"must_not": [{"terms": {"memory_id": ["old"]}}]}} in clauses
     assert body["query"]["bool"]["should"][0]["distance_feature"]["origin"].startswith("2026-02-03")
-    assert body["_source"] is False and body["stored_fields"] == ["view"]  # the view, never the vector
+    # the view from doc values, never a stored field (the record holds the vector)
+    assert body["_source"] is False and body["stored_fields"] == "_none_" and "view_dv" in body["docvalue_fields"]
     assert body["size"] == 40 and body["track_total_hits"] is True
     no_node = queries.conversation_turns(filters, "conv-1", None, None, 5)
     assert {"bool": {"must_not": [{"exists": {"field": "node_id"}}]}} in no_node["query"]["bool"]["filter"]

@@ -32,7 +32,7 @@ from brain_search.retrieval.tenant_stats import (
     tenant_clause,
     words_to_weigh,
 )
-from brain_search.store.documents import VIEW_FIELD
+from brain_search.store.documents import VIEW_FIELD, view_of
 
 STATS = TenantStats(docs=10, length_sum=200.0, length_docs=10, df={"zzqx": 1, "yyqw": 4, "a": 9})
 
@@ -157,7 +157,7 @@ class Engine:
                         "_id": "m1",
                         "_score": 2.5,
                         "matched_queries": ["t0"],
-                        "fields": {COSINE_FIELD: [0.1], VIEW_FIELD: [orjson.dumps(source).decode()]},
+                        "fields": {COSINE_FIELD: [0.1], VIEW_FIELD: [view_of(source)]},
                     }
                 ]
             answer["hits"] = {"total": {"value": self.docs if "aggs" in item else len(hits)}, "hits": hits}

@@ -102,8 +102,8 @@ SCOPE = [
 FETCH = {
     "size": 30,
     "_source": False,
-    "stored_fields": ["view"],
-    "docvalue_fields": ["node_path.raw"],
+    "stored_fields": "_none_",
+    "docvalue_fields": ["view_dv", "memory_id", "node_path.raw"],
     "script_fields": {
         "cosine": {"script": {"source": "cosineSimilarity(params.q, doc['embedding'])", "params": {"q": "VECTOR"}}}
     },

@@ -166,6 +166,20 @@ def _nothing_fetched(body: dict[str, Any]) -> dict[str, Any]:
     return {**out, "_source": False}
 
 
+def _unnamed(node: Any) -> Any:
+    """``node`` without its clauses' ``_name`` (no ``matched_queries`` for the fetch phase to work out)."""
+    if isinstance(node, dict):
+        return {k: _unnamed(v) for k, v in node.items() if k != "_name"}
+    if isinstance(node, list):
+        return [_unnamed(v) for v in node]
+    return node
+
+
+def _no_cosine(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` without the per-hit cosine script field."""
+    return {k: v for k, v in body.items() if k != "script_fields"}
+
+
 @dataclass
 class CpuReport:
     corpus: str
@@ -238,6 +252,8 @@ def run_cpu(
                 {**legs_plan.bodies[-1], "_source": ["memory_id", "supersedes"], "docvalue_fields": []},
             ],
             "superseders alone": [legs_plan.bodies[-1]],
+            "two legs + superseders, no named clauses": [_unnamed(b) for b in legs_plan.bodies],
+            "two legs + superseders, no cosine script field": [_no_cosine(b) for b in legs_plan.bodies],
         }
         words = words_to_weigh(legs_plan.terms, legs_plan.intent.phrases) if legs_plan.has_lexical else []
         if words:
