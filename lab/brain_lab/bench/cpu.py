@@ -161,7 +161,8 @@ def _with_source(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _nothing_fetched(body: dict[str, Any]) -> dict[str, Any]:
-    """``body`` fetching no field (ids, scores and the cosine script field only)."""
+    """``body`` fetching no field but the default ``_id`` (a stored field: the engine decompresses
+    the hit's stored record, ``_source`` and its vector included), scores and the cosine."""
     out = {k: v for k, v in body.items() if k not in ("stored_fields", "docvalue_fields")}
     return {**out, "_source": False}
 
@@ -245,7 +246,7 @@ def run_cpu(
             "BM25 leg, _source fields": [_with_source(legs_plan.bodies[0])] if legs_plan.has_lexical else [],
             "kNN leg (view)": [legs_plan.bodies[-2]],
             "kNN leg, _source fields": [_with_source(legs_plan.bodies[-2])],
-            "two legs, nothing fetched": [_nothing_fetched(b) for b in legs_plan.bodies[:-1]],
+            "two legs, _id only (a stored field)": [_nothing_fetched(b) for b in legs_plan.bodies[:-1]],
             "two legs + superseders (the service)": legs_plan.bodies,
             "two legs + superseders, _source fields (before)": [
                 *[_with_source(b) for b in legs_plan.bodies[:-1]],
