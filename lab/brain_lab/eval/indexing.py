@@ -102,6 +102,7 @@ def index_dataset(
         index = next(iter(client.indices.get_alias(name=s.memories_alias)))
         count = int(client.count(index=s.memories_alias)["count"])
         if count == dataset.n_memories:
+            install_memories_index(client, s, embedder.dimension)  # fields and views added since (idempotent)
             return IndexedDataset(s, index, count, reused=True)
     delete_indices(client, s)
     index = install_memories_index(client, s, embedder.dimension)
