@@ -1,4 +1,4 @@
-"""A recall hit's fields from its stored view (``store.documents.with_view``), not its ``_source``.
+"""A recall hit's fields from its view (``store.documents.with_view``, a doc value), not its ``_source``.
 
 The engine returns the view (JSON in a binary doc value), the memory id and the node path's doc
 values, and no stored field; this module
