@@ -19,7 +19,6 @@ the node's search statistics (milliseconds the shards spent, per recall).
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import time
@@ -258,9 +257,9 @@ def run_cpu(
         }
         words = words_to_weigh(legs_plan.terms, legs_plan.intent.phrases) if legs_plan.has_lexical else []
         if words:
-            counts_body_ = json.loads(counts_request(tenant, words).split("\n")[1])
-            bodies["two legs + superseders + counts (a sub-search)"] = [*legs_plan.bodies, counts_body_]
-            in_leg = {"global": {}, "aggs": {"tenant": {"filter": counts_body_["query"], "aggs": counts_body_["aggs"]}}}
+            counts_body = queries.counts_body(tenant, words)
+            bodies["two legs + superseders + counts (a sub-search)"] = [*legs_plan.bodies, counts_body]
+            in_leg = {"global": {}, "aggs": {"tenant": {"filter": counts_body["query"], "aggs": counts_body["aggs"]}}}
             bodies["two legs + superseders, counts as the BM25 leg's aggregations"] = [
                 {**legs_plan.bodies[0], "aggs": {"counts": in_leg}},
                 *legs_plan.bodies[1:],
