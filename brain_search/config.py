@@ -127,7 +127,12 @@ class Settings(BaseSettings):
     query_cache_size: int = 4096
     query_embedding_threads: int = 1  # onnxruntime intra-op threads of the API's embedder (0: default)
     query_embedding_int8: bool = True  # the API encodes queries with the int8 model (documents stay fp32)
-    query_max_tokens: int = 256  # word pieces a query is truncated to (the model reads at most 256)
+    # word pieces of a long query the encoder reads (the model reads at most 256), and which: its
+    # last ones ("end": a long chat message asks at its end) or its first. Only the vector is cut:
+    # the lexical query keeps every word. 128 measured: no quality lost, no latency won
+    # (lab/reports/performance.md, "The query cap")
+    query_max_tokens: int = Field(256, ge=8, le=256)
+    query_keep: Literal["end", "start"] = "end"
     # intent: the learned model (query embedding + regex output, brain_search/retrieval/intent/model.py) on top
     # of the regex cues (default); false: the regex cues alone. The hybrid rule (when the model's tier
     # replaces the regex's) is the one fitted with the model, read from its file's provenance

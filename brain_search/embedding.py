@@ -226,6 +226,44 @@ def _session_options(intra_op_threads: int) -> Any:
     return opts
 
 
+class QueryCut:
+    """The query encoder's reading of a long query: ``inner`` sees only its last (``keep="end"``,
+    the default: a long chat message asks at its end) or first ``max_tokens`` word pieces, [CLS]
+    and [SEP] included, cut at a word's edge (a word split across the cut is left out whole).
+    Only the vector is cut: the lexical query keeps every word. Every query encoder is wrapped in
+    one (``make_query_embedder``; the evaluation's cached fp32 model too), so the cut has one owner.
+    """
+
+    def __init__(self, inner: Embedder, models_dir: Path, max_tokens: int, keep: Literal["end", "start"]) -> None:
+        from tokenizers import Tokenizer
+
+        self.inner, self.max_tokens, self.keep = inner, max_tokens, keep
+        self.name, self.dimension = inner.name, inner.dimension
+        self.backend = str(getattr(inner, "backend", ""))
+        self.tokenizer = Tokenizer.from_file(str(encoder_dir(models_dir) / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.no_truncation()
+
+    def cut(self, text: str) -> str:
+        enc = self.tokenizer.encode(text, add_special_tokens=False)
+        room = self.max_tokens - 2
+        if len(enc.tokens) <= room:
+            return text
+        pieces, offsets = enc.tokens, enc.offsets
+        if self.keep == "end":
+            first = len(pieces) - room
+            while first < len(pieces) - 1 and pieces[first].startswith("##"):
+                first += 1
+            return text[offsets[first][0] :]
+        last = room  # the first piece left out
+        while last > 1 and pieces[last].startswith("##"):
+            last -= 1
+        return text[: offsets[last - 1][1]]
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.encode([self.cut(t) for t in texts])
+
+
 class QueryCache:
     """Thread-safe LRU of (tenant, query text) → vector in front of an embedder.
 
@@ -258,23 +296,31 @@ class QueryCache:
         return vec
 
 
-def make_query_embedder(settings: Settings) -> Embedder:
+def make_query_embedder(settings: Settings) -> QueryCut:
     """The API's query encoder: ``OnnxQueryEmbedder`` (int8 with ``query_embedding_int8``) with
     ``query_embedding_threads`` intra-op threads; the sentence-transformers embedder where the
-    backend is torch or the direct ONNX path does not load (``auto``)."""
+    backend is torch or the direct ONNX path does not load (``auto``). Either reads a long query's
+    last ``query_max_tokens`` word pieces (``QueryCut``)."""
+    inner: Embedder
     if settings.embedding_backend != "torch":
         try:
-            return OnnxQueryEmbedder(
+            inner = OnnxQueryEmbedder(
                 settings.models_dir,
                 settings.embedding_model,
                 settings.query_embedding_threads,
                 settings.query_embedding_int8,
-                settings.query_max_tokens,
-                settings.embedding_batch_size,
+                batch_size=settings.embedding_batch_size,
             )
         except Exception as exc:
-            return _fallback(settings, settings.query_embedding_threads, "query encoder", exc)
-    return make_embedder(settings, settings.query_embedding_threads)
+            inner = _fallback(settings, settings.query_embedding_threads, "query encoder", exc)
+    else:
+        inner = make_embedder(settings, settings.query_embedding_threads)
+    return query_cut(settings, inner)
+
+
+def query_cut(settings: Settings, embedder: Embedder) -> QueryCut:
+    """``embedder`` reading a query as the API's encoder does (the settings' cap and side)."""
+    return QueryCut(embedder, settings.models_dir, settings.query_max_tokens, settings.query_keep)
 
 
 def _fallback(settings: Settings, intra_op_threads: int, what: str, exc: Exception) -> SentenceTransformerEmbedder:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brain_search import encoder_graph
+from brain_search import embedding, encoder_graph
 from brain_search.config import load_settings
 from brain_search.embedding import OnnxQueryEmbedder, _session_options, make_query_embedder
 from brain_search.encoder_graph import MODEL_INSTALL, MODEL_PACKAGE, WeightsMissing, read_safetensors
@@ -141,3 +141,35 @@ def test_int8_vectors_are_those_of_the_torch_export(graph_dir: Path, tmp_path: P
     for text in TEXTS:
         enc = ours.tokenizer.encode_batch([text])
         assert np.abs(ours._encode(enc, ours._session) - ours._encode(enc, theirs)).max() <= 1e-6, text
+
+
+LONG_MESSAGE = " ".join(f"context{i} of the long story" for i in range(60)) + " So which database should we pick?"
+
+
+def test_a_long_query_keeps_its_last_word_pieces(graph_dir: Path) -> None:
+    """The API's query encoder reads a long query's last ``query_max_tokens`` word pieces by
+    default (a long chat message asks at its end), its first with ``keep="start"``, cut at a
+    word's edge; documents keep their first 256."""
+    full = OnnxQueryEmbedder(graph_dir.parent)
+    end = embedding.QueryCut(full, graph_dir.parent, 32, "end")
+    kept = end.cut(LONG_MESSAGE)
+    tail = " ".join(f"context{i} of the long story" for i in range(57, 60)) + " So which database should we pick?"
+    assert kept == "of the long story " + tail
+    assert len(full.tokenizer.encode(kept).ids) <= 32  # "##56" of "context56" left out with its word
+    start = embedding.QueryCut(full, graph_dir.parent, 32, "start")
+    assert start.cut(LONG_MESSAGE) == " ".join(f"context{i} of the long story" for i in range(5))
+    assert embedding.QueryCut(full, graph_dir.parent, 33, "start").cut(LONG_MESSAGE) == start.cut(LONG_MESSAGE)
+    assert np.allclose(end.encode([LONG_MESSAGE]), full.encode([kept]), atol=1e-6)
+    assert float(end.encode([LONG_MESSAGE])[0] @ full.encode([LONG_MESSAGE])[0]) < 0.99  # the cut changed it
+    assert end.cut("a short question?") == "a short question?"
+    assert end.cut("") == "" and end.encode([]).shape == (0, 384)
+
+
+def test_the_query_cap_is_a_setting(tmp_path: Path) -> None:
+    d = make_query_embedder(load_settings(cache_dir=tmp_path))
+    assert (d.max_tokens, d.keep, d.backend) == (256, "end", "onnx-int8")
+    s = load_settings(cache_dir=tmp_path, query_max_tokens=64, query_keep="start")
+    q = make_query_embedder(s)
+    assert isinstance(q.inner, OnnxQueryEmbedder) and (q.max_tokens, q.keep) == (64, "start")
+    with pytest.raises(ValueError):
+        load_settings(cache_dir=tmp_path, query_max_tokens=1000)

@@ -101,7 +101,12 @@ def cached_embedder(
     def factory() -> Embedder:
         if int8:
             return OnnxQueryEmbedder(
-                settings.models_dir, settings.embedding_model, 0, True, settings.query_max_tokens, 64
+                settings.models_dir,
+                settings.embedding_model,
+                0,
+                True,
+                256,
+                64,  # every word piece the model reads
             )
         return make_embedder(settings)
 

@@ -43,7 +43,7 @@ from brain_lab.eval.report import EvalReport
 from brain_lab.eval.retrieval_eval import LIMIT_OF, METRICS_OF, evaluate_systems
 from brain_lab.eval.z_run import ZResult
 from brain_search.config import Settings
-from brain_search.embedding import Embedder, make_embedder, make_query_embedder
+from brain_search.embedding import Embedder, make_embedder, make_query_embedder, query_cut
 
 PARTS = ("retrieval", "exact", "intent", "z")
 DATASETS = ("locomo", "scifact", "realmem")
@@ -183,7 +183,7 @@ class EvalRunner:
         self.indexed: dict[str, IndexedDataset] = {}
         self.datasets: dict[str, Dataset] = {}
         self.systems: dict[str, list[RetrievalSystem]] = {}
-        self.query_int8: Embedder | None = None
+        self.brain_queries: Embedder | None = None
         self.split_queries: dict[tuple[str, str], set[str]] = {}
         """(dataset, split) → ids of that split's queries."""
 
@@ -238,14 +238,17 @@ class EvalRunner:
         refs = {t: r for t, r in ds.reference_times.items() if t in tenants}
         return Dataset(name, split, memories, queries, ds.counts, refs)
 
-    def brain_query_embedder(self) -> Embedder | None:
-        """The API's int8 query encoder under ``--query-int8`` (the Brain systems and the intent
-        detector then see the vectors the API would give them), else None: the cached fp32 one."""
-        if not self.options.query_int8:
-            return None
-        if self.query_int8 is None:
-            self.query_int8 = make_query_embedder(self.settings.model_copy(update={"query_embedding_int8": True}))
-        return self.query_int8
+    def brain_query_embedder(self) -> Embedder:
+        """What the Brain systems and the intent detector encode queries with: the API's int8
+        query encoder under ``--query-int8``, else the cached fp32 model reading the word pieces the
+        API's encoder reads (``QueryCut``: a long query's last ``query_max_tokens``)."""
+        if self.brain_queries is None:
+            self.brain_queries = (
+                make_query_embedder(self.settings.model_copy(update={"query_embedding_int8": True}))
+                if self.options.query_int8
+                else query_cut(self.settings, self.embedder)
+            )
+        return self.brain_queries
 
     def systems_for(self, name: str) -> list[RetrievalSystem]:
         if name in self.systems:
@@ -270,7 +273,7 @@ class EvalRunner:
     def run(self, command: str) -> EvalReport:
         o = self.options
         report = EvalReport(command=command, meta=self._meta())
-        detect = project_detector((self.brain_query_embedder() or self.embedder).encode, self.settings.intent_model)
+        detect = project_detector(self.brain_query_embedder().encode, self.settings.intent_model)
         if "retrieval" in o.parts:
             for name in o.datasets:
                 for split in o.splits:
@@ -340,7 +343,7 @@ class EvalRunner:
 
         ds = self.split_of("locomo", split)
         s = self.indexed["locomo"].settings
-        encoder = self.brain_query_embedder() or self.embedder
+        encoder = self.brain_query_embedder()
         retriever = Retriever(self.client, s, QueryCache(encoder, s.query_cache_size))
         scifact = None
         if split == "dev" and "scifact" in self.options.datasets:
@@ -371,7 +374,9 @@ class EvalRunner:
             + (f" + RealMem {self._personas('test')}" if realmem else ""),
             "reported splits": ", ".join(o.splits) + (" (quick subset)" if o.quick else ""),
             "embedding model": f"{self.settings.embedding_model} ({self.settings.embedding_dimension} dims)"
-            + ("; Brain systems' and intent detection's queries: int8 model" if self.options.query_int8 else ""),
+            + ("; Brain systems' and intent detection's queries: int8 model" if self.options.query_int8 else "")
+            + f"; their query vectors read a long query's {self.settings.query_keep}"
+            f" {self.settings.query_max_tokens} word pieces, as the API's do (the baselines' read the first 256)",
             "index": f"prefix {self.settings.index_prefix}-<dataset>, {self.settings.knn_engine} HNSW "
             f"(m={self.settings.hnsw_m}, ef_search={self.settings.hnsw_ef_search}), one shard",
             "min-max fusion / RRF": FUSION_NOTE,
