@@ -151,6 +151,11 @@ class Settings(BaseSettings):
     # more requests than this wait on the event loop instead of contending for the GIL
     api_threads: int = Field(40, ge=1, le=1000)
     api_access_log: bool = True  # uvicorn's line per request (BRAIN_API_ACCESS_LOG=0: off)
+    # seconds an idle client connection stays open. Longer than the pools of the proxies in front
+    # (nginx's upstream keepalive_timeout, 60 s in deploy/nginx.conf) and of HTTP clients: with
+    # uvicorn's own 5 s a pooled connection could be reused just as the API closed it, and the
+    # request failed with a reset (a 502 behind nginx for a POST, which nginx does not retry)
+    api_keepalive_s: int = Field(75, ge=1, le=3600)
     # request bodies past this are refused (413) before anything reads them: a full batch of
     # ingest_max_batch memories of ingest_max_content_chars fits with room for metadata
     api_max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024)

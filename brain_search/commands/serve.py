@@ -18,7 +18,12 @@ def serve(
 
     s = load_settings()
     host, port = host or s.api_host, port or s.api_port
-    common: dict[str, object] = {"factory": True, "log_level": "info", "access_log": s.api_access_log}
+    common: dict[str, object] = {
+        "factory": True,
+        "log_level": "info",
+        "access_log": s.api_access_log,
+        "timeout_keep_alive": s.api_keepalive_s,
+    }
     if s.admin_port is None:
         uvicorn.run("brain_search.api.app:create_app", host=host, port=port, workers=workers, **common)  # type: ignore[arg-type]
         return

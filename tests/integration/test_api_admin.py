@@ -94,7 +94,8 @@ def test_keys_expire_and_every_change_is_audited(api) -> None:
 
 def test_the_admin_api_on_its_own_listener(stack_settings, role_env, tmp_path) -> None:
     """`brain-search serve` with BRAIN_ADMIN_PORT: one process, two listeners; /v1/admin/* answers
-    only on the admin port (404 on the public one, where an Ingress points)."""
+    only on the admin port (404 on the public one, where an Ingress points); an idle connection
+    outlives uvicorn's 5 s keep-alive."""
     import os
     import socket
     import subprocess
@@ -134,12 +135,28 @@ def test_the_admin_api_on_its_own_listener(stack_settings, role_env, tmp_path) -
                 pass
             assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()[-2000:]
             time.sleep(0.5)
-        body = {"tenant_id": "listener-co"}
+        body = {"tenant_id": f"listener-{os.getpid()}-{int(time.time())}"}  # a reused stack keeps tenants
         on_public = httpx.post(f"http://127.0.0.1:{public}/v1/admin/tenants", json=body, headers=admin, timeout=30)
         assert on_public.status_code == 404 and "own listener" in on_public.text
         on_admin = httpx.post(f"http://127.0.0.1:{admin_port}/v1/admin/tenants", json=body, headers=admin, timeout=30)
         assert on_admin.status_code == 201, on_admin.text
         assert httpx.get(f"http://127.0.0.1:{public}/healthz", timeout=5).status_code == 200
+        # a connection idle past uvicorn's own 5 s keep-alive is still open (BRAIN_API_KEEPALIVE_S,
+        # 75 s): a proxy's or client's pool never sends on a connection the API just closed
+        import http.client
+
+        conn = http.client.HTTPConnection("127.0.0.1", public, timeout=10)
+        try:
+            conn.request("GET", "/healthz")
+            assert conn.getresponse().read() and conn.sock is not None
+            first = conn.sock.getsockname()
+            time.sleep(6.5)
+            conn.request("GET", "/healthz")
+            resp = conn.getresponse()
+            assert resp.status == 200 and resp.read()
+            assert conn.sock.getsockname() == first  # the same connection, not a reconnect
+        finally:
+            conn.close()
     finally:
         proc.terminate()
         proc.wait(timeout=30)
