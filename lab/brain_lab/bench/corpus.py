@@ -100,13 +100,9 @@ def cached_embedder(
 
     def factory() -> Embedder:
         if int8:
+            # every word piece the model reads: the pool's memories are documents, not queries
             return OnnxQueryEmbedder(
-                settings.models_dir,
-                settings.embedding_model,
-                0,
-                True,
-                256,
-                64,  # every word piece the model reads
+                settings.models_dir, settings.embedding_model, 0, True, max_tokens=256, batch_size=64
             )
         return make_embedder(settings)
 
