@@ -299,8 +299,8 @@ class QueryCache:
 def make_query_embedder(settings: Settings) -> QueryCut:
     """The API's query encoder: ``OnnxQueryEmbedder`` (int8 with ``query_embedding_int8``) with
     ``query_embedding_threads`` intra-op threads; the sentence-transformers embedder where the
-    backend is torch or the direct ONNX path does not load (``auto``). Either reads a long query's
-    last ``query_max_tokens`` word pieces (``QueryCut``)."""
+    backend is torch or the direct ONNX path does not load (``auto``). Either reads at most
+    ``query_max_tokens`` word pieces of a query, a long one's last (``query_keep``; ``QueryCut``)."""
     inner: Embedder
     if settings.embedding_backend != "torch":
         try:

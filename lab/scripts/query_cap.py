@@ -1,4 +1,4 @@
-"""What the query cap for the encoder (``BRAIN_QUERY_MAX_TOKENS``, ``BRAIN_QUERY_KEEP``; 128 and
+"""What the query cap for the encoder (``BRAIN_QUERY_MAX_TOKENS``, ``BRAIN_QUERY_KEEP``; 256 and
 ``end`` by default) costs in quality: the defaults' recall on a split with each query's *vector*
 made from its first or last N word pieces only (``embedding.QueryCut``, as the API's encoder
 reads it; the lexical query keeps every word), for each N and side, in one process.
@@ -7,7 +7,7 @@ A long question is the API's largest CPU cost under load (lab/reports/performanc
 pieces take ~30 ms of one core to encode, 128 about 13 ms. RealMem's questions are the long ones.
 
     BRAIN_DATA_DIR=../shared/data PYTHONPATH=.:lab .venv/bin/python lab/scripts/query_cap.py \
-        --split dev --datasets realmem,locomo,scifact --caps 256,128,64 [--keep start,end]
+        --split dev --datasets realmem,locomo,scifact --caps 256,128,96 [--keep end,start]
 """
 
 from __future__ import annotations
