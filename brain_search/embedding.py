@@ -144,9 +144,13 @@ class OnnxQueryEmbedder:
         self.quantized = quantized
         onnx_dir = encoder_dir(models_dir)
         path = quantized_export(onnx_dir) if quantized else onnx_dir / "onnx" / "model.onnx"
+        self.max_tokens = max_tokens
         self.tokenizer = Tokenizer.from_file(str(onnx_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_tokens)
         self.tokenizer.no_padding()  # the file pads to 128; pad to the batch's longest instead
+        self._whole = Tokenizer.from_file(str(onnx_dir / "tokenizer.json"))  # for ``encode_kept``
+        self._whole.no_truncation()
+        self._whole.no_padding()
         # several sessions: one intra-op thread each, a call's batches shared out between them
         opts = _session_options(1 if sessions > 1 else intra_op_threads) or ort.SessionOptions()
         self._sessions = [
@@ -162,24 +166,40 @@ class OnnxQueryEmbedder:
         self.backend = "onnx-int8" if quantized else "onnx"
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Each text's vector from its first ``max_tokens`` word pieces (a document's reading)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        encs = self.tokenizer.encode_batch(list(texts))
-        if len(encs) <= self.batch_size:
-            return self._encode(encs, self._session)
+        return self._encode_rows([e.ids for e in self.tokenizer.encode_batch(list(texts))])
+
+    def encode_kept(self, texts: Sequence[str], max_tokens: int, keep: Literal["end", "start"]) -> np.ndarray:
+        """Each text's vector from the word pieces ``kept_pieces`` keeps (``QueryCut``'s reading),
+        from one tokenization: the same pieces as encoding the text ``QueryCut.cut`` returns."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        room = min(max_tokens, self.max_tokens) - 2  # [CLS] and [SEP]
+        rows = []
+        for enc in self._whole.encode_batch(list(texts)):
+            ids = enc.ids
+            first, last = kept_pieces(enc.tokens[1:-1], room, keep)
+            rows.append([ids[0], *ids[1 + first : 1 + last], ids[-1]])
+        return self._encode_rows(rows)
+
+    def _encode_rows(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
+        if len(rows) <= self.batch_size:
+            return self._encode(rows, self._session)
         # longest first, like sentence-transformers: each batch pads to similar lengths
-        order = sorted(range(len(encs)), key=lambda i: -len(encs[i].ids))
+        order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))
         batches = iter([order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)])
-        out = np.empty((len(encs), self.dimension), dtype=np.float32)
+        out = np.empty((len(rows), self.dimension), dtype=np.float32)
         taken = threading.Lock()
 
         def drain(session: Any) -> None:
             while True:
                 with taken:
-                    rows = next(batches, None)
-                if rows is None:
+                    picked = next(batches, None)
+                if picked is None:
                     return
-                out[rows] = self._encode([encs[i] for i in rows], session)
+                out[picked] = self._encode([rows[i] for i in picked], session)
 
         if self._pool is None:
             drain(self._session)
@@ -187,13 +207,13 @@ class OnnxQueryEmbedder:
             list(self._pool.map(drain, self._sessions))
         return out
 
-    def _encode(self, encs: list[Any], session: Any) -> np.ndarray:
-        width = max(len(e.ids) for e in encs)
-        ids = np.zeros((len(encs), width), dtype=np.int64)
+    def _encode(self, rows: Sequence[Sequence[int]], session: Any) -> np.ndarray:
+        width = max(len(r) for r in rows)
+        ids = np.zeros((len(rows), width), dtype=np.int64)
         mask = np.zeros_like(ids)
-        for row, enc in enumerate(encs):
-            ids[row, : len(enc.ids)] = enc.ids
-            mask[row, : len(enc.ids)] = 1
+        for row, piece_ids in enumerate(rows):
+            ids[row, : len(piece_ids)] = piece_ids
+            mask[row, : len(piece_ids)] = 1
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         tokens = session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
         weights = mask[..., None].astype(np.float32)
@@ -245,23 +265,34 @@ class QueryCut:
         self.tokenizer.no_truncation()
 
     def cut(self, text: str) -> str:
+        """The part of ``text`` the vector reads."""
         enc = self.tokenizer.encode(text, add_special_tokens=False)
-        room = self.max_tokens - 2
-        if len(enc.tokens) <= room:
+        first, last = kept_pieces(enc.tokens, self.max_tokens - 2, self.keep)
+        if (first, last) == (0, len(enc.tokens)):
             return text
-        pieces, offsets = enc.tokens, enc.offsets
-        if self.keep == "end":
-            first = len(pieces) - room
-            while first < len(pieces) - 1 and pieces[first].startswith("##"):
-                first += 1
-            return text[offsets[first][0] :]
-        last = room  # the first piece left out
-        while last > 1 and pieces[last].startswith("##"):
-            last -= 1
-        return text[: offsets[last - 1][1]]
+        return text[enc.offsets[first][0] :] if self.keep == "end" else text[: enc.offsets[last - 1][1]]
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(self.inner, OnnxQueryEmbedder):  # one tokenization: the ids are cut, not the text
+            return self.inner.encode_kept(texts, self.max_tokens, self.keep)
         return self.inner.encode([self.cut(t) for t in texts])
+
+
+def kept_pieces(pieces: Sequence[str], room: int, keep: Literal["end", "start"]) -> tuple[int, int]:
+    """``[first, last)``: the word pieces a query's vector reads, at most ``room`` of them, the last
+    (``keep="end"``) or the first ones, never part of a word: a word split across the cut is left
+    out whole (pure; ``pieces`` as the tokenizer names them, "##" marking a word's continuation)."""
+    if len(pieces) <= room:
+        return 0, len(pieces)
+    if keep == "end":
+        first = len(pieces) - room
+        while first < len(pieces) - 1 and pieces[first].startswith("##"):
+            first += 1
+        return first, len(pieces)
+    last = room  # the first piece left out
+    while last > 1 and pieces[last].startswith("##"):
+        last -= 1
+    return 0, last
 
 
 class QueryCache:

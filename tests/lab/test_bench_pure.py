@@ -142,3 +142,16 @@ def test_the_bare_hybrid_is_one_routed_msearch_of_bm25_and_knn() -> None:
     assert bm25["query"]["bool"]["filter"] == [{"term": {"tenant_id": "t1"}}]
     assert knn["query"]["knn"]["embedding"]["k"] == 40
     assert bm25["_source"] == knn["_source"] == ["memory_id", "content"]
+
+
+def test_a_measured_call_waits_for_the_last_ones_spinning_threads() -> None:
+    """``until_idle`` returns only once a window passes with (almost) no CPU: a pool of threads
+    still spinning after the last call keeps it waiting, so that CPU is not the next call's."""
+    from brain_lab.bench.cpu import until_idle
+
+    burn = iter([0.0, 0.004, 0.008, 0.0101, 0.0102])  # CPU after each 10 ms window: 4, 4, 2.1, 0.1 ms
+    slept: list[float] = []
+    assert until_idle(cpu=lambda: next(burn), sleep=slept.append) == pytest.approx(0.0102)
+    assert len(slept) == 4
+    busy = iter(float(i) for i in range(1000))  # never idle: gives up at the cap
+    assert until_idle(cpu=lambda: next(busy), sleep=lambda _s: None, cap_s=0.045) == pytest.approx(6.0)

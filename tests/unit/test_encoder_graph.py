@@ -139,7 +139,7 @@ def test_int8_vectors_are_those_of_the_torch_export(graph_dir: Path, tmp_path: P
         str(encoder_graph.quantized_export(export)), _session_options(1), providers=["CPUExecutionProvider"]
     )
     for text in TEXTS:
-        enc = ours.tokenizer.encode_batch([text])
+        enc = [e.ids for e in ours.tokenizer.encode_batch([text])]
         assert np.abs(ours._encode(enc, ours._session) - ours._encode(enc, theirs)).max() <= 1e-6, text
 
 
@@ -159,7 +159,11 @@ def test_a_long_query_keeps_its_last_word_pieces(graph_dir: Path) -> None:
     start = embedding.QueryCut(full, graph_dir.parent, 32, "start")
     assert start.cut(LONG_MESSAGE) == " ".join(f"context{i} of the long story" for i in range(5))
     assert embedding.QueryCut(full, graph_dir.parent, 33, "start").cut(LONG_MESSAGE) == start.cut(LONG_MESSAGE)
+    # the encoder cuts the ids of its one tokenization: the same vector as encoding the cut text
     assert np.allclose(end.encode([LONG_MESSAGE]), full.encode([kept]), atol=1e-6)
+    assert np.allclose(start.encode([LONG_MESSAGE]), full.encode([start.cut(LONG_MESSAGE)]), atol=1e-6)
+    two = end.encode([LONG_MESSAGE, "a short question?"])
+    assert np.allclose(two, full.encode([kept, "a short question?"]), atol=1e-6)
     assert float(end.encode([LONG_MESSAGE])[0] @ full.encode([LONG_MESSAGE])[0]) < 0.99  # the cut changed it
     assert end.cut("a short question?") == "a short question?"
     assert end.cut("") == "" and end.encode([]).shape == (0, 384)
@@ -173,3 +177,13 @@ def test_the_query_cap_is_a_setting(tmp_path: Path) -> None:
     assert isinstance(q.inner, OnnxQueryEmbedder) and (q.max_tokens, q.keep) == (64, "start")
     with pytest.raises(ValueError):
         load_settings(cache_dir=tmp_path, query_max_tokens=1000)
+
+
+def test_a_cut_keeps_whole_words() -> None:
+    pieces = ["the", "data", "##base", "we", "pick", "##ed"]
+    assert embedding.kept_pieces(pieces, 6, "end") == (0, 6)
+    assert embedding.kept_pieces(pieces, 4, "end") == (3, 6)  # "##base" would open the cut: its word goes
+    assert embedding.kept_pieces(pieces, 5, "end") == (1, 6)
+    assert embedding.kept_pieces(pieces, 2, "start") == (0, 1)  # "data" ends mid-word: left out whole
+    assert embedding.kept_pieces(pieces, 3, "start") == (0, 3)
+    assert embedding.kept_pieces([], 4, "end") == (0, 0)
