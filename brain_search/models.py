@@ -253,6 +253,12 @@ class Timings(BaseModel):
     tiers_ms: float = Field(0.0, description="the results shown and the tiered views")
     context_ms: float = Field(0.0, description="fetching the conversations' turns (0 without `conversations`)")
     total_ms: float = 0.0
+    engine_requests: int = Field(
+        0,
+        description="requests this recall made to the engine: 1 at best; +1 when this API process had not yet "
+        "counted some query word for the tenant (the counts come first), +1 when the tenant's memories changed "
+        "during the search (it runs again), +1 for `conversations`",
+    )
 
 
 class PartialResults(BaseModel):

@@ -13,7 +13,9 @@ Environment: ``BRAIN_LOAD_WORKLOAD`` (the JSON file, required), ``BRAIN_LOAD_RAT
 per user, Poisson arrivals; 0 or unset = closed loop, no wait), ``BRAIN_LOAD_AUTH`` (``user:pass``
 for a secured OpenSearch, EngineUser only), ``BRAIN_LOAD_SAMPLES`` (a CSV path: every request's
 end time, name, latency in ms and success, written when the test stops; Locust's own CSV rounds
-latencies and its history is a 10 s sliding window, the runner computes exact figures from this).
+latencies and its history is a 10 s sliding window, the runner computes exact figures from this),
+``BRAIN_LOAD_ENGINE_REQUESTS`` (a JSON path: how many recalls made 1, 2, … engine requests, from
+each answer's ``timings.engine_requests``, written when the test stops).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import json
 import os
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -33,6 +36,7 @@ from locust import FastHttpUser, constant, events, task
 _WORKLOAD: dict[str, Any] | None = None
 _CURSORS: dict[str, Iterator[int]] = {}  # user class → its shared position in the workload
 _SAMPLES: list[tuple[float, str, float, int]] = []
+_ENGINE_REQUESTS: Counter[int] = Counter()  # engine requests per recall → recalls
 
 
 @events.request.add_listener
@@ -49,6 +53,10 @@ def _write_samples(**_: Any) -> None:
         w = csv.writer(fh)
         w.writerow(["t", "name", "ms", "ok"])
         w.writerows(_SAMPLES)
+    counts = os.environ.get("BRAIN_LOAD_ENGINE_REQUESTS")
+    if counts and _ENGINE_REQUESTS:
+        with open(counts, "w") as fh:
+            json.dump({str(k): v for k, v in sorted(_ENGINE_REQUESTS.items())}, fh)
 
 
 def workload() -> dict[str, Any]:
@@ -119,8 +127,12 @@ class RecallUser(_Replay):
         with self.client.post(path, json=item["body"], headers=headers, name=name, catch_response=True) as resp:
             if resp.status_code != ok_status:
                 resp.failure(f"HTTP {resp.status_code}: {(resp.text or '')[:200]}")
-            elif ok_status == 200 and "results" not in (resp.json() or {}):
-                resp.failure("no results field in the recall response")
+            elif ok_status == 200:
+                body = resp.json() or {}
+                if "results" not in body:
+                    resp.failure("no results field in the recall response")
+                elif "engine_requests" in (body.get("timings") or {}):
+                    _ENGINE_REQUESTS[int(body["timings"]["engine_requests"])] += 1
 
 
 class EngineUser(_Replay):

@@ -100,6 +100,11 @@ class Metrics:
         self.recall_stage = Histogram(
             "brain_recall_stage_seconds", "time of each recall stage", ["stage"], buckets=STAGE_BUCKETS, registry=r
         )
+        self.recall_engine_requests = Counter(
+            "brain_recall_engine_requests",
+            "engine requests made by recalls (÷ recalls: 1 at best; more when the tenant's counts came first)",
+            registry=r,
+        )
         self.ingest = Counter(
             "brain_ingest_memories", "memories by ingest event in this process", ["event"], registry=r
         )
@@ -142,6 +147,7 @@ class Metrics:
     def observe_recall(self, timings: Timings) -> None:
         for stage in ("intent", "embed", "plan", "search", "rank", "tiers", "context", "total"):
             self.recall_stage.labels(stage).observe(getattr(timings, f"{stage}_ms") / 1000.0)
+        self.recall_engine_requests.inc(timings.engine_requests)
 
     def observe_feedback(self, rating: int | None, marks: list[bool]) -> None:
         if rating is not None:

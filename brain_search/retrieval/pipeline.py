@@ -58,6 +58,7 @@ from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources
 from brain_search.retrieval.zaxis import ZCalibration
+from brain_search.store.client import counted_requests
 
 TIERED_POOL = 50
 """candidates per sub-search at least, in tiered mode (tiers are filled from every candidate that
@@ -185,6 +186,14 @@ class Retriever:
         """``ranking``: used as given; by default the learned ranking, with the spec's Z-distance
         penalty when the target was chosen by the caller (``focus``/``z_value``). ``exclude``:
         memory ids the search leaves out (the lab's "answer removed" measurement)."""
+        with counted_requests() as requests:
+            resp = self._recall(tenant_id, req, ranking, exclude)
+        resp.timings.engine_requests = requests[0]
+        return resp
+
+    def _recall(
+        self, tenant_id: str, req: RecallRequest, ranking: RankingParams | None, exclude: Sequence[str]
+    ) -> RecallResponse:
         plan = self.plan(tenant_id, req, exclude)
         if ranking is None:
             ranking = self.ranking if plan.source == "auto" else self.ranking.for_explicit_z()

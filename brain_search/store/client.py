@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import orjson
-from opensearchpy import OpenSearch
+from opensearchpy import OpenSearch, Transport
 from opensearchpy.exceptions import SerializationError
 from opensearchpy.serializer import JSONSerializer
 
@@ -27,6 +30,31 @@ class OrjsonSerializer(JSONSerializer):
             raise SerializationError(s, e) from e
 
 
+_COUNTER: ContextVar[list[int] | None] = ContextVar("brain_engine_requests", default=None)
+
+
+class CountingTransport(Transport):
+    """opensearch-py's transport, counting the requests made inside ``counted_requests``."""
+
+    def perform_request(self, *args: Any, **kwargs: Any) -> Any:
+        box = _COUNTER.get()
+        if box is not None:
+            box[0] += 1
+        return super().perform_request(*args, **kwargs)
+
+
+@contextmanager
+def counted_requests() -> Iterator[list[int]]:
+    """``box[0]``: the engine requests a client of ``make_client`` made in this context so far
+    (this thread's work: a recall's round trips). A client built otherwise counts nothing."""
+    box = [0]
+    token = _COUNTER.set(box)
+    try:
+        yield box
+    finally:
+        _COUNTER.reset(token)
+
+
 def make_client(settings: Settings) -> OpenSearch:
     auth = None
     if settings.opensearch_user and settings.opensearch_password:
@@ -44,4 +72,5 @@ def make_client(settings: Settings) -> OpenSearch:
         ca_certs=str(settings.opensearch_ca_certs) if settings.opensearch_ca_certs else None,
         ssl_show_warn=settings.opensearch_verify_certs,
         serializer=OrjsonSerializer(),
+        transport_class=CountingTransport,
     )

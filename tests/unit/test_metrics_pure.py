@@ -14,7 +14,7 @@ DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "brain-
 
 def test_every_series_the_dashboard_queries_exists() -> None:
     m = Metrics()
-    m.observe_recall(Timings(intent_ms=1, embed_ms=2, search_ms=3, rank_ms=4, total_ms=10))
+    m.observe_recall(Timings(intent_ms=1, embed_ms=2, search_ms=3, rank_ms=4, total_ms=10, engine_requests=2))
     m.ingest_event("accepted", 2)
     m.engine_errors.labels("unavailable").inc()
     m.refused.labels("no_key").inc()
@@ -27,6 +27,7 @@ def test_every_series_the_dashboard_queries_exists() -> None:
             queried |= set(re.findall(r"brain_[a-z_]+", target["expr"]))
     assert queried and queried <= known, queried - known
     assert 'brain_recall_stage_seconds_count{stage="search"} 1.0' in text
+    assert "brain_recall_engine_requests_total 2.0" in text
     assert 'brain_ingest_memories_total{event="accepted"} 2.0' in text
 
 

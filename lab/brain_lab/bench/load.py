@@ -59,6 +59,14 @@ class PhaseResult:
     errors: list[str] = field(default_factory=list)
     cpu_ms: dict[str, float] = field(default_factory=dict)
     """process label → CPU ms per answered request (warm-up included, so approximate)."""
+    engine_requests: dict[str, int] = field(default_factory=dict)
+    """engine requests a recall made (its ``timings.engine_requests``) → recalls answered so"""
+
+    @property
+    def engine_requests_per_recall(self) -> float | None:
+        """The mean over the answered recalls (None: the phase sent no recall to the API)."""
+        n = sum(self.engine_requests.values())
+        return sum(int(k) * v for k, v in self.engine_requests.items()) / n if n else None
 
 
 def read_failures(prefix: Path, limit: int = 5) -> list[str]:
@@ -150,6 +158,7 @@ def run_locust(
     if prefix is not None:
         cmd += ["--csv", str(prefix), "--csv-full-history", "--html", f"{prefix}.html"]
         env["BRAIN_LOAD_SAMPLES"] = f"{prefix}_samples.csv"
+        env["BRAIN_LOAD_ENGINE_REQUESTS"] = f"{prefix}_engine_requests.json"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -206,7 +215,14 @@ def measure(
         by_name={n: summarize([x for x in samples if x[1] == n]) for n in names},
         errors=read_failures(prefix),
         cpu_ms=cpu,
+        engine_requests=read_engine_requests(prefix),
     )
+
+
+def read_engine_requests(prefix: Path) -> dict[str, int]:
+    """``<prefix>_engine_requests.json`` (written by the Locust file for the API's recalls)."""
+    path = Path(f"{prefix}_engine_requests.json")
+    return {str(k): int(v) for k, v in json.loads(path.read_text()).items()} if path.is_file() else {}
 
 
 def process_tree_cpu_s(pid: int) -> float:
@@ -387,7 +403,9 @@ def plot_knee(results: Sequence[PhaseResult], png: Path, title: str) -> None:
 
 
 def cpu_text(r: PhaseResult) -> str:
-    return ", ".join(f"{k} {v:.1f}" for k, v in r.cpu_ms.items()) or "-"
+    text = ", ".join(f"{k} {v:.1f}" for k, v in r.cpu_ms.items()) or "-"
+    per_recall = r.engine_requests_per_recall
+    return text if per_recall is None else f"{text}; engine requests per recall {per_recall:.2f}"
 
 
 def summary_markdown(results: Sequence[PhaseResult], extra: dict[str, Any]) -> str:
