@@ -271,3 +271,12 @@ def test_node_evidence_never_lifts_an_unrelated_neighbour_above_a_real_answer(ap
         ).results
     ]
     assert order.index("maya") < order.index("thai") and order.index("maya") < order.index("berlin"), order
+
+
+def test_a_recall_says_how_many_engine_requests_it_made(api, alice) -> None:
+    """Words this API process has not counted for the tenant are counted first (2 requests); the
+    same question again rides its count in the search (1)."""
+    question = "which quarterly marzipan budget did we settle on"  # "marzipan": in no other test
+    first = recall(api, alice, query=question)["timings"]["engine_requests"]
+    again = recall(api, alice, query=question)["timings"]["engine_requests"]
+    assert (first, again) == (2, 1)
