@@ -255,9 +255,10 @@ class Timings(BaseModel):
     total_ms: float = 0.0
     engine_requests: int = Field(
         0,
-        description="requests this recall made to the engine: 1 at best; +1 when this API process had not yet "
-        "counted some query word for the tenant (the counts come first), +1 when the tenant's memories changed "
-        "during the search (it runs again), +1 for `conversations`",
+        description="requests this recall made to the engine: 1 at best; one more each when this API process had "
+        "not yet counted some query word for the tenant (the counts come first), node filters read the knowledge "
+        "graph, a time word names an event, the tenant's memories changed during the search (it runs again), or "
+        "`conversations` were asked for",
     )
 
 
