@@ -155,3 +155,14 @@ def test_a_measured_call_waits_for_the_last_ones_spinning_threads() -> None:
     assert len(slept) == 4
     busy = iter(float(i) for i in range(1000))  # never idle: gives up at the cap
     assert until_idle(cpu=lambda: next(busy), sleep=lambda _s: None, cap_s=0.045) == pytest.approx(6.0)
+
+
+def test_a_phase_reports_its_engine_requests_per_recall() -> None:
+    from brain_lab.bench.load import cpu_text
+
+    r = PhaseResult("service", 50, 50.0, 45.0, 100, 0, 50.0, 20, 60, 90, 25, (1.0, 1.0, 1.0))
+    r.cpu_ms = {"api": 12.04}
+    assert r.engine_requests_per_recall is None and cpu_text(r) == "api 12.0"
+    r.engine_requests = {"1": 25, "2": 70, "3": 5}
+    assert r.engine_requests_per_recall == pytest.approx(1.8)
+    assert cpu_text(r) == "api 12.0; engine requests per recall 1.80"

@@ -60,7 +60,8 @@ class PhaseResult:
     cpu_ms: dict[str, float] = field(default_factory=dict)
     """process label → CPU ms per answered request (warm-up included, so approximate)."""
     engine_requests: dict[str, int] = field(default_factory=dict)
-    """engine requests a recall made (its ``timings.engine_requests``) → recalls answered so"""
+    """how many answered recalls made each number of engine requests (``timings.engine_requests``),
+    e.g. ``{"1": 255, "2": 1629}``"""
 
     @property
     def engine_requests_per_recall(self) -> float | None:
