@@ -16,6 +16,7 @@ out/fit``; ``BRAIN_RECALL_CANDIDATES_MIN=100`` in front collects each sub-search
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import pickle
 from collections.abc import Callable, Sequence
@@ -94,6 +95,35 @@ def cosine_weighted(shift: float, pivot: float) -> Rerank:
     )
 
 
+def length_penalised(inner: Rerank, lengths: dict[str, tuple[int, float]], weight: float) -> Rerank:
+    """After ``inner``, a memory longer than its tenant's average (words) has its relevance divided
+    by ``1 + weight × ln(length / average)``: a prior for the short turn that says the fact over
+    the long one that discusses it."""
+
+    def rel(q: fit.FitQuery, intent: QueryIntent) -> list[float]:
+        out = []
+        for m, r in zip(q.features.ids, inner(q, intent), strict=True):
+            n, avg = lengths[m]
+            out.append(r / (1 + weight * max(0.0, math.log(max(n, 1) / avg))))
+        return out
+
+    return rel
+
+
+def dev_lengths(data_dir: Path) -> dict[str, tuple[int, float]]:
+    """memory id → (its words, its tenant's average words), over the three dev splits."""
+    from brain_lab.eval.datasets import load_locomo, load_scifact
+    from brain_lab.eval.realmem import load_realmem
+
+    out: dict[str, tuple[int, float]] = {}
+    for ds in (load_locomo(data_dir, split="dev"), load_realmem(data_dir, split="dev"), load_scifact(data_dir, "dev")):
+        for memories in ds.memories.values():
+            words = [len(m.content.split()) for m in memories]
+            avg = max(sum(words) / len(words), 1.0)
+            out.update({m.memory_id: (n, avg) for m, n in zip(memories, words, strict=True)})
+    return out
+
+
 def ceiling(queries: Sequence[fit.FitQuery]) -> None:
     """Per dataset: the share of relevant memories among the candidates at all, and per sub-search."""
     for ds in sorted({q.dataset for q in queries}):
@@ -142,7 +172,7 @@ def intents_for(queries: Sequence[fit.FitQuery], cache: Path) -> dict[str, Query
     return intents
 
 
-def variants() -> dict[str, Rerank]:
+def variants(lengths: dict[str, tuple[int, float]] | None = None) -> dict[str, Rerank]:
     v: dict[str, Rerank] = {"base": by_params(BASE), "minmax": by_params(MINMAX), "bm25": by_params(BM25)}
     for a in (0.5, 0.7):
         v[f"anchor{a}"] = by_params(replace(BASE, lexical_anchor_weight=a))
@@ -153,6 +183,9 @@ def variants() -> dict[str, Rerank]:
     for pivot in (0.6, 0.65):
         for shift in (0.5, 1.0, 2.0):
             v[f"cos{pivot}x{shift}"] = cosine_weighted(shift, pivot)
+    if lengths:
+        for weight in (0.05, 0.1, 0.2):
+            v[f"longpen{weight}"] = length_penalised(by_params(BASE), lengths, weight)
     return v
 
 
@@ -160,12 +193,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--candidates", type=Path, default=Path("out/fit/dev-candidates.jsonl"))
     ap.add_argument("--variants", default="")
+    ap.add_argument("--lengths", action="store_true", help="load the dev splits for the length-prior variants")
     args = ap.parse_args()
     queries = fit.load(args.candidates)
     ceiling(queries)
     intents = intents_for(queries, args.candidates.with_suffix(".intents.pkl"))
     wanted = [s for s in args.variants.split(",") if s]
-    table = variants()
+    table = variants(dev_lengths(Path(os.environ.get("BRAIN_DATA_DIR", "../shared/data"))) if args.lengths else None)
     names = wanted or list(table)
     datasets = sorted({q.dataset for q in queries})
     print("variant".ljust(16) + "".join(f"{d} R@10/nDCG/MRR".rjust(28) for d in datasets))
