@@ -148,9 +148,8 @@ class OnnxQueryEmbedder:
         self.tokenizer = Tokenizer.from_file(str(onnx_dir / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_tokens)
         self.tokenizer.no_padding()  # the file pads to 128; pad to the batch's longest instead
-        self._whole = Tokenizer.from_file(str(onnx_dir / "tokenizer.json"))  # for ``encode_kept``
-        self._whole.no_truncation()
-        self._whole.no_padding()
+        self.whole = untruncated_tokenizer(onnx_dir)
+        """the same tokenizer without truncation: ``encode_kept`` (and ``QueryCut.cut``) read it"""
         # several sessions: one intra-op thread each, a call's batches shared out between them
         opts = _session_options(1 if sessions > 1 else intra_op_threads) or ort.SessionOptions()
         self._sessions = [
@@ -178,7 +177,7 @@ class OnnxQueryEmbedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         room = min(max_tokens, self.max_tokens) - 2  # [CLS] and [SEP]
         rows = []
-        for enc in self._whole.encode_batch(list(texts)):
+        for enc in self.whole.encode_batch(list(texts)):
             ids = enc.ids
             first, last = kept_pieces(enc.tokens[1:-1], room, keep)
             rows.append([ids[0], *ids[1 + first : 1 + last], ids[-1]])
@@ -255,14 +254,14 @@ class QueryCut:
     """
 
     def __init__(self, inner: Embedder, models_dir: Path, max_tokens: int, keep: Literal["end", "start"]) -> None:
-        from tokenizers import Tokenizer
-
         self.inner, self.max_tokens, self.keep = inner, max_tokens, keep
         self.name, self.dimension = inner.name, inner.dimension
         self.backend = str(getattr(inner, "backend", ""))
-        self.tokenizer = Tokenizer.from_file(str(encoder_dir(models_dir) / "tokenizer.json"))
-        self.tokenizer.no_padding()
-        self.tokenizer.no_truncation()
+        # the ONNX encoder already holds the untruncated tokenizer; other encoders get one here
+        if isinstance(inner, OnnxQueryEmbedder):
+            self.tokenizer = inner.whole
+        else:
+            self.tokenizer = untruncated_tokenizer(encoder_dir(models_dir))
 
     def cut(self, text: str) -> str:
         """The part of ``text`` the vector reads."""
@@ -276,6 +275,16 @@ class QueryCut:
         if isinstance(self.inner, OnnxQueryEmbedder):  # one tokenization: the ids are cut, not the text
             return self.inner.encode_kept(texts, self.max_tokens, self.keep)
         return self.inner.encode([self.cut(t) for t in texts])
+
+
+def untruncated_tokenizer(onnx_dir: Path) -> Any:
+    """The encoder's tokenizer (``tokenizer.json`` in ``onnx_dir``) reading every word piece, unpadded."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(onnx_dir / "tokenizer.json"))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
 
 
 def kept_pieces(pieces: Sequence[str], room: int, keep: Literal["end", "start"]) -> tuple[int, int]:

@@ -175,6 +175,7 @@ def test_the_query_cap_is_a_setting(tmp_path: Path) -> None:
     s = load_settings(cache_dir=tmp_path, query_max_tokens=64, query_keep="start")
     q = make_query_embedder(s)
     assert isinstance(q.inner, OnnxQueryEmbedder) and (q.max_tokens, q.keep) == (64, "start")
+    assert q.tokenizer is q.inner.whole  # one untruncated tokenizer per query encoder, not two
     with pytest.raises(ValueError):
         load_settings(cache_dir=tmp_path, query_max_tokens=1000)
 
