@@ -158,15 +158,19 @@ def evaluate(queries: Sequence[fit.FitQuery], intents: dict[str, QueryIntent], r
 
 
 def intents_for(queries: Sequence[fit.FitQuery], cache: Path) -> dict[str, QueryIntent]:
+    """Each query's detected intent, as ``brain-search eval --fit`` detects it (the service's
+    detector over the query vectors of the model the candidates were fetched with), cached beside
+    the candidates."""
     if cache.is_file():
         got: dict[str, QueryIntent] = pickle.loads(cache.read_bytes())
         if all(q.text in got for q in queries):
             return got
-    from brain_search.embedding import make_query_embedder
+    from brain_lab.eval.runner import eval_embedder
+
     from brain_search.retrieval.intent.model import make_intent_detector
 
     settings = load_settings()
-    emb = make_query_embedder(settings)
+    emb = eval_embedder(settings)
     intents = fit.intents_of(queries, make_intent_detector(settings.intent_model), emb.encode)
     cache.write_bytes(pickle.dumps(intents))
     return intents

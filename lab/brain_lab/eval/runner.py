@@ -159,6 +159,17 @@ def _quick_realmem(data_dir: Path) -> Dataset:
     return full
 
 
+def eval_embedder(settings: Settings) -> CachedEmbedder:
+    """The evaluation's fp32 model, its vectors cached by text under ``<cache dir>/embeddings``:
+    what the eval indices, the baselines' queries and ``--fit``'s candidates are encoded with."""
+    return CachedEmbedder(
+        settings.cache_dir / "embeddings",
+        settings.embedding_model,
+        settings.embedding_dimension,
+        lambda: make_embedder(settings),
+    )
+
+
 class EvalRunner:
     def __init__(
         self,
@@ -174,12 +185,7 @@ class EvalRunner:
         self.progress = progress
         self.log = log
         self.data_dir = resolve_data_dir(settings)
-        self.embedder = CachedEmbedder(
-            settings.cache_dir / "embeddings",
-            settings.embedding_model,
-            settings.embedding_dimension,
-            lambda: make_embedder(settings),
-        )
+        self.embedder = eval_embedder(settings)
         self.indexed: dict[str, IndexedDataset] = {}
         self.datasets: dict[str, Dataset] = {}
         self.systems: dict[str, list[RetrievalSystem]] = {}
