@@ -26,6 +26,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from brain_lab.eval import fit
+from brain_lab.eval.datasets import resolve_data_dir
 from brain_lab.eval.metrics import mean, ndcg_at_k, recall_at_k, reciprocal_rank
 
 from brain_search.config import load_settings
@@ -203,7 +204,7 @@ def main() -> None:
     ceiling(queries)
     intents = intents_for(queries, args.candidates.with_suffix(".intents.pkl"))
     wanted = [s for s in args.variants.split(",") if s]
-    table = variants(dev_lengths(Path(os.environ.get("BRAIN_DATA_DIR", "../shared/data"))) if args.lengths else None)
+    table = variants(dev_lengths(resolve_data_dir(load_settings())) if args.lengths else None)
     names = wanted or list(table)
     datasets = sorted({q.dataset for q in queries})
     print("variant".ljust(16) + "".join(f"{d} R@10/nDCG/MRR".rjust(28) for d in datasets))
