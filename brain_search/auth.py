@@ -10,7 +10,8 @@ A revoked key stops working at once in the process that revoked it and within ``
 (5 s) in every other process. An unknown key is remembered as unknown for ``unknown_ttl_s``
 (300 s; keys are random, so one that was unknown cannot have been issued since): a client
 retrying a bad key, or a flood of made-up ones, costs the engine one lookup per key, not one per
-request."""
+request. A revoked or expired key is remembered as refused the same way: neither can become valid
+again (nothing un-revokes a key or moves its expiry), so caching the refusal delays nothing."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from brain_search.store.indices import IndexNames
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 KEY_CHARS = re.compile(r"[!-~]{1,256}")
 KEY_PREFIX = "bsk_"
-UNKNOWN_CACHE_SIZE = 100_000  # unknown keys remembered (a flood of random keys costs at most this)
+REFUSED_CACHE_SIZE = 100_000  # refused keys remembered (a flood of random keys costs at most this)
 ERASING_FIELD = "erasing"  # a tenants-index doc with this field marks an erase still under way
 
 
@@ -92,8 +93,8 @@ class KeyStore:
         self.cache_ttl_s = cache_ttl_s
         self.unknown_ttl_s = unknown_ttl_s
         self._cache: dict[str, tuple[str, float]] = {}
-        # the negative cache: hash → until when it is known to be no key (bounded, oldest out)
-        self._unknown: OrderedDict[str, float] = OrderedDict()
+        # the negative cache: hash → (why it is refused, until when), bounded, oldest out
+        self._refused: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._limits: dict[str, tuple[Limit | None, float]] = {}
         self._lock = threading.Lock()
 
@@ -234,26 +235,31 @@ class KeyStore:
             hit = self._cache.get(h)
             if hit and hit[1] > now:
                 return hit[0]
-            unknown_until = self._unknown.get(h)
-            if unknown_until is not None and unknown_until > now:
-                raise Unauthorized("unknown API key")
+            refused = self._refused.get(h)
+            if refused is not None and refused[1] > now:
+                raise Unauthorized(refused[0])
         try:
             doc = self.client.get(index=self.keys_index, id=h)["_source"]
         except NotFoundError:
-            with self._lock:  # keys are random: one that was unknown stays unknown
-                self._unknown[h] = now + self.unknown_ttl_s
-                self._unknown.move_to_end(h)
-                while len(self._unknown) > UNKNOWN_CACHE_SIZE:
-                    self._unknown.popitem(last=False)
-            raise Unauthorized("unknown API key") from None
+            raise self._refuse(h, "unknown API key", now) from None
         if doc.get("revoked"):
-            raise Unauthorized("revoked API key")
+            raise self._refuse(h, "revoked API key", now)
         until = now + self.cache_ttl_s
         if doc.get("expires_at"):
             left = (datetime.fromisoformat(doc["expires_at"]) - datetime.now(UTC)).total_seconds()
             if left <= 0:
-                raise Unauthorized("expired API key")
+                raise self._refuse(h, "expired API key", now)
             until = min(until, now + left)  # never cached past its expiry
         with self._lock:
             self._cache[h] = (doc["tenant_id"], until)
         return str(doc["tenant_id"])
+
+    def _refuse(self, h: str, reason: str, now: float) -> Unauthorized:
+        """Remember the key (by hash) as refused for ``unknown_ttl_s``: unknown, revoked and expired
+        are all final (keys are random, a revocation is never undone, an expiry never moved)."""
+        with self._lock:
+            self._refused[h] = (reason, now + self.unknown_ttl_s)
+            self._refused.move_to_end(h)
+            while len(self._refused) > REFUSED_CACHE_SIZE:
+                self._refused.popitem(last=False)
+        return Unauthorized(reason)

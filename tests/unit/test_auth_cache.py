@@ -42,3 +42,38 @@ def test_the_negative_cache_expires() -> None:
         with pytest.raises(Unauthorized):
             keys.resolve("bsk_made_up")
     assert engine.gets == 3
+
+
+def test_a_revoked_or_expired_key_costs_one_engine_lookup_not_one_per_request() -> None:
+    """Issue 54 item 7: revoked and expired keys are cached as refused, like unknown ones."""
+    engine = _Engine(
+        {
+            hash_key("bsk_revoked"): {"tenant_id": "acme", "revoked": True},
+            hash_key("bsk_expired"): {"tenant_id": "acme", "revoked": False, "expires_at": "2020-01-01T00:00:00+00:00"},
+        }
+    )
+    keys = KeyStore(engine, load_settings())  # type: ignore[arg-type]
+    for _ in range(50):
+        with pytest.raises(Unauthorized, match="revoked API key"):
+            keys.resolve("bsk_revoked")
+    assert engine.gets == 1
+    for _ in range(50):
+        with pytest.raises(Unauthorized, match="expired API key"):
+            keys.resolve("bsk_expired")
+    assert engine.gets == 2
+
+
+def test_a_revocation_takes_effect_within_the_positive_cache_ttl() -> None:
+    """Caching refusals leaves the documented bound of a revocation made elsewhere as it was:
+    a valid key is re-read once its ``cache_ttl_s`` has passed, and refused from then on."""
+    doc: dict[str, Any] = {"tenant_id": "acme", "revoked": False}
+    engine = _Engine({hash_key("bsk_k"): doc})
+    keys = KeyStore(engine, load_settings(), cache_ttl_s=0.0)  # type: ignore[arg-type]
+    assert keys.resolve("bsk_k") == "acme"
+    doc["revoked"] = True  # revoked by another process
+    with pytest.raises(Unauthorized, match="revoked API key"):
+        keys.resolve("bsk_k")
+    gets = engine.gets
+    with pytest.raises(Unauthorized, match="revoked API key"):
+        keys.resolve("bsk_k")
+    assert engine.gets == gets
