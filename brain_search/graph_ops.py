@@ -9,12 +9,17 @@ so a tenant can follow its progress and never sees another tenant's task.
 While a move task runs, memories not yet re-labelled still carry the old path, so a recall on the
 new label can miss them until the task completes. A memory written under the old path after the
 task took its snapshot keeps the old path (counted in ``version_conflicts`` when it raced a write).
+
+The API's cascading delete forgets the memories instead (``forget``: tombstones, so no queued
+write brings one back, and their history and dead letters go too); its task record then names
+the forget's task (``forget_...``) where an engine task id would be.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -138,10 +143,19 @@ def move_node(graph: GraphStore, tenant_id: str, ref: str, new_label: str) -> Mo
     return MoveResult(node=next(n for n in moved if n.id == node.id), relabelled_nodes=len(moved), task=task)
 
 
-def delete_node(graph: GraphStore, tenant_id: str, ref: str, cascade: bool = False) -> DeleteResult:
+def delete_node(
+    graph: GraphStore,
+    tenant_id: str,
+    ref: str,
+    cascade: bool = False,
+    forget: Callable[[str, str], str] | None = None,
+) -> DeleteResult:
     """Delete the node and its subtree. Without ``cascade`` it refuses (Conflict) while the node
-    has child nodes or any memory lives under it; with ``cascade`` those memories are deleted by a
-    ``_delete_by_query`` task. Edges from other nodes to the deleted ones are removed."""
+    has child nodes or any memory lives under it; with ``cascade`` those memories are forgotten
+    by ``forget(tenant_id, label)`` (the API's: ``IngestService.forget_subtree``, a forget task
+    that leaves tombstones and removes their history and dead letters; it returns the forget's
+    task id), or, without ``forget``, by a bare ``_delete_by_query`` task. Edges from other nodes
+    to the deleted ones are removed."""
     node = graph.get(tenant_id, ref)
     subtree = graph.subtree(tenant_id, node.label)
     memories = count_memories(graph, tenant_id, node.label)
@@ -154,7 +168,9 @@ def delete_node(graph: GraphStore, tenant_id: str, ref: str, cascade: bool = Fal
             descendants=children,
         )
     task = None
-    if memories:
+    if memories and forget is not None:
+        task = _record(graph, tenant_id, "delete", node.id, node.label, None, forget(tenant_id, node.label))
+    elif memories:
         r = graph.client.delete_by_query(
             index=graph.memories_alias,
             body={"query": subtree_memories_query(tenant_id, node.label)},
@@ -178,6 +194,8 @@ def get_task(graph: GraphStore, tenant_id: str, task_id: str) -> TaskInfo:
     info = TaskInfo(**{k: v for k, v in src.items() if k in TaskInfo.model_fields})
     if src.get("result"):
         return info.model_copy(update=src["result"])
+    if str(src["opensearch_task"]).startswith(FORGET_PREFIX):
+        return info.model_copy(update=_forget_progress(graph, tenant_id, src["opensearch_task"]))
     try:
         t = graph.client.tasks.get(task_id=src["opensearch_task"])
     except NotFoundError:
@@ -208,6 +226,26 @@ def task_progress(t: dict[str, Any]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ internals
+FORGET_PREFIX = "forget_"
+"""a cascade's task that is a forget (``ingest/forget.py``), not an engine task: its id"""
+
+
+def _forget_progress(graph: GraphStore, tenant_id: str, forget_task: str) -> dict[str, Any]:
+    """A forget's record (same index, ``Forgetter._save``) → TaskInfo fields."""
+    r = graph.client.get(index=graph.tasks_index, id=task_doc_id(tenant_id, forget_task), ignore=[404])
+    result = ((r.get("_source") or {}) if r.get("found") else {}).get("result")
+    if not result:
+        return {"state": "unknown"}
+    state = {"running": "running", "succeeded": "completed", "failed": "failed"}[result["state"]]
+    return {
+        "completed": state != "running",
+        "state": state,
+        "total": int(result.get("memories", 0)),
+        "deleted": int(result.get("memories", 0)),
+        "failures": [result["error"]] if result.get("error") else [],
+    }
+
+
 def _record(
     graph: GraphStore,
     tenant_id: str,

@@ -207,6 +207,12 @@ class IngestService:
                 raise InvalidInput("node", f"unknown node {req.node!r}") from None
         return self.forgetter.start(tenant_id, req, label, self.versions.next())
 
+    def forget_subtree(self, tenant_id: str, label: str) -> str:
+        """A cascading node delete's memories (``graph_ops.delete_node``): forgotten like a
+        ``POST /v1/forget`` of the node, tombstones, history and dead letters included; returns
+        the forget's task id."""
+        return self.forgetter.start(tenant_id, ForgetRequest(node=label), label, self.versions.next()).task_id
+
     def purge_expired(self, settings: Settings) -> None:
         """Start background purges of expired tombstones and dead letters (never raises: the
         next start tries again)."""

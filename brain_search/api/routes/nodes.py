@@ -97,8 +97,10 @@ def remove_node(
     response: Response,
     cascade: Annotated[bool, Query(description="also delete descendant nodes and every memory under them")] = False,
 ) -> DeleteResult:
-    """Delete a node. Refused (409) while it has descendants or memories unless `cascade=true`."""
-    result = delete_node(state.graph, tenant, node_id, cascade=cascade)
+    """Delete a node. Refused (409) while it has descendants or memories unless `cascade=true`;
+    then its memories are forgotten as `POST /v1/forget` would (tombstones, history and dead
+    letters too) by a task (202 with `task`; poll `GET /v1/nodes/tasks/{task_id}`)."""
+    result = delete_node(state.graph, tenant, node_id, cascade=cascade, forget=state.ingest.forget_subtree)
     if result.task is not None:
         response.status_code = status.HTTP_202_ACCEPTED
     return result

