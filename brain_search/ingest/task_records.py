@@ -10,6 +10,7 @@ describes, is replicated like it, and is read in real time by id. Redis is only 
 
 from __future__ import annotations
 
+import logging
 from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -20,9 +21,12 @@ from opensearchpy.exceptions import NotFoundError, TransportError
 from brain_search.config import Settings
 from brain_search.errors import NotFound, StoreUnavailable
 from brain_search.ingest.models import IngestJob, JobResult, TaskState, TaskStatus
+from brain_search.ingest.sealing import seal, unseal
+from brain_search.ingest.signing import signing_keys
 from brain_search.store.indices import IndexNames
 
 UNFINISHED = (TaskState.queued, TaskState.running, TaskState.retrying)
+log = logging.getLogger(__name__)
 
 
 class RecordMissing(StoreUnavailable):
@@ -47,6 +51,7 @@ class TaskRecords:
         self.client = client
         self.index = IndexNames.of(settings).ingest_tasks
         self.ttl = timedelta(seconds=settings.task_ttl_s)
+        self.keys = signing_keys(settings)  # seal the payloads kept (sealing.py)
 
     def _write(self, task_id: str, doc: dict[str, Any], *, partial: bool) -> None:
         try:
@@ -75,13 +80,15 @@ class TaskRecords:
             "updated_at": now.isoformat(),
             "expires_at": (now + self.ttl).isoformat(),
             "memory_ids": job_memory_ids(job),
-            # kept until the job ends, so a job whose message vanished can be queued again (reconcile.py)
-            "payload": job.model_dump(mode="json"),
+            # kept until the job ends, so a job whose message vanished can be queued again
+            # (reconcile.py); sealed, so that the worker's engine role reads no memory text
+            "payload": seal(job.model_dump(mode="json"), job.task_id, self.keys),
         }
         self._write(job.task_id, doc, partial=False)
 
     def stale_unfinished(self, grace_s: float, limit: int = 500) -> list[tuple[str, dict[str, Any]]]:
-        """(task id, job payload) of unfinished tasks not updated for ``grace_s``, oldest first."""
+        """(task id, job payload) of unfinished tasks not updated for ``grace_s``, oldest first;
+        a payload that does not open (not sealed by the API for that task) is left out."""
         cutoff = (_now() - timedelta(seconds=grace_s)).isoformat()
         body = {
             "query": {
@@ -98,7 +105,15 @@ class TaskRecords:
             "_source": ["payload"],
         }
         r = self.client.search(index=self.index, body=body)
-        return [(h["_id"], h["_source"]["payload"]) for h in r["hits"]["hits"] if h["_source"].get("payload")]
+        out = []
+        for h in r["hits"]["hits"]:
+            if not (stored := h["_source"].get("payload")):
+                continue
+            if (payload := unseal(stored, h["_id"], self.keys)) is None:
+                log.warning("task %s: its stored payload is not sealed by this deployment's key; not queued", h["_id"])
+                continue
+            out.append((h["_id"], payload))
+        return out
 
     def requeued(self, task_id: str) -> None:
         script = {

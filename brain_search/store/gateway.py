@@ -36,7 +36,7 @@ from brain_search.config import Settings
 from brain_search.errors import SetupError
 from brain_search.procs import BackgroundProcess
 from brain_search.store.gateway_certs import ensure_certificates
-from brain_search.store.gateway_rules import Role, render_map
+from brain_search.store.gateway_rules import Role, render_map, render_upstream_map
 
 # nginx checks the password on every request: SHA-256-crypt at 1000 rounds costs ~1 ms here
 # (glibc's default 5000 is ~5.6 ms per request); the passwords are 192-bit random tokens, so the
@@ -93,6 +93,7 @@ def render_conf(layout: GatewayLayout) -> str:
             f"scgi_temp_path {t}/scgi;",
         ]
     body += render_map(layout.prefix_pattern).splitlines()
+    body += render_upstream_map(layout.prefix_pattern).splitlines()
     body += [
         "map $brain_allowed $brain_denied {",
         "    0 1;",
@@ -121,7 +122,8 @@ def render_conf(layout: GatewayLayout) -> str:
         '            return 403 \'{"error":{"type":"gateway_forbidden","reason":"this role may not make this'
         ' request"},"status":403}\';',
         "        }",
-        f"        proxy_pass {'https' if layout.upstream_tls else 'http'}://opensearch;",
+        # the raw URI, with the ``filter_path`` of a rule that pins what its answer may hold
+        f"        proxy_pass {'https' if layout.upstream_tls else 'http'}://opensearch$brain_upstream_uri;",
         "        proxy_http_version 1.1;",
         '        proxy_set_header Connection "";',
         f'        proxy_set_header Authorization "{_authorization(layout)}";',

@@ -14,6 +14,14 @@ and checked here in Python (``allowed``), so the unit tests read what nginx enfo
   one ``_mget`` a job makes before writing (tombstones: ``_source=tombstone_of,memory_id`` and
   nothing else); its task records. It cannot search, count or read a memory's content.
 
+A rule can also pin what the engine answers (``Rule.response``): the gateway appends that
+``filter_path`` to the request it forwards, so only the listed fields leave OpenSearch whatever
+the body asked for. The worker's ``_mget`` answers ids, versions and the two tombstone fields even
+when a ``docs`` entry names its own ``_source``; its ``_bulk`` answers statuses and errors, never
+the ``get`` an ``update`` with ``"_source": true`` asks for. A client's own ``filter_path`` on
+those paths matches no rule. The task records' payloads (queued jobs, so memory text) are sealed
+by the API under the job key (``ingest/sealing.py``): the worker role reads them as ciphertext.
+
 The engine is started with ``rest.action.multi.allow_explicit_index: false``: a ``_bulk``,
 ``_msearch`` or ``_mget`` body cannot name another index than its path, so the path is the whole
 truth of what a request reaches. Rules match the raw URI: a percent-encoded index name matches
@@ -49,6 +57,15 @@ INDEX_SUFFIXES = (
 )
 _ID = r"[^/?#]+"
 _ARGS = r"(?:\?[^#]*)?$"
+# what a worker's write may ask for in its query string (no ``_source``, no ``filter_path``)
+_BULK_ARGS = r"(?:\?refresh=(?:wait_for|true|false))?$"
+# what the worker's requests answer (OpenSearch's ``filter_path``, appended by the gateway)
+WORKER_MGET_RESPONSE = "docs._id,docs.found,docs._version,docs._source.tombstone_of,docs._source.memory_id,docs.error"
+WORKER_BULK_RESPONSE = (
+    "took,errors,items.*._id,items.*.status,items.*.result,items.*._version,items.*._seq_no,"
+    "items.*._primary_term,items.*.error.type,items.*.error.reason,items.*.error.caused_by.type,"
+    "items.*.error.caused_by.reason"
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +73,7 @@ class Rule:
     role: Role
     methods: tuple[str, ...]
     path: str  # a regex over the raw path and query, anchored at both ends by ``pattern``
+    response: str | None = None  # the ``filter_path`` the gateway appends (what the answer may hold)
 
     @property
     def pattern(self) -> str:
@@ -75,6 +93,8 @@ def rules(prefix_pattern: str) -> list[Rule]:
     common = [Rule(r, read, f"/{_ARGS}") for r in (api, worker)] + [
         Rule(r, ("GET",), f"/_cluster/health{_ARGS}") for r in (api, worker)
     ]
+    # the memories index's mapping (its ``_meta``: which encoder wrote the vectors), read at start
+    common += [Rule(r, ("GET",), f"/{idx}/_mapping{_ARGS}") for r in (api, worker)]
     return [
         Rule(Role.admin, ("[A-Z]+",), ".*$"),
         *common,
@@ -92,8 +112,8 @@ def rules(prefix_pattern: str) -> list[Rule]:
         # workers: write-only on memories, their task records, their dead letters
         Rule(worker, ("HEAD",), f"/{idx}{_ARGS}"),
         Rule(worker, read, f"/_alias/{memories}{_ARGS}"),
-        Rule(worker, write, f"/(?:{memories}|{p}-dead-letters)/_bulk{_ARGS}"),
-        Rule(worker, ("GET", "POST"), f"/{memories}/_mget\\?_source=tombstone_of%2Cmemory_id$"),
+        Rule(worker, write, f"/(?:{memories}|{p}-dead-letters)/_bulk{_BULK_ARGS}", WORKER_BULK_RESPONSE),
+        Rule(worker, ("GET", "POST"), f"/{memories}/_mget\\?_source=tombstone_of%2Cmemory_id$", WORKER_MGET_RESPONSE),
         Rule(worker, ("GET", "HEAD", "PUT", "POST"), f"/{p}-ingest-tasks/_doc/{_ID}{_ARGS}"),
         Rule(worker, ("POST",), f"/{p}-ingest-tasks/_update/{_ID}{_ARGS}"),
         Rule(
@@ -121,5 +141,37 @@ def render_map(prefix_pattern: str, variable: str = "$brain_allowed") -> str:
         if '"' in r.pattern:
             raise ValueError(f"a rule cannot hold a double quote: {r.pattern}")
         lines.append(f'    "~{r.pattern}" 1;')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def upstream_uri(prefix_pattern: str, user: str, method: str, uri: str) -> str:
+    """The URI the gateway forwards for an allowed request (the Python twin of
+    ``render_upstream_map``): ``uri``, with the rule's ``filter_path`` appended when it pins one."""
+    line = f"{user} {method} {uri}"
+    for r in rules(prefix_pattern):
+        if r.response and re.match(r.pattern, line):
+            return f"{uri}{'&' if '?' in uri else '?'}filter_path={r.response}"
+    return uri
+
+
+def render_upstream_map(prefix_pattern: str, variable: str = "$brain_upstream_uri") -> str:
+    """nginx's ``map`` of ``"$remote_user $request_method $request_uri"`` → the URI to forward:
+    ``$request_uri`` itself, or with the ``filter_path`` of a rule that pins its answer (after
+    ``?`` or ``&``: ``$brain_filter_sep``, from ``$is_args``)."""
+    lines = [
+        "map $is_args $brain_filter_sep {",
+        '    "?" "&";',
+        '    default "?";',
+        "}",
+        f'map "$remote_user $request_method $request_uri" {variable} {{',
+        "    default $request_uri;",
+    ]
+    for r in rules(prefix_pattern):
+        if not r.response:
+            continue
+        if '"' in r.pattern or not re.fullmatch(r"[A-Za-z0-9_.,*]+", r.response):
+            raise ValueError(f"a rule cannot hold a double quote or pin that answer: {r.pattern}")
+        lines.append(f'    "~{r.pattern}" "$request_uri${{brain_filter_sep}}filter_path={r.response}";')
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -4,6 +4,7 @@ what it may do reaches OpenSearch, and nginx agrees with the Python twin of its 
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import ssl
@@ -17,7 +18,7 @@ from brain_search.store.gateway import LocalGateway
 from brain_search.store.gateway_rules import Role, allowed
 from tests.conftest import DELIBERATE_DENIALS, SECURED, TEST_PREFIXES
 
-P = "brain-test"
+P = os.environ.get("BRAIN_TEST_INDEX_PREFIX", "brain-test")  # the session's prefix (tests/conftest.py)
 M = f"{P}-memories"
 
 
@@ -78,7 +79,7 @@ CASES: list[tuple[Role, str, str, str | None]] = [
     (Role.api, "HEAD", f"/{M}", None),
     (Role.api, "GET", f"/_alias/{M}", None),
     (Role.api, "GET", f"/{P}-tenants/_doc/nobody", None),
-    (Role.api, "PUT", "/brain-test-new-index", None),
+    (Role.api, "PUT", f"/{P}-new-index", None),
     (Role.api, "DELETE", f"/{M}", None),
     (Role.api, "PUT", f"/{M}/_mapping", '{"properties": {"x": {"type": "keyword"}}}'),
     (Role.api, "PUT", "/_cluster/settings", '{"persistent": {}}'),
@@ -98,6 +99,10 @@ CASES: list[tuple[Role, str, str, str | None]] = [
     (Role.worker, "POST", f"/{M}/_delete_by_query", '{"query": {"match_all": {}}}'),
     (Role.worker, "GET", f"/{P}-keys/_search", None),
     (Role.worker, "POST", f"/{P}-ingest-tasks/_search", '{"size": 0}'),
+    # a worker's write cannot ask for the document back, nor widen what the answer may hold
+    (Role.worker, "POST", f"/{M}/_bulk?_source=true", '{"delete": {"_id": "gw-none"}}\n'),
+    (Role.worker, "POST", f"/{M}/_bulk?filter_path=items", '{"delete": {"_id": "gw-none"}}\n'),
+    (Role.worker, "POST", f"/{M}/_mget?_source=tombstone_of%2Cmemory_id&filter_path=docs", '{"ids": ["gw-none"]}'),
     (Role.worker, "HEAD", f"/{P}-dead-letters", None),
     (Role.worker, "DELETE", f"/{P}-dead-letters", None),
 ]
@@ -120,13 +125,108 @@ def test_each_role_reaches_only_what_its_rules_allow(
             assert r.json()["error"]["type"] == "gateway_forbidden"
 
 
+SECRET = "Secret launch code name is BLUEHERON."
+TENANT = "gw-tenant"
+
+
+@pytest.fixture(scope="module")
+def stored_memory(gw: LocalGateway) -> Iterator[str]:
+    """One memory with text in the session's memories index, written as admin (and removed)."""
+    doc = {"tenant_id": TENANT, "memory_id": "gw-secret", "content": SECRET}
+    with http(gw, Role.admin) as c:
+        r = c.put(f"/{M}/_doc/gw-secret?routing={TENANT}&refresh=true", json=doc)
+        assert r.status_code in (200, 201), r.text
+        yield "gw-secret"
+        c.delete(f"/{M}/_doc/gw-secret?routing={TENANT}&refresh=true")
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"_source": True},
+        {"_source": ["content"]},
+        {"_source": {"includes": ["*"]}},
+        {"stored_fields": ["content", "_source"]},
+    ],
+    ids=["source-true", "source-content", "source-includes", "stored-fields"],
+)
+def test_a_worker_mget_answers_no_text_whatever_its_body_asks(
+    gw: LocalGateway, stored_memory: str, doc: dict[str, object]
+) -> None:
+    """Issue 54 item 9: a ``docs`` entry's own ``_source`` overrode the pinned one and the worker
+    read the memory's text. The gateway now pins the answer (``filter_path``): ids, versions and
+    the two tombstone fields."""
+    body = {"docs": [{"_id": stored_memory, "routing": TENANT, **doc}]}
+    with http(gw, Role.worker) as c:
+        r = c.post(f"/{M}/_mget?_source=tombstone_of%2Cmemory_id", json=body)
+    assert r.status_code == 200, r.text
+    assert SECRET not in r.text and "BLUEHERON" not in r.text, r.text
+    (got,) = r.json()["docs"]
+    assert got["found"] and got["_id"] == stored_memory
+    assert set(got.get("_source") or {}) <= {"memory_id", "tombstone_of"}, got
+
+
+def test_a_worker_bulk_update_does_not_return_the_document(gw: LocalGateway, stored_memory: str) -> None:
+    """Issue 54 item 9: a ``_bulk`` ``update`` with ``"_source": true`` answered the whole document
+    (``get._source``). The worker's ``_bulk`` now answers statuses and errors only."""
+    body = (
+        f'{{"update": {{"_id": "{stored_memory}", "routing": "{TENANT}", "_source": true}}}}\n{{"doc": {{}}}}\n'
+        f'{{"update": {{"_id": "{stored_memory}", "routing": "{TENANT}", "_source": "content"}}}}\n'
+        f'{{"doc": {{"memory_id": "{stored_memory}"}}}}\n'
+    )
+    with http(gw, Role.worker) as c:
+        r = c.post(f"/{M}/_bulk", content=body, headers={"Content-Type": "application/x-ndjson"})
+    assert r.status_code == 200, r.text
+    assert SECRET not in r.text and "BLUEHERON" not in r.text, r.text
+    for item in r.json()["items"]:
+        assert item["update"]["status"] == 200 and "get" not in item["update"], item
+    with http(gw, Role.admin) as c:  # the write itself went through: the worker still writes
+        assert c.get(f"/{M}/_doc/{stored_memory}?routing={TENANT}").json()["_source"]["content"] == SECRET
+
+
+def test_the_worker_reads_queued_payloads_sealed(gw: LocalGateway, settings) -> None:  # type: ignore[no-untyped-def]
+    """Issue 54 item 9: ``_search`` on the task records returned queued jobs' payloads (memory
+    text) to the worker role. They are sealed under the job key now: the worker role's search
+    reads ciphertext, the reconciler (same key) still opens them, and a payload the worker role
+    writes into a record itself is not queued."""
+    from brain_search.ingest.models import IngestJob, MemoryItem
+    from brain_search.ingest.task_records import TaskRecords
+    from brain_search.store.client import make_client
+
+    assert settings.job_signing_keys is not None  # the session signs jobs, as a deployment does
+    job = IngestJob(task_id="gw-sealed-task", tenant_id=TENANT, items=[MemoryItem(memory_id="m1", content=SECRET)])
+    TaskRecords(make_client(gw.settings_for(Role.api, settings)), settings).create(job)
+    forged = {**job.model_dump(mode="json"), "task_id": "gw-forged-task"}
+    with http(gw, Role.worker) as c:
+        r = c.put(
+            f"/{P}-ingest-tasks/_doc/gw-forged-task?refresh=true",
+            json={
+                "tenant_id": TENANT,
+                "state": "queued",
+                "updated_at": "2020-01-01T00:00:00+00:00",
+                "expires_at": "2999-01-01T00:00:00+00:00",
+                "payload": forged,
+            },
+        )
+        assert r.status_code in (200, 201), r.text
+        c.post(f"/{P}-ingest-tasks/_refresh")
+        r = c.post(f"/{P}-ingest-tasks/_search", json={"query": {"term": {"tenant_id": TENANT}}})
+    assert r.status_code == 200, r.text
+    hits = {h["_id"]: h["_source"] for h in r.json()["hits"]["hits"]}
+    assert "BLUEHERON" not in str(hits["gw-sealed-task"]), hits["gw-sealed-task"]
+    worker = TaskRecords(make_client(gw.settings_for(Role.worker, settings)), settings)
+    found = dict(worker.stale_unfinished(grace_s=-60))
+    assert IngestJob.model_validate(found["gw-sealed-task"]) == job  # the reconciler still has the job
+    assert "gw-forged-task" not in found  # and queues nothing it was not handed sealed
+
+
 def test_a_bulk_body_cannot_name_another_index(gw: LocalGateway) -> None:
     """The path is the whole truth: the node refuses an index named inside a multi-request body."""
-    body = '{"index": {"_index": "brain-test-keys", "_id": "forged"}}\n{"tenant_id": "x"}\n'
+    body = f'{{"index": {{"_index": "{P}-keys", "_id": "forged"}}}}\n{{"tenant_id": "x"}}\n'
     with http(gw, Role.worker) as c:
         r = c.post(f"/{M}/_bulk", content=body, headers={"Content-Type": "application/x-ndjson"})
     assert r.status_code == 400 and "explicit index" in r.text, r.text
-    msearch = '{"index": "brain-test-keys"}\n{"query": {"match_all": {}}}\n'
+    msearch = f'{{"index": "{P}-keys"}}\n{{"query": {{"match_all": {{}}}}}}\n'
     with http(gw, Role.api) as c:
         r = c.post(f"/{M}/_msearch", content=msearch, headers={"Content-Type": "application/x-ndjson"})
     assert r.status_code == 400 or "explicit index" in r.text, r.text

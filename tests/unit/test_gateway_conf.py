@@ -34,7 +34,7 @@ def test_the_conf_denies_by_default_and_strips_the_clients_credentials() -> None
     assert "default 0;" in conf and "if ($brain_allowed = 0)" in conf
     assert 'proxy_set_header Authorization "";' in conf  # the engine never sees a role's password
     assert "server opensearch-1:9200;" in conf and "server opensearch-2:9200;" in conf
-    assert "ssl_protocols TLSv1.2 TLSv1.3;" in conf and "proxy_pass http://opensearch;" in conf
+    assert "ssl_protocols TLSv1.2 TLSv1.3;" in conf and "proxy_pass http://opensearch$brain_upstream_uri;" in conf
     assert "proxy_ssl_verify" not in conf
 
 
@@ -48,7 +48,7 @@ def test_a_secured_upstream_is_verified_and_gets_the_gateways_own_user() -> None
         worker_password=SecretStr("w" * 20),
     )
     conf = render_conf(layout(s))
-    assert "proxy_pass https://opensearch;" in conf and "proxy_ssl_verify on;" in conf
+    assert "proxy_pass https://opensearch$brain_upstream_uri;" in conf and "proxy_ssl_verify on;" in conf
     assert "proxy_ssl_trusted_certificate /ca/ca.crt;" in conf
     assert 'proxy_set_header Authorization "Basic YnJhaW4tZ2F0ZXdheTpzM2NyZXQ=";' in conf
 
