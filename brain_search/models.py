@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from brain_search.input_types import EngineTime, Text
 
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
@@ -63,18 +65,18 @@ class RecallRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(..., description="Natural language query", min_length=1, max_length=MAX_QUERY_CHARS)
+    query: Text = Field(..., description="Natural language query", min_length=1, max_length=MAX_QUERY_CHARS)
     focus: Focus = Field(Focus.auto, description="Z-axis targeting preset (auto = intent detection)")
     z_value: float | None = Field(None, ge=0.0, le=1.0, description="Explicit Z-axis target (overrides focus)")
-    nodes: list[str] | None = Field(
+    nodes: list[Text] | None = Field(
         None, description="X-axis filter: Knowledge Graph node ids or label paths (each includes its subtree)"
     )
     limit: int = Field(10, ge=1, le=MAX_LIMIT, description="Maximum results to return")
     tiered: bool = Field(False, description="Return results grouped by Z-tier")
     expand_related: int = Field(0, ge=0, le=3, description="Also search nodes related to `nodes`, to this depth")
-    since: datetime | None = Field(None, description="Only memories at or after this time")
-    until: datetime | None = Field(None, description="Only memories at or before this time")
-    reference_time: datetime | None = Field(
+    since: EngineTime | None = Field(None, description="Only memories at or after this time")
+    until: EngineTime | None = Field(None, description="Only memories at or before this time")
+    reference_time: EngineTime | None = Field(
         None, description="what 'last week', 'yesterday', 'in January' are relative to (default: now)"
     )
     time_words: bool = Field(
@@ -108,22 +110,6 @@ class RecallRequest(BaseModel):
     def _query_not_blank(cls, v: str) -> str:
         if not v.strip():
             raise ValueError("query must contain non-whitespace text")
-        return v
-
-    @field_validator("since", "until", "reference_time")
-    @classmethod
-    def _time_the_engine_reads(cls, v: datetime | None) -> datetime | None:
-        """An offset within ±18:00 (the engine's limit; Python accepts up to ±24 h), and a time
-        that has a UTC form (year 1 with a positive offset has none)."""
-        if v is None or v.tzinfo is None:
-            return v
-        offset = v.utcoffset()
-        if offset is not None and abs(offset.total_seconds()) > 18 * 3600:
-            raise ValueError("the UTC offset must be within ±18:00")
-        try:
-            v.astimezone(UTC)
-        except OverflowError:
-            raise ValueError("the time is outside the supported range") from None
         return v
 
     @field_validator("nodes")

@@ -95,6 +95,7 @@ class WorkerRuntime:
                     lambda: self.records.stale_unfinished(s.reconcile_grace_s),
                     lambda: present_task_ids(r, [f"{prefix}:{ingest_queue(s)}"], f"{prefix}:unacked"),
                     requeue,
+                    self.records.failed,  # a stored job that can never be queued: its record ends failed
                 )
             except Exception as exc:
                 log.warning("reconcile pass failed: %s", exc)

@@ -26,6 +26,7 @@ from brain_search.errors import (
     Unauthorized,
     cut,
 )
+from brain_search.input_types import json_problem, printable
 
 log = logging.getLogger(__name__)
 MAX_ERRORS = 50  # a 422 lists at most this many errors (a batch of bad items is not echoed whole)
@@ -33,16 +34,24 @@ MAX_ERRORS = 50  # a 422 lists at most this many errors (a batch of bad items is
 
 def invalid_input_body(exc: InvalidInput) -> dict:
     """Same shape as FastAPI's own validation errors: a list naming the field and the reason."""
-    msg = cut(exc.reason, MESSAGE_CHARS)
-    loc = ["body", *(cut(part) for part in exc.field.split("."))]
+    msg = cut(printable(exc.reason), MESSAGE_CHARS)
+    loc = ["body", *(cut(printable(part)) for part in exc.field.split("."))]
     return {"detail": [{"loc": loc, "msg": msg, "type": "value_error"}]}
 
 
 def bounded_input(value: Any) -> Any:
     """What a 422 echoes of the input: the value when short, else a prefix of it (of its JSON for
-    an object or a list), saying how long it was."""
+    an object or a list), saying how long it was; text that is no valid Unicode (a lone
+    surrogate) with its escapes written out, and a value too deep to write as a note saying so."""
     if isinstance(value, str):
-        return cut(value)
+        return cut(printable(value))
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if json_problem(value) is not None:  # too deep, or a lone surrogate inside: echoed as text
+        try:
+            return cut(printable(json.dumps(value, default=str, ensure_ascii=False)))
+        except (RecursionError, ValueError):
+            return "(not echoed: nested too deep)"
     text = json.dumps(value, default=str, ensure_ascii=False)
     return value if len(text) <= ECHO_CHARS else cut(text)
 
@@ -51,9 +60,11 @@ def validation_body(errors: Sequence[Any]) -> dict[str, Any]:
     """FastAPI's 422 shape (``detail``: loc, msg, type, input, ctx), bounded: each echoed input is
     a prefix, each message and location part is cut, and at most ``MAX_ERRORS`` are listed."""
     detail = []
-    for err in jsonable_encoder(list(errors[:MAX_ERRORS])):
-        err["loc"] = [x if isinstance(x, int) else cut(str(x)) for x in err.get("loc", [])]
-        err["msg"] = cut(str(err.get("msg", "")), MESSAGE_CHARS)
+    # inputs are bounded before they are encoded: a deep one would take the encoder's recursion
+    raw = [{k: bounded_input(v) if k in ("input", "ctx") else v for k, v in e.items()} for e in errors[:MAX_ERRORS]]
+    for err in jsonable_encoder(raw):
+        err["loc"] = [x if isinstance(x, int) else cut(printable(str(x))) for x in err.get("loc", [])]
+        err["msg"] = cut(printable(str(err.get("msg", ""))), MESSAGE_CHARS)
         if "input" in err:
             err["input"] = bounded_input(err["input"])
         if "ctx" in err:

@@ -102,6 +102,14 @@ class Api:
         self.flags = flags
 
     def call(self, method: str, path: str, **kw: Any) -> Any:
+        from brain_search.input_types import json_problem
+
+        problem = json_problem(kw.get("json"), max_depth=1_000_000) if kw.get("json") is not None else None
+        if problem is not None:  # what no request can carry (a lone surrogate): refused here, not a traceback
+            where, reason = problem
+            message = in_cli_words(f"{where or 'body'}: {reason}", self.flags)
+            console.print(f"[bold red]error:[/bold red] {message}", highlight=False)
+            raise typer.Exit(2)
         try:
             return self.client.call(method, path, **kw)
         except ApiUnavailable as exc:

@@ -15,14 +15,16 @@ import time
 from collections import deque
 from typing import Any
 
+import orjson
 from celery import Celery
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.errors import SetupError
+from brain_search.errors import InvalidInput, SetupError
 from brain_search.ingest.models import IngestJob, TaskStatus
 from brain_search.ingest.signing import job_kwargs, signing_keys
 from brain_search.ingest.task_records import TaskRecords
+from brain_search.input_types import printable
 
 INGEST_TASK = "brain.ingest_batch"
 log = logging.getLogger(__name__)
@@ -131,20 +133,42 @@ class CeleryQueue:
         self._redis: Any = None
 
     def submit(self, job: IngestJob) -> None:
+        try:  # a job that cannot be encoded for its message is refused before anything is accepted
+            kwargs = self._message(job)
+        except Exception as exc:
+            raise InvalidInput("memories", f"cannot be queued: {printable(str(exc))[:200]}") from None
         self.records.create(job)  # raises StoreUnavailable: nothing accepted
-        if time.monotonic() < self._open_until or not self._publish(job):
+        if time.monotonic() < self._open_until or not self._publish(job, kwargs):
             self._defer(job)
 
-    def _publish(self, job: IngestJob) -> bool:
+    def _publish(self, job: IngestJob, kwargs: dict[str, Any] | None = None) -> bool:
+        """Whether the job is done with here: on Redis, or (a fault of the job itself, never of
+        Redis) given up, its record ``failed``. False: Redis did not take it (outbox, breaker)."""
         try:
-            self.app.send_task(
-                INGEST_TASK, kwargs=job_kwargs(job, self.signing_keys), task_id=job.task_id, queue=self.queue
-            )
+            kwargs = kwargs if kwargs is not None else self._message(job)
+        except Exception as exc:  # the job, not the queue: it must not hold the outbox or the breaker
+            self._give_up(job, f"not queued: {type(exc).__name__}: {printable(str(exc))[:200]}")
+            return True
+        try:
+            self.app.send_task(INGEST_TASK, kwargs=kwargs, task_id=job.task_id, queue=self.queue)
             return True
         except Exception as exc:  # redis errors, kombu's OperationalError, socket timeouts
             log.warning("task %s: the queue (Redis) did not take it (%s); held in the outbox", job.task_id, exc)
             self._open_until = time.monotonic() + self.BREAKER_S
             return False
+
+    def _message(self, job: IngestJob) -> dict[str, Any]:
+        """The task's kwargs (the job, signed), checked to encode as the message's JSON (UTF-8)."""
+        kwargs = job_kwargs(job, self.signing_keys)
+        orjson.dumps(kwargs)  # raises for what no message can carry (a lone surrogate)
+        return kwargs
+
+    def _give_up(self, job: IngestJob, reason: str) -> None:
+        log.error("task %s: %s; given up", job.task_id, reason)
+        try:
+            self.records.failed(job.task_id, reason, failed=len(job.items))
+        except Exception as exc:  # the reconciler meets the record again and gives it up itself
+            log.warning("task %s: not marked failed (%s)", job.task_id, exc)
 
     def _defer(self, job: IngestJob) -> None:
         with self._lock:
@@ -159,6 +183,8 @@ class CeleryQueue:
         return len(self._outbox)
 
     def _flush_loop(self) -> None:
+        """Jobs in order while Redis takes them; a job that can never be sent is given up by
+        ``_publish`` and the next one goes on (one bad job never holds the others)."""
         while not self._closed.wait(self.OUTBOX_RETRY_S):
             while self._outbox:
                 job = self._outbox[0]

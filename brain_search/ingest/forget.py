@@ -29,6 +29,7 @@ from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.graph_ops import task_doc_id
 from brain_search.ingest.tombstones import tombstone_entries, write_versioned
+from brain_search.input_types import EngineTime, Text
 from brain_search.retrieval.queries import scope_filter
 from brain_search.store.indices import IndexNames
 
@@ -41,11 +42,11 @@ class ForgetRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    conversation_id: str | None = Field(None, max_length=256)
-    node: str | None = Field(None, description="node id or label path: its whole subtree")
-    source: str | None = Field(None, max_length=100)
-    since: datetime | None = Field(None, description="memories whose timestamp is at or after this")
-    until: datetime | None = Field(None, description="memories whose timestamp is at or before this")
+    conversation_id: Text | None = Field(None, max_length=256)
+    node: Text | None = Field(None, description="node id or label path: its whole subtree")
+    source: Text | None = Field(None, max_length=100)
+    since: EngineTime | None = Field(None, description="memories whose timestamp is at or after this")
+    until: EngineTime | None = Field(None, description="memories whose timestamp is at or before this")
     all: bool = Field(False, description="required to forget every memory of the tenant")
 
     def check(self) -> None:

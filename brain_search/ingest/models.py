@@ -8,6 +8,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from brain_search.input_types import EngineTime, JsonObject, Text
+
 MEMORY_ID_PATTERN = r"^[^\s\x00-\x1f\x7f]{1,256}$"
 OPTION_FIELDS = ("chunk", "refresh", "create_nodes")
 
@@ -24,21 +26,21 @@ class MemoryIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str = Field(..., description="the text; BM25 reads all of it, the embedding model its first ~256 tokens")
-    memory_id: str | None = Field(
+    content: Text = Field(..., description="the text; BM25 reads all of it, the embedding model its first ~256 tokens")
+    memory_id: Text | None = Field(
         None,
         pattern=MEMORY_ID_PATTERN,
         description="client id (1–256 characters, no whitespace); derived from content + node + timestamp if absent",
     )
-    node_id: str | None = Field(None, description="knowledge-graph node: its id or its label path")
-    timestamp: datetime | None = Field(None, description="when it happened (ISO 8601; naive times are UTC)")
-    source: str | None = Field(None, max_length=100)
-    conversation_id: str | None = Field(None, max_length=256)
-    metadata: dict[str, Any] | None = Field(None, description="free JSON object (size and depth are limited)")
-    supersedes: list[Annotated[str, Field(pattern=MEMORY_ID_PATTERN)]] | None = Field(
+    node_id: Text | None = Field(None, description="knowledge-graph node: its id or its label path")
+    timestamp: EngineTime | None = Field(None, description="when it happened (ISO 8601; naive times are UTC)")
+    source: Text | None = Field(None, max_length=100)
+    conversation_id: Text | None = Field(None, max_length=256)
+    metadata: JsonObject | None = Field(None, description="free JSON object (size and depth are limited)")
+    supersedes: list[Annotated[Text, Field(pattern=MEMORY_ID_PATTERN)]] | None = Field(
         None, max_length=100, description="ids of memories this one replaces: recall leaves those out"
     )
-    valid_until: datetime | None = Field(None, description="after this time recall leaves the memory out")
+    valid_until: EngineTime | None = Field(None, description="after this time recall leaves the memory out")
 
     _content_not_blank = field_validator("content")(content_not_blank)
 
@@ -228,14 +230,14 @@ class MemoryReplace(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str
-    node_id: str | None = None
-    timestamp: datetime | None = None
-    source: str | None = Field(None, max_length=100)
-    conversation_id: str | None = Field(None, max_length=256)
-    metadata: dict[str, Any] | None = None
-    supersedes: list[str] | None = Field(None, max_length=100)
-    valid_until: datetime | None = None
+    content: Text
+    node_id: Text | None = None
+    timestamp: EngineTime | None = None
+    source: Text | None = Field(None, max_length=100)
+    conversation_id: Text | None = Field(None, max_length=256)
+    metadata: JsonObject | None = None
+    supersedes: list[Text] | None = Field(None, max_length=100)
+    valid_until: EngineTime | None = None
     refresh: bool = False
     create_nodes: bool = False
 
@@ -248,14 +250,14 @@ class MemoryPatch(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    content: str | None = Field(None, description="new text: re-embedded through a task, the other fields kept")
-    node_id: str | None = None
-    timestamp: datetime | None = None
-    source: str | None = Field(None, max_length=100)
-    conversation_id: str | None = Field(None, max_length=256)
-    metadata: dict[str, Any] | None = None
-    supersedes: list[str] | None = Field(None, max_length=100)
-    valid_until: datetime | None = None
+    content: Text | None = Field(None, description="new text: re-embedded through a task, the other fields kept")
+    node_id: Text | None = None
+    timestamp: EngineTime | None = None
+    source: Text | None = Field(None, max_length=100)
+    conversation_id: Text | None = Field(None, max_length=256)
+    metadata: JsonObject | None = None
+    supersedes: list[Text] | None = Field(None, max_length=100)
+    valid_until: EngineTime | None = None
     create_nodes: bool = False
     refresh: bool = Field(False, description="with `content`: the task completes once the new text is searchable")
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.graph import Node
 from brain_search.ingest.chunking import chunk_id, chunk_text
 from brain_search.ingest.models import IngestRequest, MemoryIn, MemoryItem
+from brain_search.input_types import json_depth
 from brain_search.store.documents import derive_memory_id
 
 
@@ -22,15 +23,6 @@ class NodeLookup(Protocol):
     def get(self, tenant_id: str, ref: str) -> Node: ...
 
     def ensure(self, tenant_id: str, label: str, description: str | None = None) -> Node: ...
-
-
-def json_depth(value: Any) -> int:
-    """Nesting depth of a JSON value: a scalar is 0, ``{"a": 1}`` is 1, ``{"a": [1]}`` is 2."""
-    if isinstance(value, dict):
-        return 1 + max((json_depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((json_depth(v) for v in value), default=0)
-    return 0
 
 
 def iso_utc(ts: datetime | None) -> str | None:

@@ -18,7 +18,10 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import orjson
+
 from brain_search.ingest.models import IngestJob
+from brain_search.input_types import printable
 
 log = logging.getLogger(__name__)
 SCAN_CHUNK = 500
@@ -57,22 +60,53 @@ def present_task_ids(redis: Any, queue_keys: Iterable[str], unacked_key: str) ->
     return ids
 
 
+def unsendable(payload: dict[str, Any]) -> str | None:
+    """Why a stored job payload can never be queued (not a job; not encodable for its signature,
+    e.g. a lone surrogate in a record written before the API refused those), or None (pure)."""
+    try:
+        orjson.dumps(IngestJob.model_validate(payload).model_dump(mode="json"))  # as signing encodes it
+    except Exception as exc:  # ValidationError, orjson's JSONEncodeError, anything a payload can cause
+        return f"{type(exc).__name__}: {printable(str(exc))[:200]}"
+    return None
+
+
 def lost_jobs(candidates: list[tuple[str, dict[str, Any]]], present: set[str]) -> list[IngestJob]:
-    """The candidates (task id, payload) with no message in Redis (pure)."""
-    return [IngestJob.model_validate(payload) for task_id, payload in candidates if task_id not in present]
+    """The candidates (task id, payload) with no message in Redis (pure); a payload that is no
+    sendable job is left out (``reconcile`` gives it up)."""
+    return [
+        IngestJob.model_validate(payload)
+        for task_id, payload in candidates
+        if task_id not in present and unsendable(payload) is None
+    ]
 
 
 def reconcile(
     candidates: Callable[[], list[tuple[str, dict[str, Any]]]],
     present: Callable[[], set[str]],
     requeue: Callable[[IngestJob], None],
+    give_up: Callable[[str, str], None] = lambda task_id, reason: None,
 ) -> int:
-    """One pass; returns how many jobs were queued again."""
+    """One pass; returns how many jobs were queued again. Each job is handled on its own: one
+    that can never be queued is given up (``give_up(task_id, reason)``: its record ends
+    ``failed``) and the others are queued all the same."""
     found = candidates()
     if not found:
         return 0
-    jobs = lost_jobs(found, present())
-    for job in jobs:
+    ids = present()
+    queued = 0
+    for task_id, payload in found:
+        if task_id in ids:
+            continue
+        reason = unsendable(payload)
+        if reason is not None:
+            log.error("task %s: its stored job cannot be queued (%s); given up", task_id, reason)
+            try:
+                give_up(task_id, f"not queued: {reason}")
+            except Exception as exc:  # the next pass tries again; the others go on
+                log.warning("task %s: not marked failed (%s)", task_id, exc)
+            continue
+        job = IngestJob.model_validate(payload)
         log.warning("task %s: unfinished and its message is gone from Redis; queued again", job.task_id)
-        requeue(job)
-    return len(jobs)
+        requeue(job)  # raises when the queue or the engine is down: the pass ends, the next one retries
+        queued += 1
+    return queued

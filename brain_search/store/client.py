@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -27,7 +28,13 @@ class OrjsonSerializer(JSONSerializer):
         try:
             return orjson.loads(s)
         except orjson.JSONDecodeError as e:
-            raise SerializationError(s, e) from e
+            # orjson refuses what the standard parser reads (a lone surrogate's escape, kept by
+            # a write before the API refused those): one such document must not make a whole
+            # answer unreadable (the reconciler's pass over every tenant's tasks, issue 54)
+            try:
+                return json.loads(s)
+            except ValueError:
+                raise SerializationError(s, e) from e
 
 
 _COUNTER: ContextVar[list[int] | None] = ContextVar("brain_engine_requests", default=None)

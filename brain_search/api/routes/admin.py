@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from brain_search.api.deps import AdminDep, StateDep
 from brain_search.auth import TenantErasing
 from brain_search.erase import erase_tenant, finish_erase
+from brain_search.input_types import EngineTime
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 
@@ -28,7 +29,7 @@ class TenantOut(BaseModel):
 
 class KeyIn(BaseModel):
     label: str | None = Field(None, max_length=200)
-    expires_at: datetime | None = Field(None, description="from then on the key is a 401 (ISO 8601, ahead)")
+    expires_at: EngineTime | None = Field(None, description="from then on the key is a 401 (ISO 8601, ahead)")
 
     @field_validator("expires_at")
     @classmethod

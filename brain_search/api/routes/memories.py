@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response, status
@@ -20,6 +20,7 @@ from brain_search.ingest.models import (
     TaskStatus,
 )
 from brain_search.ingest.service import IngestService
+from brain_search.input_types import EngineTime
 from brain_search.retrieval.queries import scope_filter
 
 router = APIRouter(prefix="/v1", tags=["memories"])
@@ -48,8 +49,8 @@ def list_memories(
     node: str | None = None,
     conversation_id: str | None = None,
     source: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
+    since: EngineTime | None = None,
+    until: EngineTime | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: str | None = None,
 ) -> MemoryPage:
@@ -119,7 +120,7 @@ def purge_dead_letters(
     ingest: IngestDep,
     task_id: str | None = None,
     memory_id: str | None = None,
-    before: datetime | None = None,
+    before: EngineTime | None = None,
 ) -> DeadLettersPurged:
     """Delete the caller's dead letters: all of them, or those of a task, a memory (with its
     pieces) or created before a time. They also expire on their own (``BRAIN_DEAD_LETTER_TTL_S``)."""
