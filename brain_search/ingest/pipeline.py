@@ -33,9 +33,10 @@ from brain_search.ingest.bulk import (
     outcomes_for_exception,
     parse_bulk_response,
 )
+from brain_search.ingest.chunking import chunk_id
 from brain_search.ingest.models import IngestJob, MemoryItem
 from brain_search.ingest.retry_policy import backoff_delay
-from brain_search.ingest.tombstones import tombstone_entries, tombstoned
+from brain_search.ingest.tombstones import stored_versions, tombstone_entries, tombstoned
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,18 @@ class AttemptOutcome:
 def chunk_parent(item: MemoryItem) -> str | None:
     parent = (item.metadata or {}).get("chunk_of")
     return parent if isinstance(parent, str) else None
+
+
+MAX_PIECES = 100_000
+"""the most pieces a document's earlier writes are looked for (far more than the settings allow)"""
+
+
+def _chunk_count(item: MemoryItem) -> int:
+    """How many pieces the document of a piece has (0: the item is a whole memory)."""
+    if chunk_parent(item) is None:
+        return 0
+    n = (item.metadata or {}).get("chunk_count")
+    return n if isinstance(n, int) and n > 0 else 1
 
 
 def vector_problem(vec: np.ndarray, dimension: int) -> str | None:
@@ -186,6 +199,7 @@ class IngestPipeline:
                 in_flight = writer.submit(self.write, chunk, job.refresh)
             collect(in_flight)
         self._bury_deleted_chunks(job, out)
+        self._settle_documents(job, out)
         return out
 
     # ---------------------------------------------------------------- chunks of a deleted memory
@@ -221,6 +235,74 @@ class IngestPipeline:
             buried = {o.memory_id for o in outcomes if o.ok or o.superseded}
             out.indexed = [m for m in out.indexed if m not in buried]
             out.superseded += sorted(buried)
+
+    # ---------------------------------------------------------------- a document's earlier pieces
+    # A memory id names one document: the memory itself, or its pieces ``<id>#0`` .. ``<id>#<n-1>``
+    # (``chunk: true``). A write of it replaces the whole document, so what an earlier write of
+    # that id left and this one does not overwrite goes: the pieces past this write's count, the
+    # whole memory when this write is chunked, every piece when it is not. They are tombstoned
+    # with this job's version (a queued older write of them is then superseded too; a newer one
+    # is never touched). Both writes check after writing (real-time ``mget``), so of two racing
+    # writes of the same id the older one's leftovers go whichever lands last.
+    def _settle_documents(self, job: IngestJob, out: AttemptOutcome) -> None:
+        if job.version is None or not out.indexed:
+            return
+        version = job.version
+        written = set(out.indexed)
+        parent_of = {it.memory_id: chunk_parent(it) or it.memory_id for it in job.items}
+        counts: dict[str, int] = {}  # parent id → pieces this job writes (0: the whole memory)
+        for it in job.items:
+            if it.memory_id in written:
+                counts[parent_of[it.memory_id]] = _chunk_count(it)
+        lost = {parent_of[m] for m in out.superseded if m in parent_of}  # a newer write holds a piece of ours
+        mine: dict[str, list[str]] = {}
+        for m in out.indexed:
+            mine.setdefault(parent_of[m], []).append(m)
+        alias, tenant = self.settings.memories_alias, job.tenant_id
+        wholes = stored_versions(self.client, alias, tenant, [p for p, n in counts.items() if n])
+        stale: list[str] = []
+        bury: set[str] = {p for p in lost if counts.get(p)}
+        for parent, (live, v) in wholes.items():
+            if live and v > version:
+                bury.add(parent)  # a newer whole memory: our pieces are the leftovers
+            elif live:
+                stale.append(parent)
+        for parent, found in self._pieces_from(tenant, {p: n for p, n in counts.items() if p not in bury}).items():
+            newer = [k for k, (live, v) in found.items() if live and v > version]
+            if counts[parent] == 0 and newer:
+                bury.add(parent)  # a newer chunked write: our whole memory is the leftover
+                continue
+            stale += [chunk_id(parent, k) for k, (live, v) in sorted(found.items()) if live and v <= version]
+        ours = [m for p in bury for m in mine.get(p, [])]
+        outcomes = self.write(tombstone_entries(tenant, stale + ours, version), job.refresh) if stale or ours else []
+        failed = [o for o in outcomes if not (o.ok or o.superseded)]
+        if failed:
+            log.error("task %s: %d earlier pieces not removed: %s", job.task_id, len(failed), failed[0].reason)
+        buried = {o.memory_id for o in outcomes if o.ok or o.superseded} & set(ours)
+        out.indexed = [m for m in out.indexed if m not in buried]
+        out.superseded += sorted(buried)
+
+    def _pieces_from(self, tenant_id: str, starts: dict[str, int]) -> dict[str, dict[int, tuple[bool, int]]]:
+        """parent → {n: (live, version)} of its stored pieces (memories or tombstones) from piece
+        ``starts[parent]`` on, up to the first id with no document: one ``mget`` of one id per
+        parent when there is none (the usual case), larger windows while pieces are found."""
+        found: dict[str, dict[int, tuple[bool, int]]] = {}
+        todo, window = dict(starts), 1
+        while todo:
+            ids = {chunk_id(p, k): (p, k) for p, s in todo.items() for k in range(s, s + window)}
+            got = stored_versions(self.client, self.settings.memories_alias, tenant_id, list(ids))
+            more = {}
+            for p, s in todo.items():
+                for k in range(s, s + window):
+                    hit = got.get(chunk_id(p, k))
+                    if hit is None:
+                        break
+                    found.setdefault(p, {})[k] = hit
+                else:
+                    if s + window < MAX_PIECES:
+                        more[p] = s + window
+            todo, window = more, min(window * 8, 512)
+        return found
 
     def _all_entries(self, job: IngestJob, out: AttemptOutcome, deadline: float | None) -> Iterator[BulkEntry]:
         # one encode call per bulk chunk: the model sorts a call's texts by length and batches

@@ -68,6 +68,23 @@ def tombstoned(client: OpenSearch, alias: str, tenant_id: str, memory_ids: Seque
     return out
 
 
+def stored_versions(
+    client: OpenSearch, alias: str, tenant_id: str, memory_ids: Sequence[str]
+) -> dict[str, tuple[bool, int]]:
+    """memory id → (live, version) for those of ``memory_ids`` that have a document: a memory
+    (live) or a tombstone. The same real-time ``mget`` as ``tombstoned`` (the worker role may ask
+    for nothing else)."""
+    if not memory_ids:
+        return {}
+    docs = [{"_id": memory_doc_id(tenant_id, m), "routing": tenant_id} for m in memory_ids]
+    r = client.mget(index=alias, body={"docs": docs}, params={"_source": f"{TOMBSTONE_FIELD},memory_id"})
+    out = {}
+    for m, d in zip(memory_ids, r["docs"], strict=True):
+        if d.get("found"):
+            out[m] = (TOMBSTONE_FIELD not in (d.get("_source") or {}), int(d["_version"]))
+    return out
+
+
 def purge_query(ttl_s: float, now: datetime | None = None) -> dict[str, Any]:
     """Tombstones older than ``ttl_s`` (pure)."""
     cutoff = (now or datetime.now(UTC)) - timedelta(seconds=ttl_s)

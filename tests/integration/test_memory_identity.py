@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.ingest_support import wait_task
+from tests.integration.ingest_support import memory_ids, wait_task
 from tests.integration.test_delete_wins import held
 
 pytestmark = pytest.mark.integration
@@ -77,3 +77,40 @@ def test_cascade_node_delete_forgets_history_and_wins_over_a_queued_write(api, m
         index=state.ingest.history.index, body={"query": {"term": {"memory_id": "n1"}}}, params={"size": 10}
     )
     assert history["hits"]["hits"] == []  # the text is gone from the engine, not only from the API
+
+
+# ---------------------------------------------------------------------------------- item 2
+def _document(topic: str, sentences: int) -> str:
+    return " ".join(
+        f"Sentence {i} of the {topic} report says the {topic} figure {i} went up." for i in range(sentences)
+    )
+
+
+def _listed(api: Any, headers: dict[str, str]) -> dict[str, str]:
+    r = api.get("/v1/memories", headers=headers)
+    assert r.status_code == 200, r.text
+    return {m["memory_id"]: m["content"] for m in r.json()["memories"]}
+
+
+def test_a_rewritten_document_leaves_no_stale_pieces(api, make_tenant, client, stack_settings) -> None:
+    """Re-posting a chunked document whole, re-chunking it into fewer pieces, or chunking a
+    memory that was whole: only what the last write made is listed, readable and recalled."""
+    acme = make_tenant("acme")
+    long_text, shorter = _document("harbour", 60), _document("lighthouse", 22)
+    for m in ("d", "e"):
+        _write(api, acme, {"content": long_text, "memory_id": m, "chunk": True})
+    pieces = sorted(k for k in _listed(api, acme) if k.startswith("d#"))
+    assert len(pieces) == 6, pieces
+    _write(api, acme, {"content": "the harbour report is short now", "memory_id": "d"})
+    _write(api, acme, {"content": shorter, "memory_id": "e", "chunk": True})
+    _write(api, acme, {"content": "a whole memory first", "memory_id": "f"})
+    _write(api, acme, {"content": shorter, "memory_id": "f", "chunk": True})
+
+    listed = _listed(api, acme)
+    assert sorted(listed) == ["d", "e#0", "e#1", "f#0", "f#1"], sorted(listed)
+    assert all("lighthouse" in listed[m] for m in ("e#0", "e#1", "f#0", "f#1"))
+    for gone in ["d#0", "d#5", "e#2", "e#5", "f"]:
+        assert api.get(f"/v1/memories/{gone.replace('#', '%23')}", headers=acme).status_code == 404, gone
+    assert sorted(memory_ids(client, stack_settings, "acme")) == sorted(listed)
+    recalled = _recalled(api, acme, "harbour report figure went up")
+    assert recalled and set(recalled) <= set(listed), recalled

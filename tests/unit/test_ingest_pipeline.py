@@ -57,6 +57,10 @@ class FakeClient:
             items.append({"index": result})
         return {"errors": any(i["index"]["status"] >= 300 for i in items), "items": items}
 
+    def mget(self, index: str, body: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        """Nothing stored before (no earlier pieces, no tombstones)."""
+        return {"docs": [{"_id": d["_id"], "found": False} for d in body["docs"]]}
+
 
 class FakeDeadLetters:
     def __init__(self) -> None:
