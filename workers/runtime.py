@@ -26,6 +26,7 @@ from brain_search.ingest.models import IngestJob
 from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.ingest.reconcile import present_task_ids, reconcile
 from brain_search.ingest.service import purge_expired
+from brain_search.ingest.signing import signing_keys
 from brain_search.ingest.task_records import TaskRecords
 from brain_search.store.client import make_client
 from brain_search.store.indices import ensure_indices
@@ -117,5 +118,5 @@ def build_runtime(settings: Settings) -> WorkerRuntime:
         pipeline,
         DeadLetterStore(client, settings),
         TaskRecords(client, settings),
-        Spool(settings.redis_url, settings.index_prefix),
+        Spool(settings.redis_url, settings.index_prefix, signing_keys(settings)),  # entries signed as jobs
     )

@@ -6,10 +6,19 @@ payloads are kept.
 
 The guarantee is Redis's: with AOF ``everysec`` a Redis crash can lose the last second of the
 spool (docs/operations.md, fault table).
+
+Redis is not trusted with what the spool writes: every entry carries an HMAC-SHA256 under the job
+signing key (``BRAIN_JOB_SIGNING_KEYS``, as jobs do: ``ingest/signing.py``), so whoever can write
+to Redis cannot put dead letters into a tenant nor end (and empty the payload of) a live task.
+An entry whose signature is missing or wrong is dropped, logged and counted
+(``<prefix>:brain:spool:refused``, ``Spool.refused``); nothing of it is written. With no key set,
+entries are neither signed nor checked, as jobs.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import logging
 from typing import Any
@@ -25,10 +34,46 @@ log = logging.getLogger(__name__)
 DRAIN_BATCH = 100
 
 
+# what a spool signature covers besides the entry: no job signature can pass for one
+_CONTEXT = b"brain-search spool entry v1\n"
+
+
+def entry_signature(text: str, key: bytes) -> str:
+    """Hex HMAC-SHA256 of one spool entry's JSON text under ``key`` (pure)."""
+    return hmac.new(key, _CONTEXT + text.encode(), hashlib.sha256).hexdigest()
+
+
+def seal_entry(entry: dict[str, Any], keys: list[bytes]) -> str:
+    """The Redis value of ``entry``: its JSON text and, with keys, its signature under the first."""
+    text = json.dumps(entry, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    value: dict[str, Any] = {"entry": text}
+    if keys:
+        value["sig"] = entry_signature(text, keys[0])
+    return json.dumps(value)
+
+
+def open_entry(raw: bytes | str, keys: list[bytes]) -> dict[str, Any] | None:
+    """The entry of a spooled value; None when it is not one this deployment's workers wrote
+    (unsigned, signed under no key of ``keys``, or not a spool entry at all)."""
+    try:
+        value = json.loads(raw)
+        text, sig = value["entry"], value.get("sig")
+        if keys and not (
+            isinstance(sig, str) and any(hmac.compare_digest(entry_signature(text, k), sig) for k in keys)
+        ):
+            return None
+        entry = json.loads(text)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
 class Spool:
-    def __init__(self, redis_url: str, prefix: str) -> None:
+    def __init__(self, redis_url: str, prefix: str, keys: list[bytes] | None = None) -> None:
         self.redis = redis.Redis.from_url(redis_url, socket_connect_timeout=5, socket_timeout=10)
         self.key = f"{prefix}:brain:spool"
+        self.refused_key = f"{self.key}:refused"
+        self.keys = keys or []
 
     def give_up(
         self, tenant_id: str, task_id: str, failures: list[tuple[MemoryItem, ItemOutcome]], attempts: int, error: str
@@ -44,30 +89,47 @@ class Spool:
                 for item, o in failures
             ],
         }
-        self.redis.rpush(self.key, json.dumps(entry))
+        self.redis.rpush(self.key, seal_entry(entry, self.keys))
 
     def __len__(self) -> int:
         return int(self.redis.llen(self.key))  # type: ignore[arg-type]
+
+    @property
+    def refused(self) -> int:
+        """Entries refused so far (unsigned or forged), as counted in Redis."""
+        return int(self.redis.get(self.refused_key) or 0)  # type: ignore[arg-type]
+
+    def _refuse(self, raw: Any) -> None:
+        self.redis.lrem(self.key, 1, raw)  # that value, whichever worker got to the head first
+        self.redis.incr(self.refused_key)
+        log.error("spool: an entry without a valid signature was dropped (not written by a worker): %.200r", raw)
 
     def drain(self, dead_letters: DeadLetterStore, records: TaskRecords) -> int:
         """Write what is spooled (oldest first) until it is empty or OpenSearch refuses again;
         returns how many tasks were drained. An entry leaves the spool only once written."""
         drained = 0
-        while drained < DRAIN_BATCH:
+        for _ in range(DRAIN_BATCH):
             raw = self.redis.lindex(self.key, 0)
             if raw is None:
                 break
-            entry: dict[str, Any] = json.loads(raw)  # type: ignore[arg-type]
-            failures = [
-                (
-                    MemoryItem.model_validate(f["item"]),
-                    ItemOutcome(f["item"]["memory_id"], False, False, f["status"], f["type"], f["reason"]),
-                )
-                for f in entry["failures"]
-            ]
+            entry = open_entry(raw, self.keys)  # type: ignore[arg-type]
             try:
-                dead_letters.add(entry["tenant_id"], entry["task_id"], failures, entry["attempts"])
-                records.failed(entry["task_id"], entry["error"], failed=len(failures))
+                if entry is None:
+                    raise ValueError("not signed by this deployment's key")
+                failures = [
+                    (
+                        MemoryItem.model_validate(f["item"]),
+                        ItemOutcome(f["item"]["memory_id"], False, False, f["status"], f["type"], f["reason"]),
+                    )
+                    for f in entry["failures"]
+                ]
+                tenant_id, task_id = str(entry["tenant_id"]), str(entry["task_id"])
+            except (ValueError, TypeError, KeyError):  # pydantic's ValidationError is a ValueError
+                self._refuse(raw)
+                continue
+            try:
+                dead_letters.add(tenant_id, task_id, failures, entry.get("attempts") or 0)
+                records.failed(task_id, str(entry.get("error")), failed=len(failures))
             except RecordMissing:
                 pass  # a record that expired (or a tenant erased) is no reason to keep the entry
             except Exception as exc:
