@@ -208,6 +208,9 @@ class Settings(BaseSettings):
     # the liveness file a worker touches from its event loop (workers/probes.py); "" = none
     worker_heartbeat_file: str = ""
     worker_heartbeat_interval_s: float = Field(15.0, gt=0)
+    # a version (ingest/versions.py) is never further than this from the engine's clock: a replica
+    # whose clock runs ahead cannot make its writes outrank later deletes for longer
+    version_max_skew_s: float = Field(2.0, gt=0)
     # --- lifecycle ---------------------------------------------------------------------------
     # a delete's tombstone must outlast the longest a write accepted before it can wait (queue
     # backlog + every task retry); a task record lives task_ttl_s, so by default as long

@@ -10,6 +10,9 @@
 - ``brain_ingest_queue_depth``: tasks waiting in Redis (worker mode; NaN when Redis does not
   answer) and ``brain_ingest_outbox``: tasks this process holds for a Redis that did not take them;
 - ``brain_engine_errors_total{kind}``: OpenSearch failures answered as 5xx;
+- ``brain_version_clock_skew_seconds``: how far this process's clock runs ahead of the engine's,
+  and ``brain_versions_clamped_total{direction}``: versions held within ``BRAIN_VERSION_MAX_SKEW_S``
+  of it (``ahead``, ``behind``; ``ingest/versions.py``);
 - ``brain_requests_refused_total{reason}``: requests refused before any route ran (no key, body
   too large, no length), and (once rate limits exist) rate-limit refusals;
 - ``brain_feedback_rating``: ratings (1–5) this process took, a histogram (``_sum / _count``: the
@@ -31,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from brain_search.models import Timings
 
@@ -83,6 +86,33 @@ class _StoredRatings:
             self._cached = (time.monotonic(), (count, mean))
         yield GaugeMetricFamily("brain_feedback_stored_ratings", "ratings kept, all tenants", value=count)
         yield GaugeMetricFamily("brain_feedback_stored_rating_mean", "mean of the ratings kept (1-5)", value=mean)
+
+
+class _VersionClock:
+    """A collector: the version clock's skew to the engine's and the versions it clamped
+    (``ingest/versions.py``), read from the bound ingest service at scrape time."""
+
+    def __init__(self, clock: Callable[[], Any]) -> None:
+        self.clock = clock
+
+    def collect(self) -> Any:
+        versions = self.clock()
+        if versions is None:
+            return
+        skew = versions.skew_s
+        yield GaugeMetricFamily(
+            "brain_version_clock_skew_seconds",
+            "how far this process's clock runs ahead of the engine's (negative: behind), last measured",
+            value=math.nan if skew is None else skew,
+        )
+        clamped = CounterMetricFamily(
+            "brain_versions_clamped",
+            "versions pulled back within BRAIN_VERSION_MAX_SKEW_S of the engine's clock",
+            labels=["direction"],
+        )
+        for direction, n in sorted(versions.clamped.items()):
+            clamped.add_metric([direction], n)
+        yield clamped
 
 
 class Metrics:
@@ -143,6 +173,7 @@ class Metrics:
             self.outbox.set_function(lambda: float(getattr(self._ingest.queue, "outbox_size", 0)))
             outcomes = _TaskOutcomes(lambda: self._ingest.queue.outcome_sums(), lambda: self.task_cache_s)
             self.registry.register(outcomes)
+            self.registry.register(_VersionClock(lambda: getattr(self._ingest, "versions", None)))
 
     def observe_recall(self, timings: Timings) -> None:
         for stage in ("intent", "embed", "plan", "search", "rank", "tiers", "context", "total"):

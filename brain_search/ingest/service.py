@@ -38,7 +38,7 @@ from brain_search.ingest.models import (
 )
 from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.ingest.prepare import NodeLookup, prepare_items
-from brain_search.ingest.versions import VersionClock
+from brain_search.ingest.versions import VersionClock, engine_version_clock
 
 
 class IngestQueue(Protocol):
@@ -258,7 +258,8 @@ def make_ingest_service(settings: Settings, client: OpenSearch, query_embedder: 
         from brain_search.ingest.broker import CeleryQueue  # imports Celery only in worker mode
 
         stores = MemoryStore(client, s), HistoryStore(client, s), Forgetter(client, s)
-        return IngestService(CeleryQueue(s, client), DeadLetterStore(client, s), *stores, "workers")
+        versions = engine_version_clock(client, s.memories_alias, s.version_max_skew_s)
+        return IngestService(CeleryQueue(s, client), DeadLetterStore(client, s), *stores, "workers", versions)
     # the API's query encoder is tuned for one short text (one thread, maybe int8): documents get their own
     reuse = s.query_embedding_threads <= 0 and not s.query_embedding_int8
     return embedded_service(s, client, query_embedder if reuse else BatchEmbedder(s))
@@ -271,4 +272,5 @@ def embedded_service(settings: Settings, client: OpenSearch, embedder: Embedder)
     dead_letters = DeadLetterStore(client, s)
     queue = InProcessQueue(IngestPipeline(client, embedder, s), dead_letters, s)
     stores = MemoryStore(client, s), HistoryStore(client, s), Forgetter(client, s)
-    return IngestService(queue, dead_letters, *stores, "embedded")
+    versions = engine_version_clock(client, s.memories_alias, s.version_max_skew_s)
+    return IngestService(queue, dead_letters, *stores, "embedded", versions)
