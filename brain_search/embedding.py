@@ -27,6 +27,7 @@ import numpy as np
 
 from brain_search.config import Settings
 from brain_search.encoder_graph import WeightsMissing, bundled_model_path, encoder_dir, quantized_export
+from brain_search.encoders.base import E5_SMALL
 from brain_search.errors import SetupError
 
 log = logging.getLogger(__name__)
@@ -257,11 +258,15 @@ class QueryCut:
         self.inner, self.max_tokens, self.keep = inner, max_tokens, keep
         self.name, self.dimension = inner.name, inner.dimension
         self.backend = str(getattr(inner, "backend", ""))
-        # the ONNX encoder already holds the untruncated tokenizer; other encoders get one here
-        if isinstance(inner, OnnxQueryEmbedder):
-            self.tokenizer = inner.whole
-        else:
-            self.tokenizer = untruncated_tokenizer(encoder_dir(models_dir))
+        self._models_dir = models_dir
+        self._tokenizer: Any = inner.whole if isinstance(inner, OnnxQueryEmbedder) else None
+
+    @property
+    def tokenizer(self) -> Any:
+        """all-MiniLM-L6-v2's untruncated tokenizer (the ONNX encoder's own, or one made here)."""
+        if self._tokenizer is None:
+            self._tokenizer = untruncated_tokenizer(encoder_dir(self._models_dir))
+        return self._tokenizer
 
     def cut(self, text: str) -> str:
         """The part of ``text`` the vector reads."""
@@ -272,8 +277,9 @@ class QueryCut:
         return text[enc.offsets[first][0] :] if self.keep == "end" else text[: enc.offsets[last - 1][1]]
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        if isinstance(self.inner, OnnxQueryEmbedder):  # one tokenization: the ids are cut, not the text
-            return self.inner.encode_kept(texts, self.max_tokens, self.keep)
+        kept = getattr(self.inner, "encode_kept", None)
+        if kept is not None:  # one tokenization: the ids are cut, not the text (ONNX MiniLM, e5)
+            return kept(texts, self.max_tokens, self.keep)
         return self.inner.encode([self.cut(t) for t in texts])
 
 
@@ -342,7 +348,9 @@ def make_query_embedder(settings: Settings) -> QueryCut:
     backend is torch or the direct ONNX path does not load (``auto``). Either reads at most
     ``query_max_tokens`` word pieces of a query, a long one's last (``query_keep``; ``QueryCut``)."""
     inner: Embedder
-    if settings.embedding_backend != "torch":
+    if settings.embedding_model == E5_SMALL.name:
+        inner = e5_side(settings, "query", quantized=settings.query_embedding_int8)
+    elif settings.embedding_backend != "torch":
         try:
             inner = OnnxQueryEmbedder(
                 settings.models_dir,
@@ -371,7 +379,7 @@ def _fallback(settings: Settings, intra_op_threads: int, what: str, exc: Excepti
     if settings.embedding_backend == "onnx" or importlib.util.find_spec("sentence_transformers") is None:
         raise SetupError(f"the ONNX {what} did not load: {exc}") from exc
     log.warning("direct ONNX %s unavailable (%s); using sentence-transformers", what, exc)
-    return make_embedder(settings, intra_op_threads)
+    return make_sentence_transformer(settings, intra_op_threads)
 
 
 def usable_cpus() -> int:
@@ -410,6 +418,8 @@ def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessio
     ``OnnxQueryEmbedder`` gives sentence-transformers' vectors (within 1e-7), without loading torch;
     with one-thread sessions sharing out small batches it embeds ~1.5× as many memories per CPU
     second as sentence-transformers on onnxruntime's threads (lab/README.md, "Ingest throughput")."""
+    if settings.embedding_model == E5_SMALL.name:
+        return e5_side(settings, "passage", intra_op_threads=intra_op_threads, sessions=sessions)
     if settings.embedding_backend != "torch":
         try:
             return OnnxQueryEmbedder(
@@ -426,8 +436,16 @@ def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessio
     return make_embedder(settings, intra_op_threads)
 
 
-def make_embedder(settings: Settings, intra_op_threads: int = 0) -> SentenceTransformerEmbedder:
-    """The model for batch encoding (default threads), or for queries with ``intra_op_threads``."""
+def make_embedder(settings: Settings, intra_op_threads: int = 0) -> Embedder:
+    """The model for batch encoding (default threads), or for queries with ``intra_op_threads``:
+    sentence-transformers for all-MiniLM-L6-v2 (dev, lab), e5's passage side on onnxruntime."""
+    if settings.embedding_model == E5_SMALL.name:
+        return e5_side(settings, "passage", intra_op_threads=intra_op_threads)
+    return make_sentence_transformer(settings, intra_op_threads)
+
+
+def make_sentence_transformer(settings: Settings, intra_op_threads: int = 0) -> SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 through sentence-transformers (the ``torch`` extra)."""
     return SentenceTransformerEmbedder(
         settings.models_dir,
         settings.embedding_backend,
@@ -435,3 +453,25 @@ def make_embedder(settings: Settings, intra_op_threads: int = 0) -> SentenceTran
         settings.embedding_model,
         intra_op_threads,
     )
+
+
+def e5_side(
+    settings: Settings,
+    side: Literal["query", "passage"],
+    quantized: bool = False,
+    intra_op_threads: int = 1,
+    sessions: int = 1,
+) -> Embedder:
+    """multilingual-e5-small's query or passage side (``encoders.e5``), reading at most
+    ``document_max_tokens`` word pieces of a passage."""
+    from brain_search.encoders.e5 import E5Encoder, E5Side
+
+    encoder = E5Encoder(
+        settings.models_dir,
+        quantized=quantized,
+        max_tokens=E5_SMALL.max_tokens,
+        batch_size=settings.embedding_batch_size,
+        sessions=sessions,
+        intra_op_threads=intra_op_threads,
+    )
+    return E5Side(encoder, side)

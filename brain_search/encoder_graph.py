@@ -19,6 +19,7 @@ import math
 import os
 import shutil
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,11 +98,15 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     return out
 
 
-def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
+def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any], word_input: bool = False) -> Any:
     """The BERT encoder (HF ``BertModel`` without the pooler) as an ONNX ``ModelProto``: embeddings
     (word + token type + absolute position, LayerNorm), then ``num_hidden_layers`` of self-attention
     (additive mask of float32's minimum on padding) and the exact-erf GELU feed-forward, each with
-    a residual LayerNorm. Batch and sequence length are dynamic; the hidden size is fixed."""
+    a residual LayerNorm. Batch and sequence length are dynamic; the hidden size is fixed.
+
+    ``word_input``: the graph takes ``inputs_embeds`` (B, S, hidden: each piece's word row plus its
+    token type row, gathered by the caller) and ``attention_mask`` instead of ids, so a large
+    vocabulary table stays outside the graph (multilingual-e5-small's 250k rows: ``encoders.e5``)."""
     from onnx import TensorProto, helper, numpy_helper
 
     hidden = int(config["hidden_size"])
@@ -135,14 +140,18 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
     # embeddings: (word + token type) + position, as BertEmbeddings adds them
     # the positions 0 … S-1 sliced from a table of ids, like BERT's position_ids buffer (a Range
     # here is fused by onnxruntime into a Slice that then fails)
-    seq = op("Shape", ["input_ids"], "seq_len", start=1, end=2)
+    seq = op("Shape", ["inputs_embeds" if word_input else "input_ids"], "seq_len", start=1, end=2)
     table = const("position_table", np.arange(int(config["max_position_embeddings"]), dtype=np.int64))
     position_ids = op("Slice", [table, const("i_zero", np.array([0])), seq], "position_ids")
-    words = op("Gather", [w("embeddings.word_embeddings.weight"), "input_ids"], "emb/words")
-    types = op("Gather", [w("embeddings.token_type_embeddings.weight"), "token_type_ids"], "emb/types")
+    if word_input:
+        words_types = "inputs_embeds"
+    else:
+        words = op("Gather", [w("embeddings.word_embeddings.weight"), "input_ids"], "emb/words")
+        types = op("Gather", [w("embeddings.token_type_embeddings.weight"), "token_type_ids"], "emb/types")
+        words_types = op("Add", [words, types], "emb/words_types")
     # a Gather, not a Slice, as in the torch export: quantize_dynamic makes all three tables int8
     positions = op("Gather", [w("embeddings.position_embeddings.weight"), position_ids], "emb/positions")
-    summed = op("Add", [op("Add", [words, types], "emb/words_types"), positions], "emb/sum")
+    summed = op("Add", [words_types, positions], "emb/sum")
     x = layer_norm(summed, "embeddings.LayerNorm", "emb/out")
 
     # padding: 0 where attended, float32's minimum where not, broadcast over heads and queries
@@ -206,6 +215,11 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any]) -> Any:
 
     dims: list[str | int] = ["batch_size", "sequence_length"]
     inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, dims) for n in _INPUTS]
+    if word_input:
+        inputs = [
+            helper.make_tensor_value_info("inputs_embeds", TensorProto.FLOAT, [*dims, hidden]),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, dims),
+        ]
     output = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*dims, hidden])
     graph = helper.make_graph(nodes, "bert-encoder", inputs, [output], initializer=inits)
     model = helper.make_model(
@@ -239,7 +253,17 @@ def encoder_dir(models_dir: Path, source: Path | None = None) -> Path:
     target = models_dir / ENCODER_DIR
     if (target / "onnx" / "model.onnx").is_file():
         return target
-    source = source or bundled_model_path()
+    found = source or bundled_model_path()
+    return built_once(models_dir, ENCODER_DIR, lambda tmp: build_encoder_dir(found, tmp))
+
+
+def built_once(models_dir: Path, name: str, build: Callable[[Path], None]) -> Path:
+    """``models_dir / name`` holding ``onnx/model.onnx``: built by ``build`` into a temporary
+    folder under the models' build lock the first time (one process builds, the others wait and
+    reuse it), then renamed into place."""
+    target = models_dir / name
+    if (target / "onnx" / "model.onnx").is_file():
+        return target
     models_dir.mkdir(parents=True, exist_ok=True)
     with (models_dir / ".onnx-export.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -248,7 +272,7 @@ def encoder_dir(models_dir: Path, source: Path | None = None) -> Path:
         tmp = models_dir / f".build-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         try:
-            build_encoder_dir(source, tmp)
+            build(tmp)
             shutil.rmtree(target, ignore_errors=True)
             tmp.rename(target)
         finally:

@@ -154,7 +154,7 @@ class Retriever:
         self.settings = settings
         self.encoder = encoder
         self.graph = graph
-        self.detector = detector or make_intent_detector(settings.intent_model)
+        self.detector = detector or make_intent_detector(settings.intent_model, settings.embedding_model)
         self.ranking = ranking or RankingParams(node_lift=settings.node_lift)
         self.calibration = calibration or ZCalibration.from_settings(settings)
         self.stats_cache = StatsCache()

@@ -8,6 +8,9 @@ import re
 from functools import lru_cache
 
 _NON_ALNUM = re.compile(r"[^\w]+", re.UNICODE)
+# Han, Hiragana and Katakana: written without spaces, so each character is a word of its own here
+# (the engine's standard tokenizer reads them the same way: one token a character)
+_CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f])")
 
 # Words that carry no topic; they do not count as query terms for coverage.
 STOPWORDS = frozenset(
@@ -21,11 +24,12 @@ STOPWORDS = frozenset(
 
 @lru_cache(maxsize=8192)
 def normalize_text(text: str) -> str:
-    """Lower-case, punctuation and whitespace folded to single spaces (for phrase containment).
+    """Lower-case, punctuation and whitespace folded to single spaces, each Han, Hiragana or
+    Katakana character a word (for phrase containment).
 
     Cached: a recall tests each candidate against the same phrases, and the same memories come
     back across recalls."""
-    return " ".join(_NON_ALNUM.sub(" ", text.lower().replace("_", " ")).split())
+    return " ".join(_NON_ALNUM.sub(" ", _CJK.sub(r" \1 ", text.lower().replace("_", " "))).split())
 
 
 @lru_cache(maxsize=8192)

@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from opensearchpy import OpenSearch
 
+from brain_search.encoders.base import check_index_encoder, encoder_info
 from brain_search.index_names import IndexNames as IndexNames  # re-exported: the names and their installer
 from brain_search.store import mappings
 from brain_search.store.small_index import ensure_small_index
-from brain_search.store.templates import install_memories_index
+from brain_search.store.templates import index_encoder_meta, install_memories_index
 
 if TYPE_CHECKING:
     from brain_search.config import Settings
@@ -67,7 +68,9 @@ def verify_all(client: OpenSearch, settings: Settings) -> str:
             f"indices missing: {', '.join(missing)}; install them once with the admin role "
             "(`brain-search indices install`, or the chart's index-setup job)"
         )
-    return next(iter(client.indices.get_alias(name=names.memories_alias)))
+    index = next(iter(client.indices.get_alias(name=names.memories_alias)))
+    check_index_encoder(index, index_encoder_meta(client, index), encoder_info(settings.embedding_model))
+    return index
 
 
 def ensure_indices(client: OpenSearch, settings: Settings, dimension: int | None = None) -> str:

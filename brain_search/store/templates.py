@@ -16,6 +16,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
+from brain_search.encoders.base import check_index_encoder, encoder_info, index_meta
 from brain_search.index_names import IndexNames
 from brain_search.store.views import fill_views
 
@@ -44,6 +45,7 @@ def memories_template(settings: Settings, dimension: int, directory: Path | None
         if settings.routing_partition_size >= settings.shards:
             raise ValueError("routing_partition_size must be smaller than the number of shards")
         index_settings["routing_partition_size"] = settings.routing_partition_size
+    body["template"]["mappings"]["_meta"] = index_meta(encoder_info(settings.embedding_model))
     emb = body["template"]["mappings"]["properties"]["embedding"]
     emb["dimension"] = dimension
     emb["method"] = {
@@ -74,6 +76,7 @@ def install_memories_index(client: OpenSearch, settings: Settings, dimension: in
         if not has_tenant_bm25_fields(client, index):
             add_tenant_bm25_fields(client, index, memories_template(settings, dimension))
         fill_views(client, index)  # once: memories stored before recall views get theirs
+        record_encoder(client, index, settings)
         if derived_source(client, index) and not settings.knn_derived_source:
             log.warning(
                 "memories index %s keeps k-NN derived source on (a static setting of its creation); k-NN 3.5.0.0"
@@ -91,6 +94,22 @@ def install_memories_index(client: OpenSearch, settings: Settings, dimension: in
     else:
         client.indices.put_alias(index=index, name=alias, body={"is_write_index": True})
     return index
+
+
+def index_encoder_meta(client: OpenSearch, index: str) -> dict[str, Any]:
+    """The ``_meta`` of ``index``'s mapping (``{}`` where it has none)."""
+    mapping = client.indices.get_mapping(index=index)
+    return dict(next(iter(mapping.values()))["mappings"].get("_meta") or {})
+
+
+def record_encoder(client: OpenSearch, index: str, settings: Settings) -> None:
+    """Refuse ``settings``' encoder where ``index`` records another; record it on an index made
+    before the record (all-MiniLM-L6-v2's vectors: refused for any other encoder)."""
+    info = encoder_info(settings.embedding_model)
+    meta = index_encoder_meta(client, index)
+    check_index_encoder(index, meta, info)
+    if "encoder" not in meta:
+        client.indices.put_mapping(index=index, body={"_meta": {**meta, **index_meta(info)}})
 
 
 TF_SIMILARITY = "brain_tf"

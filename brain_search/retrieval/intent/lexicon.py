@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import re
 
+# straight, curly and single quotes; guillemets (« », ‹ ›: French), „ “ (German) and the corner
+# brackets 「 」『 』 (Chinese, Japanese)
 QUOTED = re.compile(
     r'"([^"]{1,300})"|“([^”]{1,300})”|‘([^’]{1,300})’|(?<![\w\'’])\'(?=\S)([^\n]{1,300}?)(?<=\S)\'(?![\w\'’])'
+    r"|«\s?([^»]{1,300}?)\s?»|‹\s?([^›]{1,300}?)\s?›|„([^“”]{1,300})[“”]|「([^」]{1,300})」|『([^』]{1,300})』"
 )
 MONEY = re.compile(
     r"[$€£¥]\s?\d[\d,.]*\s?(?:k|m|bn|million|billion)?\b|\b\d[\d,.]*\s?(?:%|percent\b|dollars\b|euros\b|usd\b)", re.I

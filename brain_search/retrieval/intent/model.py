@@ -354,6 +354,16 @@ class LearnedIntentDetector:
         return combine(query, regex, probs, rule)
 
 
-def make_intent_detector(learned: bool = True) -> IntentDetector:
-    """The service's detector: learned on top of the regex (``Settings.intent_model``), or the regex."""
-    return LearnedIntentDetector() if learned else RegexIntentDetector()
+def make_intent_detector(learned: bool = True, encoder: str = "all-MiniLM-L6-v2") -> IntentDetector:
+    """The service's detector: learned on top of the regex (``Settings.intent_model``), or the
+    regex. The learned model reads the query's vector, so it serves only the encoder it was fitted
+    on (its provenance's ``embedding_model``); with another encoder the regex decides alone."""
+    if learned and model_fits(encoder):
+        return LearnedIntentDetector()
+    return RegexIntentDetector()
+
+
+def model_fits(encoder: str, path: Path = DEFAULT_MODEL_PATH) -> bool:
+    """Whether the shipped model was fitted on ``encoder``'s query vectors."""
+    fitted_on = str(load_model(path).provenance.get("embedding_model", ""))
+    return fitted_on.split(" ")[0] == encoder

@@ -149,10 +149,12 @@ def _fit(settings: Settings, options: EvalOptions, out: Path) -> None:
         for name in runner.options.datasets:
             runner.load(name)  # the eval indices, built if missing
         queries = fit.collect(
-            runner.client, runner.settings, runner.embedder, runner.data_dir, runner.options.datasets, runner.progress
+            runner.client, runner.settings, runner.query_side, runner.data_dir, runner.options.datasets, runner.progress
         )
         # the service's detector, with the query vectors the recall computes
-        intents = fit.intents_of(queries, make_intent_detector(settings.intent_model), runner.embedder.encode)
+        intents = fit.intents_of(
+            queries, make_intent_detector(settings.intent_model, settings.embedding_model), runner.query_side.encode
+        )
     fit.save(queries, out / "dev-candidates.jsonl")
     start = RankingParams()
     refs = fit.dev_references(fit.REPORT_RESULTS)

@@ -19,6 +19,7 @@ from opensearchpy.helpers import streaming_bulk
 from brain_lab.eval.datasets import Dataset, Memory
 from brain_search.config import Settings
 from brain_search.embedding import Embedder
+from brain_search.encoders.base import E5_SMALL, encoder_info, index_meta
 from brain_search.store.documents import build_memory_doc, content_hash, memory_doc_id
 from brain_search.store.templates import delete_indices, install_memories_index, load_template
 
@@ -35,7 +36,10 @@ class IndexedDataset:
 
 
 def dataset_settings(settings: Settings, dataset_name: str) -> Settings:
-    return settings.model_copy(update={"index_prefix": f"{settings.index_prefix}-{dataset_name}"})
+    """The settings of ``dataset_name``'s eval index: a prefix of its own, and one per encoder
+    (``-e5`` for multilingual-e5-small; all-MiniLM-L6-v2's keeps the prefix it always had)."""
+    encoder = "-e5" if settings.embedding_model == E5_SMALL.name else ""
+    return settings.model_copy(update={"index_prefix": f"{settings.index_prefix}-{dataset_name}{encoder}"})
 
 
 def fingerprint(dataset: Dataset, model: str, dimension: int) -> str:
@@ -127,7 +131,8 @@ def index_dataset(
     client.indices.refresh(index=index)
     # one segment per shard: HNSW search over one graph is faster and the results reproducible
     client.indices.forcemerge(index=index, max_num_segments=1, request_timeout=600)
-    client.indices.put_mapping(index=index, body={"_meta": {"eval_fingerprint": fp}})
+    meta = index_meta(encoder_info(s.embedding_model))  # _meta is replaced whole: the encoder's record stays
+    client.indices.put_mapping(index=index, body={"_meta": {**meta, "eval_fingerprint": fp}})
     count = int(client.count(index=index)["count"])
     if count != dataset.n_memories:
         raise RuntimeError(f"index {index} holds {count} documents, expected {dataset.n_memories}")

@@ -168,14 +168,14 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
 
 
 def project_detector(
-    encode: Callable[[Sequence[str]], np.ndarray] | None, learned: bool = True
+    encode: Callable[[Sequence[str]], np.ndarray] | None, learned: bool = True, encoder: str = "all-MiniLM-L6-v2"
 ) -> Callable[[str], str]:
     """The service's detector as query → tier name: ``make_intent_detector(learned)`` given the
     query's vector from ``encode`` (texts → vectors), as ``Retriever.plan`` gives it. ``encode``
     None: no vector, i.e. the regex alone."""
     from brain_search.retrieval.intent.model import make_intent_detector
 
-    detector = make_intent_detector(learned)
+    detector = make_intent_detector(learned, encoder)
 
     def detect(query: str) -> str:
         vector = encode([query])[0] if encode is not None else None

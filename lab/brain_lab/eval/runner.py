@@ -43,7 +43,8 @@ from brain_lab.eval.report import EvalReport
 from brain_lab.eval.retrieval_eval import LIMIT_OF, METRICS_OF, evaluate_systems
 from brain_lab.eval.z_run import ZResult
 from brain_search.config import Settings
-from brain_search.embedding import Embedder, make_embedder, make_query_embedder, query_cut
+from brain_search.embedding import Embedder, e5_side, make_embedder, make_query_embedder, query_cut
+from brain_search.encoders.base import E5_SMALL
 
 PARTS = ("retrieval", "exact", "intent", "z")
 DATASETS = ("locomo", "scifact", "realmem")
@@ -161,12 +162,26 @@ def _quick_realmem(data_dir: Path) -> Dataset:
 
 def eval_embedder(settings: Settings) -> CachedEmbedder:
     """The evaluation's fp32 model, its vectors cached by text under ``<cache dir>/embeddings``:
-    what the eval indices, the baselines' queries and ``--fit``'s candidates are encoded with."""
+    what the eval indices are encoded with, and for an encoder whose two sides are one
+    (all-MiniLM-L6-v2) the baselines' queries and ``--fit``'s candidates too."""
     return CachedEmbedder(
         settings.cache_dir / "embeddings",
         settings.embedding_model,
         settings.embedding_dimension,
         lambda: make_embedder(settings),
+    )
+
+
+def eval_query_embedder(settings: Settings, passages: CachedEmbedder) -> CachedEmbedder:
+    """The evaluation's fp32 query side: ``passages`` itself where the encoder reads queries as
+    passages, else the query side (e5's ``query: ``), cached apart."""
+    if settings.embedding_model != E5_SMALL.name:
+        return passages
+    return CachedEmbedder(
+        settings.cache_dir / "embeddings",
+        f"{settings.embedding_model}-query",
+        settings.embedding_dimension,
+        lambda: e5_side(settings, "query", intra_op_threads=0),
     )
 
 
@@ -186,6 +201,7 @@ class EvalRunner:
         self.log = log
         self.data_dir = resolve_data_dir(settings)
         self.embedder = eval_embedder(settings)
+        self.query_side = eval_query_embedder(settings, self.embedder)
         self.indexed: dict[str, IndexedDataset] = {}
         self.datasets: dict[str, Dataset] = {}
         self.systems: dict[str, list[RetrievalSystem]] = {}
@@ -252,7 +268,7 @@ class EvalRunner:
             self.brain_queries = (
                 make_query_embedder(self.settings.model_copy(update={"query_embedding_int8": True}))
                 if self.options.query_int8
-                else query_cut(self.settings, self.embedder)
+                else query_cut(self.settings, self.query_side)
             )
         return self.brain_queries
 
@@ -261,7 +277,7 @@ class EvalRunner:
             return self.systems[name]
         self.load(name)
         s = self.indexed[name].settings
-        systems = baseline_systems(EngineCandidates(self.client, s, self.embedder), self.options.fusion_field)
+        systems = baseline_systems(EngineCandidates(self.client, s, self.query_side), self.options.fusion_field)
         if self.options.brain:
             from brain_lab.eval.brain_systems import brain_systems
 
@@ -279,12 +295,14 @@ class EvalRunner:
     def run(self, command: str) -> EvalReport:
         o = self.options
         report = EvalReport(command=command, meta=self._meta())
-        detect = project_detector(self.brain_query_embedder().encode, self.settings.intent_model)
+        detect = project_detector(
+            self.brain_query_embedder().encode, self.settings.intent_model, self.settings.embedding_model
+        )
         if "retrieval" in o.parts:
             for name in o.datasets:
                 for split in o.splits:
                     ds = self.split_of(name, split)
-                    self.embedder.encode([q.text for q in ds.queries])
+                    self.query_side.encode([q.text for q in ds.queries])
                     systems = self.systems_for(name)
                     metrics, limit = METRICS_OF[name], LIMIT_OF[name]
                     label = f"{name} {split}: {len(ds.queries)} queries × {len(systems)} systems"
@@ -336,7 +354,7 @@ class EvalRunner:
         tenants = {tenant for tenant, _ in contents}
         covering = [r for r in routed.values() if tenants <= set(r.by_tenant)]
         queries = phrase_queries(phrases, o.seed)
-        self.embedder.encode([q.query for q in queries])
+        self.query_side.encode([q.query for q in queries])
         bar = self.progress(f"exact match {split}: {len(queries)} phrases", len(queries))
         return evaluate_exact_match(queries, covering, contents, split, progress=bar)
 
@@ -366,6 +384,7 @@ class EvalRunner:
             n_questions=40 if quick else None,
             progress=self.progress,
             scifact=scifact,
+            query_embedder=self.query_side,
         )
 
     def _meta(self) -> dict[str, str]:

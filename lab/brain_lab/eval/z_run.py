@@ -126,6 +126,7 @@ def calibration_pairs(
     scifact: Dataset | None,
     seed: int,
     negatives_per_query: int = 20,
+    query_embedder: Embedder | None = None,
 ) -> tuple[list[Pair], list[Pair]]:
     """Dev pairs for ``fit_calibration``: (question, evidence) as relevant; (question, a random
     memory of another conversation) and (claim, a random abstract not relevant to it) as
@@ -139,7 +140,7 @@ def calibration_pairs(
         vecs = {t: embedder.encode([m.content for m in ms]) for t, ms in mems.items()}
         index = {t: {m.memory_id: i for i, m in enumerate(ms)} for t, ms in mems.items()}
         queries = [q for q in ds.queries if q.category != "adversarial"]
-        qv = embedder.encode([q.text for q in queries])
+        qv = (query_embedder or embedder).encode([q.text for q in queries])
         for q, v in zip(queries, qv, strict=True):
             terms = query_terms(q.text)
             for mid in q.relevant:
@@ -172,14 +173,16 @@ def run_z(
     n_questions: int | None,
     progress: Progress,
     scifact: Dataset | None = None,
+    query_embedder: Embedder | None = None,
 ) -> ZResult:
     """Every Z figure of ``split`` (LoCoMo; ``scifact``: the SciFact claims of the same split, for
     the calibration fit on dev)."""
     result = ZResult(split=split, calibration=retriever.calibration)
     zq = z_phrase_queries(locomo.memories, n_phrases, seed)
-    embedder.encode([q.query for q in zq])
+    queries = query_embedder or embedder
+    queries.encode([q.query for q in zq])
     questions = question_sample(locomo.queries, n_questions or len(locomo.queries), seed)
-    embedder.encode([q.text for q in questions])
+    queries.encode([q.text for q in questions])
     holders = exact_holders(retriever, locomo)
     for formula in (ZFormula.calibrated, ZFormula.spec):
         recall = _recall(retriever, formula)
@@ -200,7 +203,7 @@ def run_z(
     phrases = [(q.phrase.tenant_id, q.query, q.phrase.memory_id) for q in zq if q.form == "quoted"]
     result.kinds = {f.value: labelled_z(retriever, locomo, phrases, kind_qs, f) for f in ZFormula}
     if split == "dev":
-        pos, neg = calibration_pairs(embedder, locomo, scifact, seed)
+        pos, neg = calibration_pairs(embedder, locomo, scifact, seed, query_embedder=queries)
         result.fit = fit_calibration(pos, neg, retriever.calibration)
     return result
 

