@@ -136,7 +136,9 @@ def report(encoder: str, outcomes: Sequence[Outcome]) -> str:
         lines.append(f"| {name} | {g['n']:.0f} | {g['R@1']:.3f} | {g['R@5']:.3f} | {g['MRR@10']:.3f} |")
     q = s["quoted phrases"]
     lines += ["", f"Quoted phrases ({q['n']:.0f}, two a language): in Exact {q['Exact']:.3f}, P@1 {q['P@1']:.3f}", ""]
-    misses = [o for o in outcomes if (o.kind == "question" and (o.rank or 99) > 5) or (o.kind == "quote" and not o.exact)]
+    misses = [
+        o for o in outcomes if (o.kind == "question" and (o.rank or 99) > 5) or (o.kind == "quote" and not o.exact)
+    ]
     for o in misses:
         where = f"rank {o.rank}" if o.rank else "not in the top 10"
         lines.append(f"- miss ({o.kind}, {o.lang} → {o.answer_lang}): {o.query} → {o.answer}: {where}, Exact {o.exact}")
