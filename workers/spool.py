@@ -12,7 +12,8 @@ signing key (``BRAIN_JOB_SIGNING_KEYS``, as jobs do: ``ingest/signing.py``), so 
 to Redis cannot put dead letters into a tenant nor end (and empty the payload of) a live task.
 An entry whose signature is missing or wrong is dropped, logged and counted
 (``<prefix>:brain:spool:refused``, ``Spool.refused``); nothing of it is written. With no key set,
-entries are neither signed nor checked, as jobs.
+entries are neither signed nor checked, as jobs. Forged jobs are counted here too
+(``<prefix>:brain:forged-jobs``, ``Spool.forged_jobs``).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class Spool:
         self.redis = redis.Redis.from_url(redis_url, socket_connect_timeout=5, socket_timeout=10)
         self.key = f"{prefix}:brain:spool"
         self.refused_key = f"{self.key}:refused"
+        self.forged_key = f"{prefix}:brain:forged-jobs"  # jobs refused for their signature (workers/tasks.py)
         self.keys = keys or []
 
     def give_up(
@@ -98,6 +100,14 @@ class Spool:
     def refused(self) -> int:
         """Entries refused so far (unsigned or forged), as counted in Redis."""
         return int(self.redis.get(self.refused_key) or 0)  # type: ignore[arg-type]
+
+    @property
+    def forged_jobs(self) -> int:
+        """Jobs refused so far for a missing or wrong signature, as counted in Redis."""
+        return int(self.redis.get(self.forged_key) or 0)  # type: ignore[arg-type]
+
+    def count_forged_job(self) -> None:
+        self.redis.incr(self.forged_key)
 
     def _refuse(self, raw: Any) -> None:
         self.redis.lrem(self.key, 1, raw)  # that value, whichever worker got to the head first

@@ -19,9 +19,8 @@ from pydantic import ValidationError
 from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.ingest.broker import INGEST_TASK, attempt_budget_s
-from brain_search.ingest.bulk import ItemOutcome
 from brain_search.ingest.execute import Done, RetryLater, end_failures, retry_after_error, run_attempt, task_countdown
-from brain_search.ingest.models import IngestJob, MemoryItem
+from brain_search.ingest.models import IngestJob
 from brain_search.ingest.signing import job_kwargs, signing_keys, verified
 from brain_search.ingest.task_records import RecordMissing
 
@@ -96,11 +95,6 @@ def _attempt(job: IngestJob, runtime: WorkerRuntime, settings: Settings) -> Done
         return retry
 
 
-def _failures(job: IngestJob, error_type: str, reason: str) -> list[tuple[MemoryItem, ItemOutcome]]:
-    """Every item of ``job`` as a failure to dead-letter (not retriable)."""
-    return [(item, ItemOutcome(item.memory_id, False, False, None, error_type, reason)) for item in job.items]
-
-
 def _give_up(runtime: WorkerRuntime, job: IngestJob, error: str, exc: BaseException | None = None) -> None:
     """The task ends without success: every memory it still carries goes to the dead letters
     with the reason (and the engine's status when ``exc`` is its refusal) and the record says
@@ -121,21 +115,24 @@ def _give_up(runtime: WorkerRuntime, job: IngestJob, error: str, exc: BaseExcept
 
 
 def _refuse_forged(runtime: WorkerRuntime, payload: dict[str, Any]) -> dict[str, Any]:
-    """A job without a valid signature: nothing of it is written; its memories are dead-lettered
-    under the tenant it claims (reason ``forged_job``) and its task record is left alone."""
+    """A job without a valid signature: nothing of it is written, no dead letter either (whoever
+    can write Redis must not put text into a tenant's dead letters), and its task record is left
+    alone (a real task it names is reconciled from its record). Logged and counted
+    (``Spool.forged_jobs``)."""
     task_id = str(payload.get("task_id"))
+    try:
+        runtime.spool.count_forged_job()
+    except Exception as exc:
+        log.error("task %s: the forged job was not counted: %s", task_id, exc)
     try:
         job = IngestJob.model_validate(payload)
     except ValidationError:
         log.error("task %s: refused, unsigned and malformed (not a job of this API); dropped", task_id)
         return {"failed": True, "error": "forged_job"}
-    reason = "forged_job: the message's signature is missing or wrong (not queued by this API)"
-    failures = _failures(job, "forged_job", reason)
-    log.error("task %s: refused, %s (claims tenant %r, %d memories)", task_id, reason, job.tenant_id, len(failures))
-    try:
-        runtime.dead_letters.add(job.tenant_id, job.task_id, failures, job.attempt + 1)
-    except Exception as exc:
-        log.error("task %s: the forged job's dead letters were not stored: %s", task_id, exc)
+    reason = "the message's signature is missing or wrong (not queued by this API)"
+    log.error(
+        "task %s: refused, %s (claims tenant %r, %d memories); dropped", task_id, reason, job.tenant_id, len(job.items)
+    )
     return {"failed": True, "error": "forged_job"}
 
 
