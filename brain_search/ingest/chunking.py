@@ -61,6 +61,49 @@ def chunk_text(text: str, size: int, overlap: int) -> list[str]:
     return pieces
 
 
+PIECE_SEPARATOR = "#"
+CHUNK_KEYS = ("chunk_of", "chunk_index", "chunk_count")
+"""the metadata of a piece: reserved, a memory that is no piece cannot carry them"""
+
+
 def chunk_id(memory_id: str, n: int) -> str:
     """The id of piece ``n`` (0-based) of a chunked memory."""
-    return f"{memory_id}#{n}"
+    return f"{memory_id}{PIECE_SEPARATOR}{n}"
+
+
+def id_problem(memory_id: str | None, metadata: dict[str, object] | None, chunk: bool) -> tuple[str, str] | None:
+    """Why a memory written with this id and metadata would make an id mean two things, as
+    (field, reason); None when it would not (pure).
+
+    ``/`` is refused: ``a/history`` would also read as the route of ``a``'s history. ``#`` names a
+    piece (``<id>#<n>``): a memory sent with such an id must be that piece (its metadata's
+    ``chunk_of``, ``chunk_index`` and ``chunk_count`` naming it, as ``brain-search export`` writes
+    it, and no ``chunk: true``), and those three keys name nothing else."""
+    piece = {k: v for k, v in (metadata or {}).items() if k in CHUNK_KEYS}
+    if memory_id is not None and "/" in memory_id:
+        return "memory_id", "cannot contain '/' (`a/history` would also be the route of the history of `a`)"
+    if memory_id is None or PIECE_SEPARATOR not in memory_id:
+        if piece:
+            keys = ", ".join(sorted(piece))
+            return "metadata", f"{keys}: reserved for the pieces of a chunked memory (ids '<id>#<n>')"
+        return None
+    parent, _, n = memory_id.rpartition(PIECE_SEPARATOR)
+    index, count = piece.get("chunk_index"), piece.get("chunk_count")
+    is_piece = (
+        not chunk
+        and parent
+        and PIECE_SEPARATOR not in parent
+        and n.isdigit()
+        and str(int(n)) == n
+        and piece.get("chunk_of") == parent
+        and type(index) is int
+        and index == int(n)
+        and type(count) is int
+        and count > index
+    )
+    if is_piece:
+        return None
+    return "memory_id", (
+        "cannot contain '#': '<id>#<n>' names piece n of the chunked memory <id> (`chunk: true`); "
+        "a piece is written only as that piece (metadata chunk_of, chunk_index and chunk_count naming it)"
+    )

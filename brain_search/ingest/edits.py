@@ -17,10 +17,10 @@ from pydantic import ValidationError
 
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound, PreconditionFailed
+from brain_search.ingest.chunking import CHUNK_KEYS, id_problem
 from brain_search.ingest.models import IngestRequest, MemoryIn, MemoryPatch, MemoryReplace
 from brain_search.ingest.prepare import NodeLookup, check_limits, iso_utc
 
-CHUNK_KEYS = ("chunk_of", "chunk_index", "chunk_count")
 # what a stored memory holds besides its text, as a write names it
 KEPT_FIELDS = ("node_id", "timestamp", "source", "conversation_id", "metadata", "supersedes", "valid_until")
 
@@ -54,9 +54,11 @@ def _one_memory(memory_id: str, fields: dict[str, Any], refresh: bool, create_no
     return IngestRequest(memories=[memory], refresh=refresh, create_nodes=create_nodes)
 
 
-def replacement(memory_id: str, body: MemoryReplace) -> IngestRequest:
-    """PUT: the request is the whole new memory."""
-    return _one_memory(memory_id, body.model_dump(exclude={"refresh", "create_nodes"}), body.refresh, body.create_nodes)
+def replacement(memory_id: str, body: MemoryReplace, src: dict[str, Any]) -> IngestRequest:
+    """PUT: the request is the whole new memory (a piece of a chunked memory stays that piece)."""
+    fields = body.model_dump(exclude={"refresh", "create_nodes"})
+    fields["metadata"] = {**(fields.get("metadata") or {}), **_chunk_keys(src)} or None
+    return _one_memory(memory_id, fields, body.refresh, body.create_nodes)
 
 
 def text_edit(memory_id: str, src: dict[str, Any], body: MemoryPatch) -> IngestRequest:
@@ -80,6 +82,8 @@ def patched_source(
         except InvalidInput as exc:
             raise body_field(exc) from None
         changes["metadata"] = {**(changes["metadata"] or {}), **_chunk_keys(src)} or None
+        if problem := id_problem(src.get("memory_id"), changes["metadata"], False):
+            raise InvalidInput(problem[0], problem[1])
     new = dict(src)
     if "node_id" in changes:
         ref = changes.pop("node_id")

@@ -11,7 +11,7 @@ from typing import Protocol
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.graph import Node
-from brain_search.ingest.chunking import chunk_id, chunk_text
+from brain_search.ingest.chunking import chunk_id, chunk_text, id_problem
 from brain_search.ingest.models import IngestRequest, MemoryIn, MemoryItem
 from brain_search.input_types import json_depth
 from brain_search.store.documents import derive_memory_id
@@ -128,6 +128,8 @@ def prepare_items(req: IngestRequest, tenant_id: str, settings: Settings, nodes:
     items: list[MemoryItem] = []
     seen: dict[str, tuple[int, MemoryItem]] = {}
     for i, m in enumerate(req.memories):
+        if problem := id_problem(m.memory_id, m.metadata, req.chunk):
+            raise InvalidInput(f"memories.{i}.{problem[0]}", problem[1])
         node = resolve(m.node_id, f"memories.{i}.node_id") if m.node_id else None
         check_lifecycle(m, f"memories.{i}")
         for item in _expand(m, node, req.chunk, settings):

@@ -120,7 +120,7 @@ class IngestService:
         """PUT: the stored memory (404 otherwise) becomes ``body``, re-embedded through a task."""
         old, version = self.memories.stored(tenant_id, memory_id, with_vector=False)
         check_if_match(if_match, version)
-        return self._requeue(tenant_id, old, version, "put", replacement(memory_id, body), settings, nodes)
+        return self._requeue(tenant_id, old, version, "put", replacement(memory_id, body, old), settings, nodes)
 
     def edit(
         self,

@@ -114,3 +114,55 @@ def test_a_rewritten_document_leaves_no_stale_pieces(api, make_tenant, client, s
     assert sorted(memory_ids(client, stack_settings, "acme")) == sorted(listed)
     recalled = _recalled(api, acme, "harbour report figure went up")
     assert recalled and set(recalled) <= set(listed), recalled
+
+
+# ---------------------------------------------------------------------------------- item 3
+def _refused(r: Any, field: str) -> str:
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"][0]
+    assert detail["loc"][-1] == field, detail
+    return str(detail["msg"])
+
+
+def test_an_id_means_one_thing(api, make_tenant) -> None:
+    """``doc#1`` is piece 1 of ``doc`` and nothing else; ``a/history`` is the route of ``a``'s
+    history, never a memory: a write that would make an id mean two things is a 422 naming the
+    field, and nothing stored changes."""
+    acme = make_tenant("acme")
+    _write(api, acme, {"content": _document("harbour", 22), "memory_id": "doc", "chunk": True})
+    piece = api.get("/v1/memories/doc%231", headers=acme).json()
+    assert piece["metadata"]["chunk_of"] == "doc"
+
+    for body, field in [
+        ({"content": "a memory named like a piece", "memory_id": "doc#1"}, "memory_id"),
+        ({"content": "a memory named like a piece", "memory_id": "y#0"}, "memory_id"),
+        (
+            {"content": "a piece of nothing", "memory_id": "doc#7", "metadata": {"chunk_of": "x", "chunk_index": 7}},
+            "memory_id",
+        ),
+        ({"content": "long " * 400, "memory_id": "doc#1", "chunk": True}, "memory_id"),
+        ({"content": "claims to be a piece", "memory_id": "z", "metadata": {"chunk_of": "doc"}}, "metadata"),
+        ({"content": "a memory named like a route", "memory_id": "a/history"}, "memory_id"),
+    ]:
+        msg = _refused(api.post("/v1/memories", json=body, headers=acme), field)
+        assert "'#'" in msg or "'/'" in msg or "reserved" in msg, msg
+    assert api.get("/v1/memories/doc%231", headers=acme).json()["content"] == piece["content"]
+    assert sorted(_listed(api, acme)) == ["doc#0", "doc#1"]
+
+    # a piece written as that piece (what `brain-search export` writes) is taken, and a piece
+    # changed by PUT or PATCH stays that piece
+    exported = {k: piece[k] for k in ("memory_id", "content", "metadata")}
+    _write(api, acme, exported)
+    put = api.put("/v1/memories/doc%231", json={"content": "piece one, rewritten", "refresh": True}, headers=acme)
+    assert put.status_code == 202, put.text
+    assert wait_task(api, acme, put.json()["task_id"])["indexed"] == 1
+    assert api.get("/v1/memories/doc%231", headers=acme).json()["metadata"] == piece["metadata"]
+
+    # `a/history` is the history of `a`, whichever way the slash is written
+    _write(api, acme, {"content": "first", "memory_id": "a"})
+    assert api.patch("/v1/memories/a", json={"source": "notes"}, headers=acme).status_code == 200
+    for path in ("/v1/memories/a/history", "/v1/memories/a%2Fhistory"):
+        body = api.get(path, headers=acme).json()
+        assert body["memory_id"] == "a" and len(body["versions"]) == 1, body
+    _write(api, acme, {"content": "a whole memory", "memory_id": "plain"})
+    _refused(api.patch("/v1/memories/plain", json={"metadata": {"chunk_of": "doc"}}, headers=acme), "metadata")
