@@ -2,8 +2,9 @@
 # Validate the Helm chart offline (CI: `make validate-deploy`, run by `make test`):
 #   helm lint + helm template with the three value sets in helm/brain-search/ci/, the rendered
 #   manifests checked against the Kubernetes JSON schemas, each role's pods checked to reach only
-#   their own Secret (and only the gateway the TLS key), and a render without secrets that must
-#   fail (there are no default secrets).
+#   their own Secret (and only the gateway the TLS key), a render without secrets that must
+#   fail (there are no default secrets), and the safe defaults: an open engine refused unless
+#   `insecure: true`, network policies on, no Ingress path to /metrics or /docs.
 # docker-compose.yml is checked by tests/unit/test_deploy_compose.py (Compose schema).
 #
 # Tools are installed once, outside the repository, under $BRAIN_TOOLS_DIR
@@ -145,5 +146,56 @@ fi
 grep -q "adminKey" <<<"$err" || { echo "$err"; fail "the failure does not name the missing secret"; }
 log "  refused: $(grep -o 'secrets[^:]*adminKey[^,]*' <<<"$err" | head -1)"
 
+# safe defaults: an open engine is refused unless `insecure: true`, network policies are on, and
+# the Ingress routes neither /metrics nor /docs (issue 54, item 13)
+minimal="$CHART/ci/minimal-values.yaml"
+refused() {  # refused WHAT MESSAGE ARGS...: the render must fail and say MESSAGE
+  local what=$1 message=$2
+  shift 2
+  if err=$("$HELM" template brain "$work/chart" -f "$minimal" --kube-version "$KUBE_VERSION" "$@" 2>&1); then
+    echo "$err" | head -5
+    fail "rendered: $what"
+  fi
+  grep -q "$message" <<<"$err" || { echo "$err" | tail -5; fail "$what: the failure does not say '$message'"; }
+  log "  refused: $what"
+}
+log "an open engine is refused unless insecure: true"
+refused "the bundled OpenSearch without insecure: true" "an open engine" --set insecure=false
+refused "an http:// external OpenSearch" "an open engine" --set insecure=false \
+  --set opensearch.enabled=false --set externalOpenSearch.url=http://os-0:9200
+refused "an external OpenSearch without the gateway's engine user" "an open engine" --set insecure=false \
+  --set opensearch.enabled=false --set externalOpenSearch.url=https://os-0:9200
+"$HELM" template brain "$work/chart" -f "$minimal" --kube-version "$KUBE_VERSION" --set insecure=false \
+  --set opensearch.enabled=false --set externalOpenSearch.url=https://os-0:9200 \
+  --set-string secrets.opensearchUsername=brain-gateway --set-string secrets.opensearchPassword=ci-placeholder-0001 \
+  >/dev/null || fail "an https:// OpenSearch with the gateway's engine user did not render"
+log "network policies by default; the Ingress routes neither /metrics nor /docs"
+refused "an Ingress path / (Prefix)" "must not be public" --set api.ingress.enabled=true \
+  --set "api.ingress.paths[0].path=/"
+refused "an Ingress path /metrics (Exact)" "must not be public" --set api.ingress.enabled=true \
+  --set "api.ingress.paths[0].path=/metrics" --set "api.ingress.paths[0].pathType=Exact"
+"$HELM" template brain "$work/chart" -f "$minimal" --kube-version "$KUBE_VERSION" --set api.ingress.enabled=true \
+  >"$work/defaults.yaml" || fail "the minimal values with the Ingress on did not render"
+"$PY" - "$work/defaults.yaml" <<'EOF2' || failed=1
+# Kubernetes' own matching: Exact is the whole path, Prefix whole path elements
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+if not [d for d in docs if d["kind"] == "NetworkPolicy"]:
+    sys.exit("✗ the default values render no NetworkPolicy")
+paths = [p for d in docs if d["kind"] == "Ingress" for r in d["spec"]["rules"] for p in r["http"]["paths"]]
+def routes(p, url):
+    if p["pathType"] == "Exact":
+        return url == p["path"]
+    base = p["path"].rstrip("/")
+    return url == base or url.startswith(base + "/")
+problems = [f"{p['path']} ({p['pathType']}) routes {u}" for p in paths
+            for u in ("/metrics", "/docs", "/redoc", "/openapi.json") if routes(p, u)]
+missing = [u for u in ("/v1/recall", "/mcp/", "/") if not any(routes(p, u) for p in paths)]
+if problems or missing or not paths:
+    sys.exit(f"✗ Ingress: {problems}, not routed: {missing}")
+print(f"·   {len([d for d in docs if d['kind'] == 'NetworkPolicy'])} NetworkPolicies by default; the Ingress routes "
+      + ", ".join(f"{p['path']} ({p['pathType']})" for p in paths))
+EOF2
+
 [ "$failed" = 0 ] || fail "deployment validation failed"
-log "helm chart: lint, 3 value sets rendered and valid"
+log "helm chart: lint, 3 value sets rendered and valid, safe defaults enforced"

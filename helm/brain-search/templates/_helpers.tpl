@@ -229,3 +229,52 @@ post-install hook, so the pods start before it has run).
   volumeMounts:
     {{- include "brain-search.volumeMounts" .ctx | nindent 4 }}
 {{- end }}
+
+{{/* --- safe defaults ----------------------------------------------------------------------- */}}
+
+{{/*
+Fails the render when the gateway's upstream would be an open engine, unless `insecure: true`:
+the bundled OpenSearch (no security plugin, plain HTTP), an external URL over http://, or an
+external one without the gateway's own engine user (secrets.opensearchUsername; an existing
+gateway Secret is taken to hold BRAIN_GATEWAY_UPSTREAM_USER).
+*/}}
+{{- define "brain-search.refuseOpenEngine" -}}
+{{- if not .Values.insecure }}
+{{- $why := "" }}
+{{- if .Values.opensearch.enabled }}
+{{- $why = "the bundled OpenSearch runs without its security plugin, over plain HTTP" }}
+{{- else if contains "http://" (.Values.externalOpenSearch.url | lower) }}
+{{- $why = "externalOpenSearch.url is plain HTTP" }}
+{{- else if not (or .Values.secrets.opensearchUsername .Values.secrets.existingSecrets.gateway) }}
+{{- $why = "the gateway has no engine user of its own (secrets.opensearchUsername): the nodes run without security" }}
+{{- end }}
+{{- if $why }}
+{{- fail (printf "an open engine: %s. Anyone who reaches its port reads and deletes every tenant's memories. Use an OpenSearch with its security plugin over https:// (externalOpenSearch.url, secrets.opensearchUsername), or set insecure: true to accept it (then keep networkPolicy.enabled: only the gateway reaches the nodes)" $why) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The Ingress's paths (api.ingress.paths): a path that routes /metrics (cross-tenant totals),
+/docs, /redoc or /openapi.json fails the render. Those stay in the cluster: Prometheus scrapes
+/metrics from the Service, /docs is reached by a port-forward.
+*/}}
+{{- define "brain-search.ingressPaths" -}}
+{{- $private := list "/metrics" "/docs" "/redoc" "/openapi.json" }}
+{{- range .Values.api.ingress.paths }}
+{{- $p := .path }}
+{{- $type := .pathType | default "Prefix" }}
+{{- range $private }}
+{{- $hit := eq $p . }}
+{{- if ne $type "Exact" }}
+{{- $hit = or $hit (eq $p "/") (eq (trimSuffix "/" $p) .) (hasPrefix (printf "%s/" (trimSuffix "/" $p)) (printf "%s/" .)) }}
+{{- end }}
+{{- if and (eq $type "ImplementationSpecific") (regexMatch "[*+?()|\\[\\]\\\\^$]" $p) }}
+{{- $hit = true }}
+{{- end }}
+{{- if $hit }}
+{{- fail (printf "api.ingress.paths: %s (%s) routes %s, which must not be public" $p $type .) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
