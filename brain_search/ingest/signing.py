@@ -2,9 +2,9 @@
 the API and the workers hold and Redis does not (``BRAIN_JOB_SIGNING_KEYS``).
 
 Whoever can write to Redis can put a message on the queue, but not one with a valid signature:
-a worker refuses a job whose signature is missing or wrong (its memories are dead-lettered under
-the tenant it claims, reason ``forged_job``, and nothing is written). Workers sign what they
-queue themselves (retries, continuations, the reconciler's resubmissions) with the same key.
+a worker refuses a job whose signature is missing or wrong (nothing is written, not even a dead
+letter; it is counted, ``workers/spool.py``). Workers sign what they queue themselves (retries,
+continuations, the reconciler's resubmissions, the spool's entries) with the same key.
 
 Keys are a comma list: the first signs, any verifies, so a key is rotated by putting the new one
 first, rolling API and workers, then dropping the old one. With no key set, jobs are neither
