@@ -458,12 +458,14 @@ def make_sentence_transformer(settings: Settings, intra_op_threads: int = 0) -> 
 def e5_side(
     settings: Settings,
     side: Literal["query", "passage"],
-    quantized: bool = False,
+    quantized: bool = True,
     intra_op_threads: int = 1,
     sessions: int = 1,
 ) -> Embedder:
-    """multilingual-e5-small's query or passage side (``encoders.e5``), reading at most
-    ``document_max_tokens`` word pieces of a passage."""
+    """multilingual-e5-small's query or passage side (``encoders.e5``), reading at most 256 word
+    pieces. Passages are encoded by the int8 model too (``EncoderInfo.version`` says so): twice the
+    layers of MiniLM, so fp32 would halve a worker's throughput (lab/reports/performance.md,
+    "Encoders side by side")."""
     from brain_search.encoders.e5 import E5Encoder, E5Side
 
     encoder = E5Encoder(

