@@ -34,6 +34,7 @@ class _Record:
     state: TaskState = TaskState.queued
     result: JobResult | None = None
     error: str | None = None
+    ids: list[tuple[str, str]] = field(default_factory=list)  # (tenant, memory id) still counted as pending
 
 
 class InProcessQueue:
@@ -60,7 +61,7 @@ class InProcessQueue:
     def submit(self, job: IngestJob) -> None:
         ids = [(job.tenant_id, m) for m in job_memory_ids(job)]
         with self._lock:
-            self._records[job.task_id] = _Record(job.tenant_id, job.submitted)
+            self._records[job.task_id] = _Record(job.tenant_id, job.submitted, ids=ids)
             self._pending.update(ids)
             self.tasks_submitted += 1
             self._evict()
@@ -86,8 +87,15 @@ class InProcessQueue:
             self._run(job)
         finally:
             with self._lock:
-                self._pending.subtract(ids)
-                self._pending += Counter()  # drops the zeros
+                rec = self._records.get(job.task_id)  # None: ended and evicted, so released already
+                if rec is not None:
+                    self._release(rec.ids)
+                    rec.ids = []
+
+    def _release(self, ids: list[tuple[str, str]]) -> None:
+        """(under the lock)"""
+        self._pending.subtract(ids)
+        self._pending += Counter()  # drops the zeros
 
     def _evict(self) -> None:
         while len(self._records) > self.max_records:
@@ -102,6 +110,10 @@ class InProcessQueue:
             if rec is not None:
                 for k, v in changes.items():
                     setattr(rec, k, v)
+                if rec.state in (TaskState.succeeded, TaskState.failed):
+                    # no longer pending the moment its status says it ended (an edit may follow at once)
+                    self._release(rec.ids)
+                    rec.ids = []
 
     def _run(self, job: IngestJob) -> None:
         while not self._closed.is_set():

@@ -11,11 +11,10 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from opensearchpy import NotFoundError, OpenSearch
+from opensearchpy import ConflictError, NotFoundError, OpenSearch
 
 from brain_search.config import Settings
 from brain_search.errors import Conflict, InvalidInput, NotFound, StoreUnavailable
-from brain_search.ingest.bulk import encode_entry, index_action
 from brain_search.ingest.models import MemoryOut
 from brain_search.ingest.tombstones import is_tombstone, purge_query, tombstone_entries, write_versioned
 from brain_search.store.documents import memory_doc_id, with_view
@@ -40,6 +39,17 @@ def memory_out(source: dict[str, Any], version: int | None) -> MemoryOut:
 
 
 @dataclass(frozen=True)
+class Stored:
+    """A live memory as read: its document, its version (the ETag) and the engine's sequence
+    number and primary term, which make a later write conditional on nothing having changed."""
+
+    source: dict[str, Any]
+    version: int
+    seq_no: int
+    primary_term: int
+
+
+@dataclass(frozen=True)
 class Deletion:
     stored: bool  # a stored memory, or stored pieces of it, were removed
     pieces: int  # stored pieces of a chunked memory that were removed
@@ -56,6 +66,11 @@ class MemoryStore:
 
     def stored(self, tenant_id: str, memory_id: str, with_vector: bool = True) -> tuple[dict[str, Any], int]:
         """The stored document of a live memory and its version; NotFound otherwise."""
+        at = self.read(tenant_id, memory_id, with_vector)
+        return at.source, at.version
+
+    def read(self, tenant_id: str, memory_id: str, with_vector: bool = True) -> Stored:
+        """A live memory as stored (real-time); NotFound otherwise (a tombstone included)."""
         params = {"routing": tenant_id, **({} if with_vector else {"_source_excludes": "embedding"})}
         try:
             r = self.client.get(index=self.alias, id=memory_doc_id(tenant_id, memory_id), params=params)
@@ -64,26 +79,23 @@ class MemoryStore:
         src = r["_source"]
         if is_tombstone(src) or src.get("tenant_id") != tenant_id:  # the id embeds the tenant: belt and braces
             raise NotFound("memory", memory_id)
-        return src, int(r["_version"])
+        return Stored(src, int(r["_version"]), int(r["_seq_no"]), int(r["_primary_term"]))
 
-    def rewrite(self, tenant_id: str, memory_id: str, source: dict[str, Any], version: int) -> None:
-        """Store ``source`` (vector included, not re-embedded) as ``version``; a newer version
-        stored in between wins (``Conflict``)."""
-        [outcome] = write_versioned(  # the same versioned bulk write as a tombstone, with a document
-            self.client,
-            self.alias,
-            [
-                encode_entry(
-                    memory_id,
-                    index_action(memory_doc_id(tenant_id, memory_id), tenant_id, version),
-                    with_view(source),  # the view follows the changed fields
-                )
-            ],
-        )
-        if outcome.superseded:
-            raise Conflict("a newer version of this memory was stored meanwhile", memory_id=memory_id)
-        if not outcome.ok:
-            raise StoreUnavailable(f"the change of {memory_id!r} was not stored: {outcome.reason}")
+    def write_if(
+        self, tenant_id: str, memory_id: str, source: dict[str, Any], at: Stored, refresh: bool = True
+    ) -> Stored | None:
+        """Store ``source`` (its vector included, not re-embedded) only if the memory is still as
+        ``at`` read it (the engine's ``if_seq_no`` / ``if_primary_term``: compare-and-set); None
+        when anything was written there since, a delete's tombstone included."""
+        params: dict[str, Any] = {"routing": tenant_id, "if_seq_no": at.seq_no, "if_primary_term": at.primary_term}
+        if refresh:
+            params["refresh"] = "wait_for"
+        doc = with_view(source)  # the view follows the changed fields
+        try:
+            r = self.client.index(index=self.alias, id=memory_doc_id(tenant_id, memory_id), body=doc, params=params)
+        except ConflictError:
+            return None
+        return Stored(doc, int(r["_version"]), int(r["_seq_no"]), int(r["_primary_term"]))
 
     def _is_live(self, tenant_id: str, memory_id: str) -> bool:
         r = self.client.get(

@@ -83,6 +83,8 @@ class MemoryItem(BaseModel):
     metadata: dict[str, Any] | None = None
     supersedes: list[str] | None = None
     valid_until: str | None = None
+    if_seq_no: int | None = Field(None, description="an edit (PUT, text PATCH): written only if unchanged since")
+    if_primary_term: int | None = None
 
 
 class ItemFailure(BaseModel):

@@ -130,6 +130,9 @@ class IngestPipeline:
             doc["embedding"] = vec  # numpy, encoded by orjson (avoids a Python float per component)
             doc_id = memory_doc_id(tenant_id, item.memory_id)
             action = index_action(doc_id, tenant_id, version)
+            if item.if_seq_no is not None:  # an edit: compare-and-set on what it read (IngestService._requeue)
+                action = {"index": {"_id": doc_id, "routing": tenant_id, "if_seq_no": item.if_seq_no}}
+                action["index"]["if_primary_term"] = item.if_primary_term
             entries.append(encode_entry(item.memory_id, action, doc))
         return entries
 

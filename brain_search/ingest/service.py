@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 import numpy as np
 from opensearchpy import OpenSearch
@@ -17,13 +17,13 @@ from opensearchpy.exceptions import TransportError
 
 from brain_search.config import Settings
 from brain_search.embedding import Embedder, make_document_embedder
-from brain_search.errors import InvalidInput, NotFound, SetupError
+from brain_search.errors import Conflict, InvalidInput, NotFound, PreconditionFailed, SetupError
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.edits import body_field, check_if_match, patched_source, replacement, text_edit
 from brain_search.ingest.forget import ForgetRequest, ForgetStatus, Forgetter
 from brain_search.ingest.history import HistoryStore
 from brain_search.ingest.inprocess import InProcessQueue
-from brain_search.ingest.memories import MemoryStore, memory_out
+from brain_search.ingest.memories import MemoryStore, Stored, memory_out
 from brain_search.ingest.models import (
     IngestJob,
     IngestRequest,
@@ -118,9 +118,10 @@ class IngestService:
         if_match: str | None = None,
     ) -> ReplaceAccepted:
         """PUT: the stored memory (404 otherwise) becomes ``body``, re-embedded through a task."""
-        old, version = self.memories.stored(tenant_id, memory_id, with_vector=False)
-        check_if_match(if_match, version)
-        return self._requeue(tenant_id, old, version, "put", replacement(memory_id, body, old), settings, nodes)
+        self._no_queued_write(tenant_id, memory_id)
+        at = self.memories.read(tenant_id, memory_id)
+        check_if_match(if_match, at.version)
+        return self._requeue(tenant_id, at, "put", replacement(memory_id, body, at.source), settings, nodes, if_match)
 
     def edit(
         self,
@@ -132,42 +133,78 @@ class IngestService:
         if_match: str | None = None,
     ) -> MemoryOut | ReplaceAccepted:
         """PATCH: change the fields ``body`` names and keep the others. A new text is re-embedded
-        through a task (``ReplaceAccepted``); other changes are stored at once (``MemoryOut``)."""
+        through a task (``ReplaceAccepted``); other changes are stored at once (``MemoryOut``).
+
+        An edit is compare-and-set on the version it read (the engine's ``if_seq_no``): a change,
+        a delete or another edit stored since makes it a 412 (with ``If-Match``) or a 409, never
+        an overwrite; so is a write of the memory still queued."""
         if not body.model_fields_set - {"create_nodes", "refresh"}:
             fields = "content, node_id, timestamp, source, conversation_id, metadata, supersedes or valid_until"
             raise InvalidInput("body", f"nothing to change: send {fields}")
-        text = "content" in body.model_fields_set
-        src, version = self.memories.stored(tenant_id, memory_id, with_vector=not text)
-        check_if_match(if_match, version)
-        old = {k: v for k, v in src.items() if k != "embedding"}
-        if text:
-            return self._requeue(tenant_id, old, version, "patch", text_edit(memory_id, src, body), settings, nodes)
+        self._no_queued_write(tenant_id, memory_id)
+        at = self.memories.read(tenant_id, memory_id)
+        check_if_match(if_match, at.version)
+        src = at.source
+        if "content" in body.model_fields_set:
+            return self._requeue(tenant_id, at, "patch", text_edit(memory_id, src, body), settings, nodes, if_match)
         new = patched_source(tenant_id, src, body, settings, nodes)
-        new_version = self.versions.next()
-        self.history.keep(tenant_id, memory_out(old, version), "patch")
-        self.memories.rewrite(tenant_id, memory_id, new, new_version)
-        return memory_out({k: v for k, v in new.items() if k != "embedding"}, new_version)
+        self.history.keep(tenant_id, memory_out(_without_vector(src), at.version), "patch")
+        now = self.memories.write_if(tenant_id, memory_id, new, at)
+        if now is None:
+            self._lost(tenant_id, memory_id, if_match)
+        return memory_out(_without_vector(new), now.version)
 
     def _requeue(
         self,
         tenant_id: str,
-        old: dict[str, Any],
-        version: int,
+        at: Stored,
         how: str,
         req: IngestRequest,
         settings: Settings,
         nodes: NodeLookup,
+        if_match: str | None,
     ) -> ReplaceAccepted:
-        """A stored memory written anew (PUT, text PATCH): the version it replaces to its history."""
+        """A stored memory written anew (PUT, text PATCH): the version it replaces to its history.
+        The memory is claimed first (written again as it is, compare-and-set on what was read), and
+        the new text is written compare-and-set on the claim: of two edits of one version one
+        loses here (412 / 409), and a delete or a write stored before the task makes the task's
+        write superseded."""
         try:
             items = prepare_items(req, tenant_id, settings, nodes)
         except InvalidInput as exc:
             raise body_field(exc) from None
-        self.history.keep(tenant_id, memory_out(old, version), how)
+        assert len(items) == 1, "an edit is one memory"
+        memory_id = items[0].memory_id
+        self.history.keep(tenant_id, memory_out(_without_vector(at.source), at.version), how)
+        claim = self.memories.write_if(tenant_id, memory_id, at.source, at, refresh=False)
+        if claim is None:
+            self._lost(tenant_id, memory_id, if_match)
+        items = [items[0].model_copy(update={"if_seq_no": claim.seq_no, "if_primary_term": claim.primary_term})]
         job = self.write(tenant_id, items, req.refresh)
-        assert job.version is not None
-        ids = [it.memory_id for it in items]
-        return ReplaceAccepted(task_id=job.task_id, submitted=len(items), memory_ids=ids, version=job.version)
+        # a compare-and-set write is the claim's version + 1
+        return ReplaceAccepted(task_id=job.task_id, submitted=1, memory_ids=[memory_id], version=claim.version + 1)
+
+    def _no_queued_write(self, tenant_id: str, memory_id: str) -> None:
+        """An edit of a memory whose write is still queued would be made on the version before it
+        (and lose to it, or hide it): refused until that task has ended."""
+        if self.queue.pending(tenant_id, memory_id):
+            raise Conflict(
+                "a write of this memory is still queued: change it once that task has ended", memory_id=memory_id
+            )
+
+    def _lost(self, tenant_id: str, memory_id: str, if_match: str | None) -> NoReturn:
+        """An edit whose compare-and-set failed: something was stored since it read the memory."""
+        try:
+            now = self.memories.read(tenant_id, memory_id, with_vector=False)
+        except NotFound:
+            # deleted meanwhile: the version this edit put in the history goes with the rest
+            self.history.purge(tenant_id, memory_id)
+            raise Conflict("the memory was deleted while this change was made", memory_id=memory_id) from None
+        if if_match is not None:
+            raise PreconditionFailed(if_match, now.version)
+        raise Conflict(
+            "the memory changed while this change was made: read it again", memory_id=memory_id, version=now.version
+        )
 
     def delete(self, tenant_id: str, memory_id: str) -> bool:
         """Delete one memory with its pieces, dead letters and history. True: it was stored;
@@ -217,6 +254,10 @@ class IngestService:
         """Start background purges of expired tombstones and dead letters (never raises: the
         next start tries again)."""
         purge_expired(self.memories, self.dead_letters, settings)
+
+
+def _without_vector(source: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in source.items() if k != "embedding"}
 
 
 def purge_expired(memories: MemoryStore, dead_letters: DeadLetterStore, settings: Settings) -> None:

@@ -5,6 +5,8 @@ thing, an edit is compare-and-set, and export → import keeps every field of a 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -166,3 +168,88 @@ def test_an_id_means_one_thing(api, make_tenant) -> None:
         assert body["memory_id"] == "a" and len(body["versions"]) == 1, body
     _write(api, acme, {"content": "a whole memory", "memory_id": "plain"})
     _refused(api.patch("/v1/memories/plain", json={"metadata": {"chunk_of": "doc"}}, headers=acme), "metadata")
+
+
+# ---------------------------------------------------------------------------------- item 8
+@contextmanager
+def _between_read_and_write(state: Any, action: Callable[[], object]) -> Iterator[None]:
+    """Run ``action`` once inside the next edit, right after it read the stored memory."""
+    memories = state.ingest.memories
+    done: list[bool] = []
+    names = [n for n in ("read", "stored") if hasattr(memories, n)]
+
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            out = original(*args, **kwargs)
+            if not done:
+                done.append(True)
+                action()
+            return out
+
+        return call
+
+    for name in names:
+        setattr(memories, name, wrap(getattr(memories, name)))
+    try:
+        yield
+    finally:
+        for name in names:
+            delattr(memories, name)
+
+
+def test_an_edit_is_compare_and_set(api, make_tenant) -> None:
+    """A PATCH that read before a DELETE landed, two PATCHes with the same If-Match, a PATCH
+    while a PUT is queued: the loser gets a 409 or a 412, nothing deleted comes back, nothing
+    written is overwritten unseen."""
+    from brain_search.ingest.models import MemoryPatch
+
+    acme = make_tenant("acme")
+    state = api.app.state.brain
+    ingest, s = state.ingest, state.settings
+
+    # a PATCH (fields, then text) racing a DELETE: the DELETE wins, history included
+    for body in ({"source": "notes"}, {"content": "the budget is 70k", "refresh": True}):
+        _write(api, acme, {"content": "the budget is 40k", "memory_id": "raced"})
+        with _between_read_and_write(state, lambda: ingest.delete("acme", "raced")):
+            r = api.patch("/v1/memories/raced", json=body, headers=acme)
+        assert r.status_code == 409, r.text
+        assert api.get("/v1/memories/raced", headers=acme).status_code == 404
+        assert api.get("/v1/memories/raced/history", headers=acme).status_code == 404
+        assert "raced" not in _listed(api, acme)
+
+    # two PATCHes (fields, then text) with the same If-Match: one wins, the other is a 412
+    for mine, theirs in (({"source": "mine"}, {"source": "theirs"}), ({"content": "mine"}, {"content": "theirs"})):
+        _write(api, acme, {"content": "the offsite is in Lisbon", "memory_id": "both"})
+        v = api.get("/v1/memories/both", headers=acme).json()["version"]
+        tag = f'"{v}"'
+
+        def other(theirs: dict[str, Any] = theirs, tag: str = tag) -> None:
+            ingest.edit("acme", "both", MemoryPatch(**theirs, refresh=True), s, state.graph, tag)
+
+        with _between_read_and_write(state, other):
+            r = api.patch("/v1/memories/both", json={**mine, "refresh": True}, headers={**acme, "If-Match": tag})
+        assert r.status_code == 412, r.text
+        assert r.headers["ETag"] != tag
+        deadline = time.monotonic() + 30
+        while (now := api.get("/v1/memories/both", headers=acme).json()) and now.get("source") != "theirs":
+            if now["content"] == "theirs" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert now.get("source") == "theirs" or now["content"] == "theirs", now
+        assert "mine" not in (now.get("source"), now["content"]), now
+
+    # a PATCH while a PUT of the memory is queued: refused, and the PUT lands
+    _write(api, acme, {"content": "the launch is in March", "memory_id": "queued"})
+    with held(state) as gate:
+        put = api.put("/v1/memories/queued", json={"content": "the launch moved to May"}, headers=acme)
+        assert put.status_code == 202 and gate.waiting.wait(60)
+        r = api.patch("/v1/memories/queued", json={"source": "notes"}, headers=acme)
+        assert r.status_code == 409, r.text
+    done = wait_task(api, acme, put.json()["task_id"])
+    assert (done["indexed"], done["superseded"]) == (1, 0), done
+    now = api.get("/v1/memories/queued", headers=acme).json()
+    assert (now["content"], now.get("source"), now["version"]) == (
+        "the launch moved to May",
+        None,
+        put.json()["version"],
+    )
