@@ -83,7 +83,7 @@ def test_a_lone_surrogate_is_a_422_naming_the_field_at_every_door(api, api_state
         (("memories", 1, "source"), _raw('{"memories": [{"content": "ok"}, {"content": "ok", "source": "@"}]}')),
     ]
     for loc, body in bodies:
-        r = api.post("/v1/memories", content=body.encode(), headers=headers)
+        r = api.post("/v1/memories", content=body, headers=headers)
         assert _loc(r)[1:] == list(loc), r.text
     # a surrogate in a metadata key
     r = api.post("/v1/memories", content=_raw('{"content": "ok", "metadata": {"k@": 1}}'), headers=headers)
