@@ -16,6 +16,7 @@ from brain_search.commands import (
     memories,
     nodes,
     recall,
+    reindex,
     remember,
     serve,
     stack,
@@ -38,6 +39,7 @@ app.command()(ingest.ingest)
 app.command("import")(ingest.import_memories)
 app.command("export")(memories.export)
 app.command("forget")(memories.forget)
+app.command("reindex")(reindex.reindex)
 app.add_typer(stack.opensearch_app, name="opensearch")
 app.add_typer(stack.redis_app, name="redis")
 app.add_typer(gateway.gateway_app, name="gateway")

@@ -36,8 +36,11 @@ log = logging.getLogger(__name__)
 class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of ``dimension`` components."""
 
-    name: str
-    dimension: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
 
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -320,13 +323,15 @@ class QueryCache:
     def __init__(self, embedder: Embedder, size: int = 4096) -> None:
         self.embedder = embedder
         self.size = size
-        self._data: OrderedDict[tuple[str | None, str], np.ndarray] = OrderedDict()
+        self._data: OrderedDict[tuple[str | None, str, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
     def encode_query(self, text: str, tenant_id: str | None = None) -> np.ndarray:
-        key = (tenant_id, text)
+        # the encoder's name too: a process that follows its index to another encoder
+        # (encoders/follow.py) never reuses the old encoder's vectors
+        key = (tenant_id, self.embedder.name, text)
         with self._lock:
             vec = self._data.get(key)
             if vec is not None:

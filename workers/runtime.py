@@ -19,6 +19,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.embedding import make_worker_embedder
+from brain_search.encoders.follow import FollowingEmbedder, IndexEncoder
 from brain_search.ingest.broker import ingest_queue
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.memories import MemoryStore
@@ -106,9 +107,15 @@ def build_runtime(settings: Settings) -> WorkerRuntime:
     """What a worker process holds, built from ``settings`` (``BrainCelery.runtime`` builds it
     once per app, in the process that runs tasks)."""
     client = make_client(settings)
-    embedder = make_worker_embedder(settings)
-    if embedder.dimension != settings.embedding_dimension:
-        raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
+    own = make_worker_embedder(settings)
+    if own.dimension != settings.embedding_dimension:
+        raise RuntimeError(f"model dimension {own.dimension} != BRAIN_EMBEDDING_DIMENSION")
+    # after a re-embedding move swaps the alias, writes follow the index to its new encoder
+    embedder = FollowingEmbedder(
+        own,
+        IndexEncoder(client, settings.memories_alias),
+        lambda name: make_worker_embedder(settings.model_copy(update={"embedding_model": name})),
+    )
     pipeline = IngestPipeline(client, embedder, settings)
     if not settings.redis_url:
         raise RuntimeError("workers need BRAIN_REDIS_URL")

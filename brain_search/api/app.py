@@ -22,6 +22,7 @@ from brain_search.audit import AuditLog
 from brain_search.auth import KeyStore
 from brain_search.config import Settings, load_settings
 from brain_search.embedding import QueryCache, make_query_embedder
+from brain_search.encoders.follow import FollowingEmbedder, IndexEncoder
 from brain_search.errors import RateLimited, StoreUnavailable, Unauthorized
 from brain_search.feedback.service import make_feedback_service
 from brain_search.graph import GraphStore
@@ -49,10 +50,16 @@ ROUTERS: tuple[APIRouter, ...] = (
 def build_state(settings: Settings) -> AppState:
     """The composition root: every collaborator of the API built once, in one place."""
     client = make_client(settings)
-    embedder = make_query_embedder(settings)
-    if embedder.dimension != settings.embedding_dimension:
-        raise RuntimeError(f"model dimension {embedder.dimension} != BRAIN_EMBEDDING_DIMENSION")
-    ensure_indices(client, settings, embedder.dimension)
+    own = make_query_embedder(settings)
+    if own.dimension != settings.embedding_dimension:
+        raise RuntimeError(f"model dimension {own.dimension} != BRAIN_EMBEDDING_DIMENSION")
+    ensure_indices(client, settings, own.dimension)  # refuses an index another encoder wrote
+    # after a re-embedding move swaps the alias, recalls follow the index to its new encoder
+    embedder = FollowingEmbedder(
+        own,
+        IndexEncoder(client, settings.memories_alias),
+        lambda name: make_query_embedder(settings.model_copy(update={"embedding_model": name})),
+    )
     query_cache = QueryCache(embedder, settings.query_cache_size)
     graph = GraphStore(client, settings)
     ingest = make_ingest_service(settings, client, embedder)

@@ -267,7 +267,11 @@ class Retriever:
         t0 = time.perf_counter()
         vector = self.encoder.encode_query(req.query, tenant_id)
         t_embed = time.perf_counter()
-        detected = self.detector.analyze(req.query, vector)
+        # the learned intent model reads vectors of the encoder the process started with only
+        fits = getattr(getattr(self.encoder, "embedder", None), "name", self.settings.embedding_model) == (
+            self.settings.embedding_model
+        )
+        detected = self.detector.analyze(req.query, vector if fits else None)
         intent, source = apply_overrides(detected, req.focus, req.z_value)
         after = timedelta(days=self.settings.time_words_after_days)
         when = time_scope(req.query, intent.phrases, req.since, req.until, req.reference_time, req.time_words, after)

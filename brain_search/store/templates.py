@@ -58,7 +58,7 @@ def memories_template(settings: Settings, dimension: int, directory: Path | None
 
 
 # Fields newer than the first memories indices, put on an existing index at install.
-ADDED_FIELDS = ("tombstone_of", "deleted_at", "supersedes", "valid_until", "view", "view_dv", "view_v")
+ADDED_FIELDS = ("tombstone_of", "deleted_at", "supersedes", "valid_until", "view", "view_dv", "view_v", "moved_from")
 
 
 def install_memories_index(client: OpenSearch, settings: Settings, dimension: int) -> str:
