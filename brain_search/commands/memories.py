@@ -27,6 +27,7 @@ from brain_search.commands.common import (
     iso_time,
     iso_until,
 )
+from brain_search.ingest.models import MemoryIn
 
 memories_app = typer.Typer(help="One memory of your tenant: get, update (text), patch (fields), history, delete.")
 IF_MATCH_OPT = typer.Option(None, "--if-match", help="only if the stored version is this one (else 412)")
@@ -136,12 +137,15 @@ def delete(memory_id: str, url: str = URL_OPT, key: str = KEY_OPT) -> None:
     console.print(f"{memory_id}: deleted")
 
 
-EXPORT_FIELDS = ("memory_id", "content", "timestamp", "source", "conversation_id", "metadata")
+EXPORT_FIELDS = tuple(k for k in MemoryIn.model_fields if k != "node_id")
+"""every field a write takes (``MemoryIn``, what `import` reads back), the node apart"""
 
 
 def export_line(memory: dict[str, Any]) -> dict[str, Any]:
-    """One memory as a line `brain-search import` (and `ingest`) reads back: the node by its
-    label path (so it can be created in another tenant or deployment)."""
+    """One memory as a line `brain-search import` (and `ingest`) reads back: every field a write
+    takes (supersedes and valid_until included, so what was replaced or expired stays so; a
+    piece of a chunked memory with its chunk_* metadata), the node by its label path (so it can
+    be created in another tenant or deployment)."""
     line = {k: memory[k] for k in EXPORT_FIELDS if memory.get(k) is not None}
     if memory.get("node_path"):
         line["node_id"] = memory["node_path"]

@@ -253,3 +253,59 @@ def test_an_edit_is_compare_and_set(api, make_tenant) -> None:
         None,
         put.json()["version"],
     )
+
+
+# ---------------------------------------------------------------------------------- item 5
+STAMPS = ("version", "ingested_at")
+"""what the write itself stamps on a memory (when, in which order): the rest must survive"""
+
+
+def test_export_import_keeps_every_field(live_api, api, make_tenant, tmp_path) -> None:
+    """`brain-search export` → `brain-search import` into another tenant: every memory comes
+    back whole (every field but the write's own stamps), and a recall in the copy leaves out what
+    was superseded or expired, as it does in the original."""
+    from typer.testing import CliRunner
+
+    from brain_search.cli import app
+
+    acme, copy = make_tenant("acme"), make_tenant("acme-copy")
+    memories = [
+        {"memory_id": "old", "content": "the offsite venue is the Lisbon hotel", "node_id": "Work/Offsite"},
+        {
+            "memory_id": "new",
+            "content": "the offsite venue moved from the Lisbon hotel to Porto",
+            "node_id": "Work/Offsite",
+            "supersedes": ["old"],
+            "timestamp": "2026-03-02T10:00:00+00:00",
+            "conversation_id": "c1",
+            "source": "chat",
+            "metadata": {"speaker": "Priya", "n": [1, {"deep": True}]},
+        },
+        {
+            "memory_id": "gone",
+            "content": "the offsite venue hold at the Lisbon hotel expires",
+            "timestamp": "2026-01-01T00:00:00+00:00",
+            "valid_until": "2026-01-15T00:00:00+00:00",
+        },
+    ]
+    _write(api, acme, {"memories": memories, "create_nodes": True})
+    _write(api, acme, {"content": _document("offsite", 22), "memory_id": "doc", "chunk": True})
+
+    out = tmp_path / "acme.jsonl"
+    runner = CliRunner()
+    env = {"BRAIN_API_URL": live_api}
+    res = runner.invoke(app, ["export", str(out)], env={**env, "BRAIN_API_KEY": acme["Authorization"][7:]})
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["import", str(out)], env={**env, "BRAIN_API_KEY": copy["Authorization"][7:]})
+    assert res.exit_code == 0, res.output
+
+    def whole(headers: dict[str, str]) -> list[dict[str, Any]]:
+        got = api.get("/v1/memories", params={"limit": 1000}, headers=headers).json()["memories"]
+        return [{k: v for k, v in m.items() if k not in STAMPS} for m in got]
+
+    original = whole(acme)
+    assert [m["memory_id"] for m in original] == ["doc#0", "doc#1", "gone", "new", "old"]
+    assert whole(copy) == original
+    for headers in (acme, copy):
+        hits = _recalled(api, headers, "which hotel is the offsite venue in Lisbon")
+        assert hits and hits[0] == "new" and not {"old", "gone"} & set(hits), hits
