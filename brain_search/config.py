@@ -85,9 +85,10 @@ class Settings(BaseSettings):
     # (`brain-search eval --parts z`, lab/reports/eval): the median cosine of unrelated memories, a cosine
     # that counts as the same thing, and the match strength a memory needs to show in a tier
     z_formula: ZFormula = ZFormula.calibrated
-    z_cos_unrelated: float = Field(0.105, ge=-1.0, le=1.0)
-    z_cos_strong: float = Field(0.505, ge=-1.0, le=1.0)
-    z_floor: float = Field(0.266, ge=0.0, le=1.0)
+    # None: the values fitted for the encoder (brain_search/encoders/base.py: cosines are the encoder's own)
+    z_cos_unrelated: float | None = Field(None, ge=-1.0, le=1.0)
+    z_cos_strong: float | None = Field(None, ge=-1.0, le=1.0)
+    z_floor: float | None = Field(None, ge=0.0, le=1.0)
     # in the share that makes a memory Precise each query term weighs its idf over the tenant's
     # memories; with index-wide statistics (no tenant idf) a name or number of the query (a
     # capitalised word, a word with a digit) weighs this many ordinary terms instead

@@ -28,6 +28,7 @@ import numpy as np
 from brain_search.config import Settings
 from brain_search.encoder_graph import WeightsMissing, bundled_model_path, encoder_dir, quantized_export
 from brain_search.encoders.base import E5_SMALL
+from brain_search.encoders.sessions import session_options
 from brain_search.errors import SetupError
 
 log = logging.getLogger(__name__)
@@ -155,7 +156,7 @@ class OnnxQueryEmbedder:
         self.whole = untruncated_tokenizer(onnx_dir)
         """the same tokenizer without truncation: ``encode_kept`` (and ``QueryCut.cut``) read it"""
         # several sessions: one intra-op thread each, a call's batches shared out between them
-        opts = _session_options(1 if sessions > 1 else intra_op_threads) or ort.SessionOptions()
+        opts = session_options(1 if sessions > 1 else intra_op_threads) or ort.SessionOptions()
         self._sessions = [
             ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"]) for _ in range(max(1, sessions))
         ]
@@ -233,20 +234,8 @@ def _onnx_kwargs(intra_op_threads: int) -> dict[str, object]:
     threads per encode fights them; on the 2-core machine a single-query encode under load took
     about half the time with one thread (lab/reports/performance.md).
     """
-    opts = _session_options(intra_op_threads)
+    opts = session_options(intra_op_threads)
     return {} if opts is None else {"session_options": opts}
-
-
-def _session_options(intra_op_threads: int) -> Any:
-    if intra_op_threads <= 0:
-        return None
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = intra_op_threads
-    opts.inter_op_num_threads = 1
-    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return opts
 
 
 class QueryCut:

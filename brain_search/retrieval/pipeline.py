@@ -22,6 +22,7 @@ import orjson
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
+from brain_search.encoders.base import ENCODERS
 from brain_search.errors import StoreUnavailable
 from brain_search.graph import GraphStore
 from brain_search.models import (
@@ -156,7 +157,8 @@ class Retriever:
         self.graph = graph
         self.detector = detector or make_intent_detector(settings.intent_model, settings.embedding_model)
         self.ranking = ranking or RankingParams(node_lift=settings.node_lift)
-        self.calibration = calibration or ZCalibration.from_settings(settings)
+        self._calibration = calibration
+        self._calibrations: dict[str, ZCalibration] = {}
         self.stats_cache = StatsCache()
         self.alias = settings.memories_alias  # a property that builds every index name
         # DFS gathers index statistics across shards; with the tenant's own (constant-score
@@ -166,6 +168,25 @@ class Retriever:
 
     # ------------------------------------------------------------------ public
     WARM_UP_QUERY = "what did we decide last week"
+
+    def encoder_name(self) -> str:
+        """The encoder the query vectors come from: the one the index records where the encoder
+        follows it (encoders/follow.py), else the settings' (a lab embedder names itself otherwise)."""
+        name = getattr(getattr(self.encoder, "embedder", None), "name", None)
+        return name if name in ENCODERS else self.settings.embedding_model
+
+    @property
+    def calibration(self) -> ZCalibration:
+        """The Z calibration given, else the settings' for the current encoder (cosines are the
+        encoder's own: its fitted values, ``EncoderInfo``, unless the settings name them)."""
+        if self._calibration is not None:
+            return self._calibration
+        name = self.encoder_name()
+        found = self._calibrations.get(name)
+        if found is None:
+            found = ZCalibration.from_settings(self.settings.model_copy(update={"embedding_model": name}))
+            self._calibrations[name] = found
+        return found
 
     def warm_up(self) -> None:
         """Load now what the first recall would load lazily: the query model's first run, the
@@ -268,9 +289,7 @@ class Retriever:
         vector = self.encoder.encode_query(req.query, tenant_id)
         t_embed = time.perf_counter()
         # the learned intent model reads vectors of the encoder the process started with only
-        fits = getattr(getattr(self.encoder, "embedder", None), "name", self.settings.embedding_model) == (
-            self.settings.embedding_model
-        )
+        fits = self.encoder_name() == self.settings.embedding_model
         detected = self.detector.analyze(req.query, vector if fits else None)
         intent, source = apply_overrides(detected, req.focus, req.z_value)
         after = timedelta(days=self.settings.time_words_after_days)

@@ -65,11 +65,15 @@ class ZCalibration:
     @classmethod
     def from_settings(cls, settings: Any) -> ZCalibration:
         """The calibration of ``Settings`` (``z_cos_unrelated``, ``z_cos_strong``, ``z_floor``,
-        ``z_key_weight``, ``z_precise_share``)."""
+        ``z_key_weight``, ``z_precise_share``); the three cosine-bound ones default to the values
+        fitted for the settings' encoder (``EncoderInfo``)."""
+        from brain_search.encoders.base import encoder_info
+
+        fitted = encoder_info(settings.embedding_model)
         return cls(
-            cos_unrelated=settings.z_cos_unrelated,
-            cos_strong=settings.z_cos_strong,
-            floor=settings.z_floor,
+            cos_unrelated=fitted.cos_unrelated if settings.z_cos_unrelated is None else settings.z_cos_unrelated,
+            cos_strong=fitted.cos_strong if settings.z_cos_strong is None else settings.z_cos_strong,
+            floor=fitted.z_floor if settings.z_floor is None else settings.z_floor,
             key_weight=settings.z_key_weight,
             precise_share=settings.z_precise_share,
         )

@@ -237,7 +237,7 @@ def test_node_evidence_lifts_the_best_matchs_node_mates(api, alice) -> None:
     best: dict[str | None, float] = {}
     for r in without.values():
         best[r.node.id] = max(best.get(r.node.id, 0.0), r.scores.relevance)
-    floor = state.settings.z_floor
+    floor = lifted.calibration.floor
     for r in with_:
         own = without[r.id].scores.relevance
         matches = r.scores.match >= floor or r.match_kind in ("phrase", "words")  # below the floor: not lifted

@@ -20,8 +20,9 @@ import pytest
 
 from brain_search import embedding, encoder_graph
 from brain_search.config import load_settings
-from brain_search.embedding import OnnxQueryEmbedder, _session_options, make_query_embedder
+from brain_search.embedding import OnnxQueryEmbedder, make_query_embedder
 from brain_search.encoder_graph import MODEL_INSTALL, MODEL_PACKAGE, WeightsMissing, read_safetensors
+from brain_search.encoders.sessions import session_options
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -136,7 +137,7 @@ def test_int8_vectors_are_those_of_the_torch_export(graph_dir: Path, tmp_path: P
 
     ours = OnnxQueryEmbedder(graph_dir.parent, quantized=True)  # one intra-op thread, as the API
     theirs = ort.InferenceSession(
-        str(encoder_graph.quantized_export(export)), _session_options(1), providers=["CPUExecutionProvider"]
+        str(encoder_graph.quantized_export(export)), session_options(1), providers=["CPUExecutionProvider"]
     )
     for text in TEXTS:
         enc = [e.ids for e in ours.tokenizer.encode_batch([text])]

