@@ -275,7 +275,7 @@ class BatchEmbedder:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.name = settings.embedding_model
+        self.name: str = settings.embedding_model
         self.dimension = settings.embedding_dimension
         self._model: Embedder | None = None
         self._lock = threading.Lock()
