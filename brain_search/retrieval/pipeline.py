@@ -41,7 +41,7 @@ from brain_search.retrieval.events import event_scope
 from brain_search.retrieval.intent import IntentDetector, QueryIntent
 from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.presets import apply_overrides
-from brain_search.retrieval.ranking import RankingParams
+from brain_search.retrieval.ranking import RankingParams, ranking_for
 from brain_search.retrieval.scoring import check_scores, rank
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import newer_versions, without_superseded
@@ -156,7 +156,8 @@ class Retriever:
         self.encoder = encoder
         self.graph = graph
         self.detector = detector or make_intent_detector(settings.intent_model, settings.embedding_model)
-        self.ranking = ranking or RankingParams(node_lift=settings.node_lift)
+        self._ranking = ranking
+        self._rankings: dict[str, RankingParams] = {}
         self._calibration = calibration
         self._calibrations: dict[str, ZCalibration] = {}
         self.stats_cache = StatsCache()
@@ -174,6 +175,17 @@ class Retriever:
         follows it (encoders/follow.py), else the settings' (a lab embedder names itself otherwise)."""
         name = getattr(getattr(self.encoder, "embedder", None), "name", None)
         return name if name in ENCODERS else self.settings.embedding_model
+
+    @property
+    def ranking(self) -> RankingParams:
+        """The ranking given, else the one learned for the current encoder (``ranking_for``)."""
+        if self._ranking is not None:
+            return self._ranking
+        name = self.encoder_name()
+        found = self._rankings.get(name)
+        if found is None:
+            found = self._rankings[name] = ranking_for(name, self.settings.node_lift)
+        return found
 
     @property
     def calibration(self) -> ZCalibration:

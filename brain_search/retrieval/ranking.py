@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import Any
 
 from brain_search.retrieval.zscale import spec_z
 
@@ -151,6 +152,16 @@ class RankingParams:
     def semantic_weight(self, target_z: float) -> float:
         w = self.sem_weight_mid + self.sem_weight_slope * (target_z - 0.5)
         return min(max(w, 0.0), 1.0)
+
+
+# What an encoder's own dev fit changed from the defaults above (``brain-search eval --fit`` with
+# that encoder; its cosines and their spread are its own). all-MiniLM-L6-v2 is the defaults.
+ENCODER_RANKING: dict[str, dict[str, Any]] = {}
+
+
+def ranking_for(encoder: str, node_lift: float) -> RankingParams:
+    """The learned ranking of ``encoder`` with the settings' node lift (``BRAIN_NODE_LIFT``)."""
+    return replace(RankingParams(node_lift=node_lift), **ENCODER_RANKING.get(encoder, {}))
 
 
 def minmax(values: Sequence[float]) -> list[float]:

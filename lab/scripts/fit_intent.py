@@ -9,7 +9,9 @@ Encodes the dev queries with the fp32 query model, runs the forward-chaining val
 stored in lab/data/intent_first_seen.jsonl; no git history needed), chooses the regularisation and the hybrid
 rule on it (the rule only among those that keep dev nDCG@10 at least the regex's on the
 dev candidates stored by ``brain-search eval --fit``, ``--candidates PATH``, default
-out/fit/dev-candidates.jsonl), fits on every dev row and writes ``brain_search/data/intent_model.json``. Prints
+out/fit/dev-candidates.jsonl), fits on every dev row and writes the encoder's model
+(``brain_search/data/intent_model.json`` for all-MiniLM-L6-v2, ``intent_model-<encoder>.json``
+for another: ``BRAIN_EMBEDDING_MODEL``). Prints
 the validation table and, for the chosen model, how often int8 query vectors (the API's default)
 give the same tier as fp32 ones. Deterministic: the same rows give the same file. ``--check``
 writes nothing and fails if the file on disk differs from the refit. Test rows are never read.
@@ -59,7 +61,7 @@ from brain_lab.eval.intent_fit import (
 from brain_search.config import load_settings
 from brain_search.embedding import make_query_embedder
 from brain_search.retrieval.intent import analyze
-from brain_search.retrieval.intent.model import DEFAULT_MODEL_PATH, HybridRule, combine
+from brain_search.retrieval.intent.model import HybridRule, combine, model_path_for
 from brain_search.retrieval.ranking import RankingParams
 
 # the dev candidates `brain-search eval --fit` stores: the retrieval check of each hybrid threshold
@@ -79,6 +81,7 @@ def main() -> int:
     check = "--check" in args
     candidates = Path(args[args.index("--candidates") + 1]) if "--candidates" in args else DEFAULT_CANDIDATES
     settings = load_settings()
+    model_path = model_path_for(settings.embedding_model)  # each encoder has its own model
     rows = dev_only(load_labelled_queries())
     texts = [q.query for q in rows]
     encoder = make_query_embedder(settings.model_copy(update={"query_embedding_int8": False}))
@@ -153,8 +156,8 @@ def main() -> int:
     print(f"\nint8 vs fp32 query vectors: same tier on {agree:.4f} of {len(texts)} dev queries")
     text = json.dumps(model.to_json(), indent=1) + "\n"
     if check:
-        shipped_json = json.loads(DEFAULT_MODEL_PATH.read_text()) if DEFAULT_MODEL_PATH.is_file() else {}
-        if DEFAULT_MODEL_PATH.is_file() and DEFAULT_MODEL_PATH.read_text() == text:
+        shipped_json = json.loads(model_path.read_text()) if model_path.is_file() else {}
+        if model_path.is_file() and model_path.read_text() == text:
             print("the shipped model matches the refit")
             return 0
         if same_model(shipped_json, json.loads(text)):
@@ -168,12 +171,12 @@ def main() -> int:
         refit.parent.mkdir(parents=True, exist_ok=True)
         refit.write_text(text)
         print(f"the shipped model DIFFERS from the refit (written to {refit.relative_to(ROOT)}):")
-        shipped = json.loads(DEFAULT_MODEL_PATH.read_text()) if DEFAULT_MODEL_PATH.is_file() else {}
+        shipped = json.loads(model_path.read_text()) if model_path.is_file() else {}
         for line in model_differences(shipped, json.loads(text)):
             print(f"  {line}")
         return 1
-    DEFAULT_MODEL_PATH.write_text(text)
-    print(f"wrote {DEFAULT_MODEL_PATH.relative_to(ROOT)}")
+    model_path.write_text(text)
+    print(f"wrote {model_path.relative_to(ROOT)}")
     return 0
 
 

@@ -356,14 +356,26 @@ class LearnedIntentDetector:
 
 def make_intent_detector(learned: bool = True, encoder: str = "all-MiniLM-L6-v2") -> IntentDetector:
     """The service's detector: learned on top of the regex (``Settings.intent_model``), or the
-    regex. The learned model reads the query's vector, so it serves only the encoder it was fitted
-    on (its provenance's ``embedding_model``); with another encoder the regex decides alone."""
-    if learned and model_fits(encoder):
-        return LearnedIntentDetector()
+    regex. The learned model reads the query's vector, so each encoder has its own, fitted on its
+    vectors (``model_path_for``, checked against its provenance's ``embedding_model``); an
+    encoder without one gets the regex alone."""
+    path = model_path_for(encoder)
+    if learned and model_fits(encoder, path):
+        return LearnedIntentDetector(path)
     return RegexIntentDetector()
 
 
+def model_path_for(encoder: str) -> Path:
+    """The learned model of ``encoder``: ``intent_model.json`` for all-MiniLM-L6-v2 (the first),
+    ``intent_model-<encoder>.json`` for any other."""
+    if encoder == "all-MiniLM-L6-v2":
+        return DEFAULT_MODEL_PATH
+    return DEFAULT_MODEL_PATH.with_name(f"intent_model-{encoder}.json")
+
+
 def model_fits(encoder: str, path: Path = DEFAULT_MODEL_PATH) -> bool:
-    """Whether the shipped model was fitted on ``encoder``'s query vectors."""
+    """Whether the model at ``path`` exists and was fitted on ``encoder``'s query vectors."""
+    if not path.is_file():
+        return False
     fitted_on = str(load_model(path).provenance.get("embedding_model", ""))
     return fitted_on.split(" ")[0] == encoder

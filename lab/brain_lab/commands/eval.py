@@ -62,6 +62,12 @@ def eval_cmd(
         "--query-int8",
         help="Brain systems and intent detection encode queries with the API's int8 model (baselines: fp32)",
     ),
+    references: Path = typer.Option(
+        None,
+        "--references",
+        help="--fit: the results.json whose dev baselines the fit must beat (default lab/reports/eval's; "
+        "another encoder's own report for that encoder)",
+    ),
 ) -> None:
     """Evaluate retrieval (LoCoMo, SciFact, RealMem), exact-match precision and intent detection."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -86,7 +92,7 @@ def eval_cmd(
     )
     settings = load_settings(index_prefix=index_prefix + ("-quick" if quick else ""))
     if fit:
-        _fit(settings, options, out or Path("out/fit"))
+        _fit(settings, options, out or Path("out/fit"), references)
         return
     out = out or (OUT / "eval-quick" if quick else EVAL_REPORT)
     command = "brain-search " + " ".join(shlex.quote(a) for a in sys.argv[1:])
@@ -134,7 +140,7 @@ def _summary(report: EvalReport) -> None:
         console.print(f"[yellow]Z-aware loses:[/yellow] {line}")
 
 
-def _fit(settings: Settings, options: EvalOptions, out: Path) -> None:
+def _fit(settings: Settings, options: EvalOptions, out: Path, references: Path | None = None) -> None:
     """``--fit``: dev-split candidates once, then coordinate ascent over ``fit.GRID``."""
     import json
     from dataclasses import asdict
@@ -157,7 +163,7 @@ def _fit(settings: Settings, options: EvalOptions, out: Path) -> None:
         )
     fit.save(queries, out / "dev-candidates.jsonl")
     start = RankingParams()
-    refs = fit.dev_references(fit.REPORT_RESULTS)
+    refs = fit.dev_references(references or fit.REPORT_RESULTS)
     console.print(f"dev references (best baseline per metric, {fit.REPORT_RESULTS}): {refs or 'none'}")
     # a refit from the shipped (already learned) numbers: no step may lower any dataset's metric
     best, scores = fit.fit(queries, start, log=console.print, references=refs, intents=intents, monotone=True)
