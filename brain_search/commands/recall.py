@@ -1,6 +1,7 @@
-"""CLI: `brain-search recall "..."` — over the HTTP API (``--api-url`` / BRAIN_API_URL and
-``--api-key`` / BRAIN_API_KEY) or, with no API URL, in-process against OpenSearch for one tenant.
-The result list takes two lines a memory, cut to the terminal's width."""
+"""CLI: `brain-search recall "..."` — over the HTTP API (``--api-url`` / BRAIN_API_URL, default
+http://127.0.0.1:8080, and ``--api-key`` / BRAIN_API_KEY: a key means the API and its tenant), or,
+only with ``--in-process --tenant T``, against OpenSearch directly for tenant T, which the output
+names. The result list takes two lines a memory, cut to the terminal's width."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from brain_search.commands import common
 from brain_search.commands.common import in_cli_words, iso_time, iso_until
 from brain_search.models import Focus, RecallRequest, RecallResponse, ZFormula
 from brain_search.render import render_analysis, render_conversations, render_list, render_tiered
@@ -44,7 +46,13 @@ def _local_recall(tenant: str, req: RecallRequest) -> RecallResponse:
         state.close()  # the recall's record is written before the process ends
 
 
+def _from_command_line(ctx: typer.Context, name: str) -> bool:
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"  # typer bundles its own click
+
+
 def recall(
+    ctx: typer.Context,
     query: str = typer.Argument(..., help="natural-language query; quote phrases for exact matches"),
     focus: Focus = typer.Option(Focus.auto, "--focus", help="Z preset"),
     z: float = typer.Option(None, "--z", help="explicit Z target 0–1 (overrides --focus)"),
@@ -71,11 +79,32 @@ def recall(
         "0: off (default: 2 when the query asks for a conversation, 'that conversation about ...')",
     ),
     as_json: bool = typer.Option(False, "--json", help="print the raw JSON response"),
-    api_url: str = typer.Option(None, "--api-url", envvar="BRAIN_API_URL", help="API base URL; unset = in-process"),
-    api_key: str = typer.Option(None, "--api-key", envvar="BRAIN_API_KEY", help="API key (with --api-url)"),
-    tenant: str = typer.Option("demo", envvar="BRAIN_TENANT", help="tenant for in-process recall"),
+    api_url: str = typer.Option(
+        None, "--api-url", envvar="BRAIN_API_URL", help=f"base URL of the API (default {common.DEFAULT_URL})"
+    ),
+    api_key: str = typer.Option(None, "--api-key", envvar="BRAIN_API_KEY", help="API key of your tenant"),
+    in_process: bool = typer.Option(
+        False, "--in-process", help="no API: search OpenSearch directly, for the tenant of --tenant"
+    ),
+    tenant: str = typer.Option(None, "--tenant", envvar="BRAIN_TENANT", help="with --in-process: the tenant"),
 ) -> None:
-    """Recall memories: every result with its lexical and semantic score and its Z position."""
+    """Recall memories: every result with its lexical and semantic score and its Z position.
+    Through the API as the tenant of --api-key; --in-process --tenant T reads OpenSearch directly."""
+    if tenant and not in_process and _from_command_line(ctx, "tenant"):
+        console.print(
+            "[bold red]error:[/bold red] --tenant needs --in-process "
+            "(through the API the tenant is the one of --api-key / BRAIN_API_KEY)"
+        )
+        raise typer.Exit(2)
+    if in_process and not tenant:
+        console.print("[bold red]error:[/bold red] --in-process needs --tenant (the tenant to search)")
+        raise typer.Exit(2)
+    if not in_process and not api_key:
+        console.print(
+            "[bold red]error:[/bold red] no key: pass --api-key / BRAIN_API_KEY "
+            "(or --in-process --tenant T to search OpenSearch directly)"
+        )
+        raise typer.Exit(2)
     try:
         req = RecallRequest(
             query=query,
@@ -98,13 +127,18 @@ def recall(
     from brain_search.errors import BrainSearchError
 
     try:
-        resp = _http_recall(api_url, api_key, req) if api_url else _local_recall(tenant, req)
+        resp = _local_recall(tenant, req) if in_process else _http_recall(api_url or common.DEFAULT_URL, api_key, req)
     except BrainSearchError as exc:
         console.print(f"[bold red]error:[/bold red] {exc}")
         raise typer.Exit(1) from None
+    where = f"in-process · tenant {tenant}" if in_process else None
     if as_json:
+        if where:
+            Console(stderr=True).print(f"[dim]{where}[/dim]", highlight=False)
         print(json.dumps(resp.model_dump(mode="json"), indent=2))
         return
+    if where:
+        console.print(f"[dim]{where}[/dim]", highlight=False)
     console.print(f"[dim]{render_analysis(resp)}[/dim]")
     if resp.recall_id:
         # one line at 80 columns: `brain-search feedback rate ID --rating 1-5` rates it

@@ -24,7 +24,7 @@ def test_cli_recall_tiered_and_json(api, make_tenant, client, stack_settings) ->
         "COLUMNS": "200",
     }
     env.pop("BRAIN_API_URL", None)
-    cli = [sys.executable, "-m", "brain_search.cli", "recall", "--tenant", "alice"]
+    cli = [sys.executable, "-m", "brain_search.cli", "recall", "--in-process", "--tenant", "alice"]
     out = subprocess.run([*cli, 'Find where I said "53% for me"', "--tiered"], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     text = out.stdout
