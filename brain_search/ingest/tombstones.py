@@ -45,7 +45,7 @@ def tombstone_entries(
 def write_versioned(
     client: OpenSearch, index: str, entries: Sequence[BulkEntry], refresh: bool = True
 ) -> list[ItemOutcome]:
-    """Versioned bulk writes (tombstones, or a PATCH's rewritten document): one outcome per entry;
+    """Versioned bulk writes (tombstones): one outcome per entry;
     ``superseded`` when a newer write of that memory is already stored."""
     if not entries:
         return []
