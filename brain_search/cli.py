@@ -26,6 +26,7 @@ from brain_search.commands.common import old_spelling
 app = typer.Typer(
     help="brain-search: three-dimensional memory retrieval on OpenSearch.",
     no_args_is_help=True,
+    rich_markup_mode=None,  # plain help: no <bool> after a flag, no word cut at the edge of a column
     context_settings={"token_normalize_func": old_spelling},  # --url / --key: read as --api-url / --api-key
 )
 app.command()(stack.up)

@@ -16,14 +16,16 @@ cannot take is a 422 naming the field before anything is queued (issue 54, items
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BeforeValidator
 
 MAX_UTC_OFFSET_S = 18 * 3600  # the engine's limit
 MAX_JSON_DEPTH = 32  # nesting any door takes; every later step (json, orjson, pydantic) is safe well past it
 _PATH_CHARS = 80  # a path in a message, at most
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")  # a date alone, ISO 8601
 
 
 def lone_surrogate(text: str) -> int | None:
@@ -123,6 +125,16 @@ def engine_time(v: datetime) -> datetime:
     return v
 
 
+def end_of_date(v: Any) -> Any:
+    """An ``until`` given as a date alone (``2026-02-28``) is the end of that day, as in the CLI:
+    it keeps what happened on the 28th."""
+    if isinstance(v, str) and _DATE.fullmatch(v.strip()):
+        return f"{v.strip()}T23:59:59.999999"
+    return v
+
+
 Text = Annotated[str, AfterValidator(clean_text)]
 EngineTime = Annotated[datetime, AfterValidator(engine_time)]
+EngineUntil = Annotated[datetime, BeforeValidator(end_of_date), AfterValidator(engine_time)]
+"""the end of a time range: a date alone is the end of that day (``EngineTime`` otherwise)"""
 JsonObject = Annotated[dict[str, Any], AfterValidator(clean_json)]

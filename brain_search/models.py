@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from brain_search.input_types import EngineTime, Text
+from brain_search.input_types import EngineTime, EngineUntil, Text
 
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
@@ -75,7 +75,9 @@ class RecallRequest(BaseModel):
     tiered: bool = Field(False, description="Return results grouped by Z-tier")
     expand_related: int = Field(0, ge=0, le=3, description="Also search nodes related to `nodes`, to this depth")
     since: EngineTime | None = Field(None, description="Only memories at or after this time")
-    until: EngineTime | None = Field(None, description="Only memories at or before this time")
+    until: EngineUntil | None = Field(
+        None, description="Only memories at or before this time (a date alone: to the end of that day)"
+    )
     reference_time: EngineTime | None = Field(
         None, description="what 'last week', 'yesterday', 'in January' are relative to (default: now)"
     )

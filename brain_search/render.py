@@ -14,7 +14,7 @@ TIERS = (
     ("semantic_matches", "💭", "Z 0.5-0.7"),
     ("conceptual_matches", "🌐", "Z > 0.7"),
 )
-ID_CHARS = 12  # a result's id on screen, at most
+ID_CHARS = 12  # the column of ids in the result list (a longer id is printed whole)
 
 
 def tier_heading(field: str, emoji: str, span: str) -> str:
@@ -45,13 +45,20 @@ def score_line(r: MemoryResult) -> str:
 
 
 def render_list(resp: RecallResponse, columns: int = 80) -> str:
-    """The ranked results, two lines a memory within ``columns``: rank, short id, scores and
-    date; then its node and a cut of its text."""
+    """The ranked results within ``columns``: rank, full id (what `memories get` takes), scores
+    and date on one line (the id on a line of its own when the three do not fit); then its node
+    and a cut of its text."""
     out: list[str] = []
     for i, r in enumerate(resp.results, 1):
-        head = f"{i:>2} {short_id(r.id):<{ID_CHARS}}  {score_line(r)}  {short_date(r.metadata.timestamp)}"
+        facts = f"{score_line(r)}  {short_date(r.metadata.timestamp)}"
+        head = f"{i:>2} {r.id:<{ID_CHARS}}  {facts}"
+        if len(head) > columns:
+            out += [f"{i:>2} {r.id}", ("   " + facts)[:columns].rstrip()]
+        else:
+            out.append(head.rstrip())
         node = f"[{r.node.label}] " if r.node.label else ""
-        out += [head[:columns].rstrip(), "   " + snippet(node + r.content, columns - 3)]
+        replaced = f"(replaced by {r.metadata.superseded_by}) " if r.metadata.superseded_by else ""
+        out.append("   " + snippet(replaced + node + r.content, columns - 3))
     return "".join(line + "\n" for line in out)
 
 
@@ -80,9 +87,13 @@ def render_tiered(resp: RecallResponse, width: int = 70, scores: bool = True, co
         for i, r in enumerate(items):
             last = i == len(items) - 1
             out.append(f"   {'└─' if last else '├─'} {render_line(r, width)}")
-            if scores:
-                line = f"   {' ' if last else '│'}     {score_line(r).rstrip()}  {short_id(r.id)}"
-                out.append(line[:columns] if columns else line)
+            if scores:  # the full id, what `memories get` takes: on its own line when it does not fit
+                bar = f"   {' ' if last else '│'}     "
+                line = f"{bar}{score_line(r).rstrip()}  {r.id}"
+                if columns and len(line) > columns:
+                    out += [f"{bar}{score_line(r).rstrip()}"[:columns], f"{bar}{r.id}"]
+                else:
+                    out.append(line)
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

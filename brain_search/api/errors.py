@@ -76,6 +76,31 @@ def validation_body(errors: Sequence[Any]) -> dict[str, Any]:
     return body
 
 
+NOT_JSON = "body: send it as JSON, with the header `content-type: application/json`"
+
+
+def not_json(request: Request, errors: Sequence[Any]) -> bool:
+    """A body that was sent but not as JSON (no ``content-type: application/json``): FastAPI took
+    it as text, and its message ("Input should be a valid dictionary") does not say why."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    body_itself = any(tuple(e.get("loc", ())) == ("body",) for e in errors)
+    return body_itself and not (ctype == "application/json" or ctype.endswith("+json"))
+
+
+def single_memory_locs(errors: Sequence[Any], body: Any) -> list[Any]:
+    """One memory sent at the top level (``POST /v1/memories`` without ``memories``): its errors
+    name its field (``content``), not the batch it became (``memories.0.content``)."""
+    from brain_search.ingest.models import single_memory
+
+    if not single_memory(body):
+        return list(errors)
+    out = []
+    for e in errors:
+        loc = tuple(e.get("loc", ()))
+        out.append({**e, "loc": ("body", *loc[3:])} if loc[:3] == ("body", "memories", 0) else e)
+    return out
+
+
 def _count(request: Request, kind: str) -> None:
     brain = getattr(request.app.state, "brain", None)
     if brain is not None:
@@ -97,8 +122,11 @@ def rate_limited_response(brain: Any, exc: RateLimited) -> JSONResponse:
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
-    async def _unprocessable(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return JSONResponse(validation_body(exc.errors()), status_code=422)
+    async def _unprocessable(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        if not_json(request, errors):
+            return JSONResponse({"detail": NOT_JSON}, status_code=415)
+        return JSONResponse(validation_body(single_memory_locs(errors, exc.body)), status_code=422)
 
     @app.exception_handler(InvalidInput)
     async def _invalid(_: Request, exc: InvalidInput) -> JSONResponse:

@@ -67,7 +67,10 @@ SOURCE_OPT = typer.Option(None, "--source", help="where it comes from (e.g. chat
 CREATE_NODES_OPT = typer.Option(False, "--create-nodes", help="create the --node path if it does not exist")
 
 # the API's words for an option, and the CLI's for the same thing
-CLI_WORDS = ((re.compile(r"send `create_nodes: true`"), "pass --create-nodes"),)
+CLI_WORDS = (
+    (re.compile(r"send `create_nodes: true`"), "pass --create-nodes"),
+    (re.compile(r"(^|; )all: (.*?)send `all: true`"), r"\1\2pass --all"),  # forget without a filter
+)
 # a memory's fields and the options that set them (`remember`, `memories update` / `patch`)
 FIELD_FLAGS = {"node_id": "--node", "timestamp": "--time", "conversation_id": "--conversation", "source": "--source"}
 

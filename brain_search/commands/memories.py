@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -29,7 +30,9 @@ from brain_search.commands.common import (
 )
 from brain_search.ingest.models import MemoryIn
 
-memories_app = typer.Typer(help="One memory of your tenant: get, update (text), patch (fields), history, delete.")
+memories_app = typer.Typer(
+    help="Your tenant's memories: list them; one memory: get, update (text), patch (fields), history, delete."
+)
 IF_MATCH_OPT = typer.Option(None, "--if-match", help="only if the stored version is this one (else 412)")
 
 
@@ -52,6 +55,51 @@ def _show(body: Any, as_json: bool) -> None:
     for key in ("memory_id", "version", "content", "node_path", "timestamp", "source", "conversation_id", "metadata"):
         if body.get(key) is not None:
             console.print(f"[bold]{key}[/bold]: {body[key]}", highlight=False)
+
+
+@memories_app.command("list")
+def list_memories(
+    node: str = typer.Option(None, "--node", help="only this node's subtree (id or label path)"),
+    conversation: str = typer.Option(None, "--conversation", help="only this conversation"),
+    source: str = typer.Option(None, "--source", help="only this source"),
+    since: str = typer.Option(None, "--since", callback=iso_time, help="only at or after this time (ISO 8601)"),
+    until: str = typer.Option(
+        None, "--until", callback=iso_until, help="only at or before this time (ISO 8601; a date: to its end)"
+    ),
+    limit: int = typer.Option(20, "--limit", min=1, max=1000, help="memories a page"),
+    cursor: str = typer.Option(None, "--cursor", help="the next page: the cursor the last page printed"),
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """List your memories in id order, a page at a time: each with its full id (what get, update
+    and delete take), date, node and a cut of its text; then the command for the next page."""
+    from brain_search.render import short_date, snippet
+
+    params = {
+        "node": node,
+        "conversation_id": conversation,
+        "source": source,
+        "since": since,
+        "until": until,
+        "limit": limit,
+        "cursor": cursor,
+    }
+    flags = {"node": "--node", "since": "--since", "until": "--until", "limit": "--limit", "cursor": "--cursor"}
+    page = Api(url, key, flags=flags).call("GET", "/v1/memories", params={k: v for k, v in params.items() if v})
+    if as_json:
+        typer.echo(json.dumps(page, indent=2))
+        return
+    columns = max(40, console.width)
+    for m in page["memories"]:
+        when = short_date(datetime.fromisoformat(m["timestamp"]) if m.get("timestamp") else None)
+        node_path = f"[{m['node_path']}] " if m.get("node_path") else ""
+        console.print(f"{m['memory_id']}  {when}", highlight=False, markup=False)
+        console.print("   " + snippet(node_path + m["content"], columns - 3), highlight=False, markup=False)
+    if not page["memories"]:
+        console.print("no memories", highlight=False)
+    if page["next_cursor"]:
+        console.print(f"more: --cursor {page['next_cursor']}", highlight=False, markup=False, soft_wrap=True)
 
 
 @memories_app.command("get")

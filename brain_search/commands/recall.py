@@ -18,6 +18,7 @@ from brain_search.models import Focus, RecallRequest, RecallResponse, ZFormula
 from brain_search.render import render_analysis, render_conversations, render_list, render_tiered
 
 console = Console()
+RECALL_FLAGS = {"z_value": "--z"}  # request fields whose flag is not the field's name
 
 
 def _http_recall(url: str, key: str | None, req: RecallRequest) -> RecallResponse:
@@ -78,6 +79,12 @@ def recall(
         help="conversation context: list the hits' conversations with N turns (0–5) either side of the best hit; "
         "0: off (default: 2 when the query asks for a conversation, 'that conversation about ...')",
     ),
+    include_superseded: bool = typer.Option(
+        False, "--include-superseded", help="also memories a later one replaced or that expired (marked)"
+    ),
+    expand_related: int = typer.Option(
+        0, "--expand-related", help="also search the nodes related to --nodes, to this depth (0–3)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the raw JSON response"),
     api_url: str = typer.Option(
         None, "--api-url", envvar="BRAIN_API_URL", help=f"base URL of the API (default {common.DEFAULT_URL})"
@@ -119,10 +126,14 @@ def recall(
             reference_time=reference_time,
             time_words=time_words,
             context=context,
+            include_superseded=include_superseded,
+            expand_related=expand_related,
         )
     except ValidationError as exc:
-        for err in exc.errors():
-            console.print(f"[bold red]invalid {'.'.join(map(str, err['loc']))}:[/bold red] {err['msg']}")
+        for err in exc.errors():  # in the CLI's words: the flag, not the request field
+            field = str(err["loc"][0]) if err["loc"] else "query"
+            flag = "QUERY" if field == "query" else RECALL_FLAGS.get(field, "--" + field.replace("_", "-"))
+            console.print(f"[bold red]error:[/bold red] {flag}: {err['msg']}", highlight=False)
         raise typer.Exit(2) from None
     from brain_search.errors import BrainSearchError
 

@@ -34,6 +34,7 @@ class _Record:
     state: TaskState = TaskState.queued
     result: JobResult | None = None
     error: str | None = None
+    finished_at: datetime | None = None
     ids: list[tuple[str, str]] = field(default_factory=list)  # (tenant, memory id) still counted as pending
 
 
@@ -111,6 +112,7 @@ class InProcessQueue:
                 for k, v in changes.items():
                     setattr(rec, k, v)
                 if rec.state in (TaskState.succeeded, TaskState.failed):
+                    rec.finished_at = rec.finished_at or datetime.now(UTC)
                     # no longer pending the moment its status says it ended (an edit may follow at once)
                     self._release(rec.ids)
                     rec.ids = []
@@ -167,6 +169,7 @@ class InProcessQueue:
                 submitted=rec.submitted,
                 error=rec.error,
                 created_at=rec.created_at,
+                finished_at=rec.finished_at,
             )
             if rec.result is not None:
                 r = rec.result

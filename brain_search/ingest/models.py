@@ -6,7 +6,15 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from brain_search.input_types import EngineTime, JsonObject, Text
 
@@ -53,21 +61,35 @@ class IngestOptions(BaseModel):
     create_nodes: bool = Field(False, description="create nodes named by an unknown label path instead of a 422")
 
 
+def single_memory(data: Any) -> bool:
+    """Whether a write's body is one memory, its fields at the top level (no ``memories``)."""
+    return isinstance(data, dict) and "memories" not in data
+
+
 class IngestRequest(IngestOptions):
-    """A batch (``{"memories": [...]}``) or one memory (its fields at the top level), plus options."""
+    """A batch (``{"memories": [...]}``) or one memory (its fields at the top level), plus options.
+    ``single``: the body was one memory (its errors name ``content``, not ``memories.0.content``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     memories: list[MemoryIn] = Field(..., min_length=1)
+    _single: bool = PrivateAttr(False)
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _single_memory(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "memories" not in data and "content" in data:
+    def _single_memory(cls, data: Any, handler: ModelWrapValidatorHandler[IngestRequest]) -> IngestRequest:
+        single = single_memory(data)
+        if single:
             options = {k: data[k] for k in OPTION_FIELDS if k in data}
             memory = {k: v for k, v in data.items() if k not in OPTION_FIELDS}
-            return {**options, "memories": [memory]}
-        return data
+            data = {**options, "memories": [memory]}
+        request = handler(data)
+        request._single = single
+        return request
+
+    @property
+    def single(self) -> bool:
+        return self._single
 
 
 class MemoryItem(BaseModel):
@@ -165,6 +187,7 @@ class TaskStatus(BaseModel):
     failures: list[ItemFailure] = Field(default_factory=list)
     error: str | None = None
     created_at: datetime | None = None
+    finished_at: datetime | None = Field(None, description="when it succeeded or failed (null while it runs)")
 
 
 class MemoryOut(BaseModel):
@@ -181,6 +204,9 @@ class MemoryOut(BaseModel):
     supersedes: list[str] | None = None
     valid_until: datetime | None = None
     version: int | None = Field(None, description="the stored version (also the ETag); send it as If-Match")
+    superseded_by: str | None = Field(
+        None, description="a live memory that supersedes this one (recall leaves this one out); null when none"
+    )
 
 
 class DeadLetter(BaseModel):

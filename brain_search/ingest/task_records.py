@@ -26,6 +26,7 @@ from brain_search.ingest.signing import signing_keys
 from brain_search.store.indices import IndexNames
 
 UNFINISHED = (TaskState.queued, TaskState.running, TaskState.retrying)
+ENDED = (TaskState.succeeded.value, TaskState.failed.value)
 log = logging.getLogger(__name__)
 
 
@@ -231,6 +232,8 @@ class TaskRecords:
             failures=src.get("failures") or [],
             error=src.get("error"),
             created_at=datetime.fromisoformat(src["created_at"]),
+            # a record is not written after it ends: its last update is when it ended
+            finished_at=datetime.fromisoformat(src["updated_at"]) if src["state"] in ENDED else None,
         )
 
     def outcome_sums(self) -> dict[str, float]:

@@ -66,9 +66,9 @@ def test_a_422_echoes_a_bounded_prefix_of_a_huge_input(api, alice) -> None:
     big = "x" * 1_000_000
     for route, body, field in (
         ("/v1/recall", {"query": big}, ["body", "query"]),
-        ("/v1/memories", {"content": "a note", "source": big}, ["body", "memories", "0", "source"]),
-        ("/v1/memories", {"content": "a note", "node_id": big}, ["body", "memories", "0", "node_id"]),
-        ("/v1/memories", {"content": "a note", "metadata": {"k": big}, "extra": big}, ["body", "memories", "0"]),
+        ("/v1/memories", {"content": "a note", "source": big}, ["body", "source"]),
+        ("/v1/memories", {"content": "a note", "node_id": big}, ["body", "node_id"]),
+        ("/v1/memories", {"content": "a note", "metadata": {"k": big}, "extra": big}, ["body"]),
         ("/v1/memories", {"memories": [{"text": big}]}, ["body", "memories", "0"]),
     ):
         r = api.post(route, json=body, headers=alice)

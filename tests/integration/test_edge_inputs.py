@@ -76,10 +76,10 @@ def test_a_lone_surrogate_is_a_422_naming_the_field_at_every_door(api, api_state
     headers = {**make_tenant("surr"), **JSON}
     kept = _keep(api, headers)
     bodies = [
-        (("memories", 0, "content"), _raw('{"content": "a@b", "memory_id": "m1"}')),
-        (("memories", 0, "content"), _raw('{"content": "a@b"}')),
-        (("memories", 0, "memory_id"), _raw('{"content": "ok", "memory_id": "m@"}')),
-        (("memories", 0, "metadata"), _raw('{"content": "ok", "metadata": {"k": ["x", "@"]}}')),
+        (("content",), _raw('{"content": "a@b", "memory_id": "m1"}')),  # one memory: its own field (issue 55.7)
+        (("content",), _raw('{"content": "a@b"}')),
+        (("memory_id",), _raw('{"content": "ok", "memory_id": "m@"}')),
+        (("metadata",), _raw('{"content": "ok", "metadata": {"k": ["x", "@"]}}')),
         (("memories", 1, "source"), _raw('{"memories": [{"content": "ok"}, {"content": "ok", "source": "@"}]}')),
     ]
     for loc, body in bodies:
@@ -87,7 +87,7 @@ def test_a_lone_surrogate_is_a_422_naming_the_field_at_every_door(api, api_state
         assert _loc(r)[1:] == list(loc), r.text
     # a surrogate in a metadata key
     r = api.post("/v1/memories", content=_raw('{"content": "ok", "metadata": {"k@": 1}}'), headers=headers)
-    assert _loc(r)[1:] == ["memories", 0, "metadata"] and "key" in r.json()["detail"][0]["msg"]
+    assert _loc(r)[1:] == ["metadata"] and "key" in r.json()["detail"][0]["msg"]
     r = api.put("/v1/memories/keep", content=_raw('{"content": "new @"}'), headers=headers)
     assert _loc(r) == ["body", "content"]
     r = api.patch("/v1/memories/keep", content=_raw('{"content": "new @"}'), headers=headers)
@@ -138,7 +138,7 @@ def test_edge_times_and_deep_metadata_are_a_422_naming_the_field_on_every_route(
     remember, forget = mcp_tools(api_state.ingest, api_state.settings, api_state.graph)
     for field, extra in writes:
         r = api.post("/v1/memories", json={"content": "x", "memory_id": "new", **extra}, headers=headers)
-        assert _loc(r) == ["body", "memories", 0, field], r.text
+        assert _loc(r) == ["body", field], r.text
         assert _loc(api.put("/v1/memories/keep", json={"content": "x", **extra}, headers=headers)) == ["body", field]
         assert _loc(api.patch("/v1/memories/keep", json=extra, headers=headers)) == ["body", field]
         assert field in _mcp_error(remember, "edge", {"content": "x", **extra})
@@ -146,7 +146,7 @@ def test_edge_times_and_deep_metadata_are_a_422_naming_the_field_on_every_route(
     assert "until" in _mcp_error(forget, "edge", {"until": LATE})
     # within the door's bound but past the deployment's own limit: still the field, from prepare
     r = api.post("/v1/memories", json={"content": "x", "metadata": _deep(20)}, headers=headers)
-    assert _loc(r) == ["body", "memories", "0", "metadata"] and "at most" in r.json()["detail"][0]["msg"]
+    assert _loc(r) == ["body", "metadata"] and "at most" in r.json()["detail"][0]["msg"]
     _untouched(api, headers, kept)
 
 

@@ -81,19 +81,19 @@ def test_chunk_option_stores_a_long_document_as_overlapping_memories(api, make_t
     assert piece["metadata"] == {"chunk_of": "doc", "chunk_index": 3, "chunk_count": n}
 
 
-BAD_REQUESTS = [
-    ({"content": ""}, ["body", "memories", 0, "content"]),
-    ({"content": "   "}, ["body", "memories", 0, "content"]),
+BAD_REQUESTS = [  # one memory: its own field; a batch: the item (issue 55.7)
+    ({"content": ""}, ["body", "content"]),
+    ({"content": "   "}, ["body", "content"]),
     ({"memories": [{"content": "ok"}, {"content": "x" * 8001}]}, ["body", "memories", "1", "content"]),
-    ({"content": "x", "timestamp": "8 May 2023, maybe"}, ["body", "memories", 0, "timestamp"]),
-    ({"content": "x", "node_id": "no/such/node"}, ["body", "memories", "0", "node_id"]),
-    ({"content": "x", "metadata": {"a": {"b": {"c": {"d": {"e": 1}}}}}}, ["body", "memories", "0", "metadata"]),
-    ({"content": "x", "metadata": {"blob": "y" * 9000}}, ["body", "memories", "0", "metadata"]),
+    ({"content": "x", "timestamp": "8 May 2023, maybe"}, ["body", "timestamp"]),
+    ({"content": "x", "node_id": "no/such/node"}, ["body", "node_id"]),
+    ({"content": "x", "metadata": {"a": {"b": {"c": {"d": {"e": 1}}}}}}, ["body", "metadata"]),
+    ({"content": "x", "metadata": {"blob": "y" * 9000}}, ["body", "metadata"]),
     ({"memories": [{"content": f"m{i}"} for i in range(1001)]}, ["body", "memories"]),
     ({"memories": []}, ["body", "memories"]),
     ({"memories": [{"content": "a", "memory_id": "d"}, {"content": "b", "memory_id": "d"}]}, None),
-    ({"content": "x", "memory_id": "has space"}, ["body", "memories", 0, "memory_id"]),
-    ({"content": "x", "tenant_id": "other"}, ["body", "memories", 0, "tenant_id"]),  # never from the body
+    ({"content": "x", "memory_id": "has space"}, ["body", "memory_id"]),
+    ({"content": "x", "tenant_id": "other"}, ["body", "tenant_id"]),  # never from the body
 ]
 
 

@@ -95,14 +95,38 @@ def _response() -> RecallResponse:
     return RecallResponse(results=results, tiers=tiers, query_analysis=qa, timings=Timings())
 
 
-def test_the_result_list_fits_80_columns_in_two_lines_a_memory() -> None:
+def test_the_result_list_fits_80_columns_and_shows_whole_ids() -> None:
+    """Issue 55.7: the id is printed whole (what `memories get` takes); a long one gets a line of
+    its own, a short one shares the scores' line (two lines a memory)."""
     resp = _response()
     lines = render_list(resp, 80).splitlines()
-    assert len(lines) == 2 * len(resp.results), lines
+    assert len(lines) == 3 * len(resp.results), lines
     assert all(len(line) <= 80 for line in lines), [len(line) for line in lines]
-    first, text = lines[0], lines[1]
-    assert first.lstrip().startswith("1 ") and "Z 0.10" in first and "0.432" in first, first
-    assert "memory-with" in first and "Memory 1: a long sentence" in text and text.endswith("..."), lines
+    first, scores, text = lines[0], lines[1], lines[2]
+    assert first.split() == ["1", "memory-with-a-rather-long-id-1"], first
+    assert "Z 0.10" in scores and "0.432" in scores, scores
+    assert "Memory 1: a long sentence" in text and text.endswith("..."), lines
+    short = resp.model_copy(
+        update={"results": [r.model_copy(update={"id": f"m{i}"}) for i, r in enumerate(resp.results)]}
+    )
+    lines = render_list(short, 80).splitlines()
+    assert len(lines) == 2 * len(resp.results) and lines[0].split()[:3] == ["1", "m0", "Z"], lines
+    tiered = render_tiered(resp, columns=80)
+    assert "memory-with-a-rather-long-id-4" in tiered.split() and all(len(x) <= 80 for x in tiered.splitlines())
+
+
+def test_help_shows_no_type_after_a_flag_and_cuts_no_word() -> None:
+    """Issue 55.7: `--tiered` is a plain flag (no `<bool>` after it) and, at 80 columns, every
+    word of the help (the choices of --focus included) stays whole."""
+    runner = CliRunner()
+    for command in (["recall"], ["remember"], ["memories", "list"], ["forget"]):
+        shown = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"}).output
+        assert "<bool>" not in shown and all(len(line) <= 80 for line in shown.splitlines()), shown
+        assert "Usage:" in shown and "--api-key" in shown, shown
+    shown = runner.invoke(app, ["recall", "--help"], env={"COLUMNS": "80"}).output
+    words = set(shown.replace("|", " ").replace("<", " ").replace(">", " ").split())
+    for word in ("balanced", "conceptual", "--include-superseded", "--expand-related", "--in-process", "8601)"):
+        assert word in words, (word, shown)
 
 
 def test_tier_headings_are_the_json_tier_names_and_fit_80_columns() -> None:
@@ -112,4 +136,5 @@ def test_tier_headings_are_the_json_tier_names_and_fit_80_columns() -> None:
         assert any(line.split(" ", 1)[-1].startswith(words) for line in text.splitlines()), (words, text)
     assert "Broad" not in text
     assert all(len(line) <= 80 for line in text.splitlines()), text
-    assert len(text.strip().splitlines()) <= 4 * 3 + 3  # heading + two lines per memory (+ blank lines)
+    # heading + two lines per memory, three when its id is too long to share the scores' line (+ blank lines)
+    assert len(text.strip().splitlines()) <= 4 * 4 + 3

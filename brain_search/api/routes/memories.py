@@ -20,11 +20,13 @@ from brain_search.ingest.models import (
     TaskStatus,
 )
 from brain_search.ingest.service import IngestService
-from brain_search.input_types import EngineTime
+from brain_search.input_types import EngineTime, EngineUntil
 from brain_search.retrieval.queries import scope_filter
+from brain_search.retrieval.supersede import newer_versions
 
 router = APIRouter(prefix="/v1", tags=["memories"])
 DEAD_LETTER_WINDOW = 10_000
+SINGLE_PREFIX = "memories.0."  # the field of one memory sent at the top level, as a batch names it
 
 
 async def get_ingest(state: StateDep) -> IngestService:
@@ -37,8 +39,14 @@ IngestDep = Annotated[IngestService, Depends(get_ingest)]
 @router.post("/memories", status_code=status.HTTP_202_ACCEPTED)
 def post_memories(body: IngestRequest, tenant: TenantDep, state: StateDep, ingest: IngestDep) -> TaskAccepted:
     """Queue one memory (its fields at the top level) or a batch (``memories``). Everything is
-    validated first: on any error the answer is 422 naming the field, and nothing is queued."""
-    return ingest.accept(tenant, body, state.settings, state.graph)
+    validated first: on any error the answer is 422 naming the field (``content`` for one memory,
+    ``memories.3.content`` in a batch), and nothing is queued."""
+    try:
+        return ingest.accept(tenant, body, state.settings, state.graph)
+    except InvalidInput as exc:
+        if body.single and exc.field.startswith(SINGLE_PREFIX):
+            raise InvalidInput(exc.field.removeprefix(SINGLE_PREFIX), exc.reason) from None
+        raise
 
 
 @router.get("/memories")
@@ -50,7 +58,7 @@ def list_memories(
     conversation_id: str | None = None,
     source: str | None = None,
     since: EngineTime | None = None,
-    until: EngineTime | None = None,
+    until: EngineUntil | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: str | None = None,
 ) -> MemoryPage:
@@ -76,8 +84,11 @@ def get_task(task_id: str, tenant: TenantDep, ingest: IngestDep) -> TaskStatus:
 
 @router.get("/memories/{memory_id:path}")
 def get_memory(memory_id: str, response: Response, tenant: TenantDep, ingest: IngestDep) -> MemoryOut:
-    """One memory; its version is also the ``ETag`` (send it as ``If-Match`` on PUT / PATCH)."""
+    """One memory; its version is also the ``ETag`` (send it as ``If-Match`` on PUT / PATCH).
+    ``superseded_by``: the live memory that replaces it, if one does (recall leaves it out)."""
     memory = ingest.memories.get(tenant, memory_id)
+    store = ingest.memories
+    memory.superseded_by = newer_versions(store.client, store.alias, tenant, [memory_id]).get(memory_id)
     response.headers["ETag"] = f'"{memory.version}"'
     return memory
 
