@@ -29,7 +29,7 @@ from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.graph_ops import task_doc_id
 from brain_search.ingest.tombstones import tombstone_entries, write_versioned
-from brain_search.input_types import EngineTime, Text
+from brain_search.input_types import EngineTime, EngineUntil, Text
 from brain_search.retrieval.queries import scope_filter
 from brain_search.store.indices import IndexNames
 
@@ -46,7 +46,7 @@ class ForgetRequest(BaseModel):
     node: Text | None = Field(None, description="node id or label path: its whole subtree")
     source: Text | None = Field(None, max_length=100)
     since: EngineTime | None = Field(None, description="memories whose timestamp is at or after this")
-    until: EngineTime | None = Field(None, description="memories whose timestamp is at or before this")
+    until: EngineUntil | None = Field(None, description="memories at or before this (a date alone: to its end)")
     all: bool = Field(False, description="required to forget every memory of the tenant")
 
     def check(self) -> None:
