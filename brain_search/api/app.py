@@ -34,6 +34,7 @@ from brain_search.ratelimit import RateLimiter
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client
 from brain_search.store.indices import ensure_indices
+from brain_search.unfinished import Unfinished
 
 # Routers of the service, in order.
 ROUTERS: tuple[APIRouter, ...] = (
@@ -148,8 +149,12 @@ def create_app(settings: Settings | None = None, state: AppState | None = None) 
         app.state.brain.metrics.bind(app.state.brain.ingest, app.state.brain.feedback)
         app.state.brain.ingest.set_forgotten(app.state.brain.feedback.forget_memories)
         anyio.to_thread.current_default_thread_limiter().total_tokens = app.state.brain.settings.api_threads
+        # forgets and erases another API left half done (killed, restarted) are finished here
+        brain = app.state.brain
+        unfinished = Unfinished(brain.client, brain.settings, brain.ingest.forgetter).start()
         async with mcp_manager.run():
             yield
+        unfinished.close()
         if state is None:  # a state passed in (tests) belongs to the caller
             app.state.brain.close()
 

@@ -6,11 +6,16 @@ Each matching memory (and each stored piece of a chunked one: pieces carry their
 fields) gets a tombstone with the forget's version, the same as a single DELETE, so no write of it
 accepted before the forget can bring it back. Their history and dead letters go too; ``all``
 also removes every history entry, dead letter and task record of the tenant (task records hold
-payloads). A write of a memory id never stored before, still queued when the forget runs, is not
-covered: forget after the tenant's tasks have finished, or forget again.
+payloads) from before the forget. Whatever was accepted after the forget began is kept: a newer
+write wins over the tombstone, and history (by version), dead letters and task records (by time)
+from after it stay. A write of a memory id never stored before, still queued when the forget
+runs, is not covered: forget after the tenant's tasks have finished, or forget again.
 
-The task runs on a thread of the API process and reports to the node-tasks index (kind
-``forget``); an API that dies mid-forget leaves it ``running``: run it again (it is idempotent).
+The task is recorded (its request and version included) in the node-tasks index (kind
+``forget``) before the 202, then runs on a thread of the API process under a lease it renews
+page by page. A forget whose lease has run out (its API was killed or restarted) is taken over
+by any API process (``resume_stale``, from ``unfinished.py``) and run again from the start: every
+step is idempotent, so a kill at any point ends the same.
 """
 
 from __future__ import annotations
@@ -19,22 +24,24 @@ import logging
 import secrets
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from opensearchpy import OpenSearch
+from opensearchpy import ConflictError, OpenSearch
 from pydantic import BaseModel, ConfigDict, Field
 
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.graph_ops import task_doc_id
 from brain_search.ingest.tombstones import tombstone_entries, write_versioned
-from brain_search.input_types import EngineTime, EngineUntil, Text
+from brain_search.input_types import EngineTime, Text
 from brain_search.retrieval.queries import scope_filter
 from brain_search.store.indices import IndexNames
 
 log = logging.getLogger(__name__)
 PAGE = 500
+LEASE_S = 30.0
+"""a running forget whose record was not saved for this long is taken over (its API is gone)"""
 
 
 class ForgetRequest(BaseModel):
@@ -46,7 +53,7 @@ class ForgetRequest(BaseModel):
     node: Text | None = Field(None, description="node id or label path: its whole subtree")
     source: Text | None = Field(None, max_length=100)
     since: EngineTime | None = Field(None, description="memories whose timestamp is at or after this")
-    until: EngineUntil | None = Field(None, description="memories at or before this (a date alone: to its end)")
+    until: EngineTime | None = Field(None, description="memories whose timestamp is at or before this")
     all: bool = Field(False, description="required to forget every memory of the tenant")
 
     def check(self) -> None:
@@ -82,16 +89,22 @@ class Forgetter:
         self.forgotten: Callable[[str, list[str] | None], object] = lambda tenant, ids: None
 
     # ------------------------------------------------------------------ the task record
-    def _save(self, tenant_id: str, status: ForgetStatus) -> None:
+    def _save(self, tenant_id: str, status: ForgetStatus, job: dict[str, Any], **params: Any) -> None:
+        """The task record, with what it takes to run it again (``job``) and a renewed lease."""
         doc = {
             "tenant_id": tenant_id,
             "task_id": status.task_id,
             "kind": "forget",
             "created_at": status.created_at.isoformat(),
-            "result": status.model_dump(mode="json"),
+            "state": status.state,
+            "lease_until": (datetime.now(UTC) + timedelta(seconds=LEASE_S)).isoformat(),
+            "result": {**status.model_dump(mode="json"), "job": job},
         }
         self.client.index(
-            index=self.names.node_tasks, id=task_doc_id(tenant_id, status.task_id), body=doc, params={"refresh": "true"}
+            index=self.names.node_tasks,
+            id=task_doc_id(tenant_id, status.task_id),
+            body=doc,
+            params={"refresh": "true", **params},
         )
 
     def status(self, tenant_id: str, task_id: str) -> ForgetStatus:
@@ -99,18 +112,47 @@ class Forgetter:
         src = r.get("_source") if r.get("found") else None
         if not src or src.get("tenant_id") != tenant_id or src.get("kind") != "forget":
             raise NotFound("forget task", task_id)
-        return ForgetStatus(**src["result"])
+        return ForgetStatus.model_validate({k: v for k, v in src["result"].items() if k != "job"})
 
     # ------------------------------------------------------------------ running
     def start(self, tenant_id: str, req: ForgetRequest, node_label: str | None, version: int) -> ForgetStatus:
-        """Record the task and run it on a thread; returns its first status."""
+        """Record the task (before the 202: a kill after it leaves a task to take over) and run
+        it on a thread; returns its first status."""
         status = ForgetStatus(task_id=f"forget_{secrets.token_hex(8)}", created_at=datetime.now(UTC))
-        self._save(tenant_id, status)
+        job = {"request": req.model_dump(mode="json"), "node_label": node_label, "version": version}
+        self._save(tenant_id, status, job)
         thread = threading.Thread(
             target=self._run, args=(tenant_id, req, node_label, version, status), name="forget", daemon=True
         )
         thread.start()
         return status
+
+    def resume_stale(self) -> int:
+        """Run every forget whose lease has run out (its API died) to its end, here, one at a
+        time; each is claimed first (compare-and-set), so two APIs never take the same one.
+        Returns how many ran."""
+        now = datetime.now(UTC).isoformat()
+        stale = [{"term": {"kind": "forget"}}, {"term": {"state": "running"}}, {"range": {"lease_until": {"lt": now}}}]
+        query = {"bool": {"filter": stale}}
+        body = {"query": query, "size": 20, "sort": [{"created_at": "asc"}], "seq_no_primary_term": True}
+        hits = self.client.search(index=self.names.node_tasks, body=body)["hits"]["hits"]
+        ran = 0
+        for h in hits:
+            src = h["_source"]
+            job = src["result"].get("job")
+            if not job:  # recorded before forgets could be taken over: nothing to run it from
+                continue
+            tenant_id = src["tenant_id"]
+            status = self.status(tenant_id, src["task_id"])
+            try:  # the claim: a renewed lease, if no one else renewed it first
+                self._save(tenant_id, status, job, if_seq_no=h["_seq_no"], if_primary_term=h["_primary_term"])
+            except ConflictError:
+                continue
+            log.warning("forget %s: taken over after its lease ran out", status.task_id)
+            req = ForgetRequest.model_validate(job["request"])
+            self._run(tenant_id, req, job["node_label"], int(job["version"]), status)
+            ran += 1
+        return ran
 
     def query(self, tenant_id: str, req: ForgetRequest, node_label: str | None) -> dict[str, Any]:
         clauses = scope_filter(tenant_id, [node_label] if node_label else [], req.since, req.until)
@@ -123,9 +165,13 @@ class Forgetter:
     def run(
         self, tenant_id: str, req: ForgetRequest, node_label: str | None, version: int, status: ForgetStatus
     ) -> ForgetStatus:
-        """Tombstone every match, page by page, then the copies; the status is saved as it goes."""
+        """Tombstone every match, page by page, then the copies; the status is saved as it goes.
+        Idempotent: run again from the start after a kill, it ends the same."""
         alias = self.names.memories_alias
+        job = {"request": req.model_dump(mode="json"), "node_label": node_label, "version": version}
+        before = status.created_at.isoformat()
         query = self.query(tenant_id, req, node_label)
+        self.client.indices.refresh(index=alias)  # a memory indexed a moment ago is found too
         after: list[Any] | None = None
         while True:
             body: dict[str, Any] = {"query": query, "size": PAGE, "sort": [{"memory_id": "asc"}], "_source": False}
@@ -138,19 +184,25 @@ class Forgetter:
             after = hits[-1]["sort"]
             outcomes = write_versioned(self.client, alias, tombstone_entries(tenant_id, ids, version), refresh=False)
             status.memories += sum(1 for o in outcomes if o.ok)
-            status.history += self._delete(self.names.memory_history, tenant_id, {"terms": {"memory_id": ids}})
+            old = {"range": {"version": {"lte": version}}}  # a version written after the forget stays
+            status.history += self._delete(self.names.memory_history, tenant_id, {"terms": {"memory_id": ids}}, old)
             either = {"bool": {"should": [{"terms": {"memory_id": ids}}, {"terms": {"chunk_of": ids}}]}}
-            status.dead_letters += self._delete(self.names.dead_letters, tenant_id, either)
+            earlier = {"range": {"created_at": {"lte": before}}}
+            status.dead_letters += self._delete(self.names.dead_letters, tenant_id, either, earlier)
             self.forgotten(tenant_id, ids)
-            self._save(tenant_id, status)
+            self._save(tenant_id, status, job)
         if req.whole_tenant:
-            status.history += self._delete(self.names.memory_history, tenant_id, None)
-            status.dead_letters += self._delete(self.names.dead_letters, tenant_id, None)
-            status.task_records += self._delete(self.names.ingest_tasks, tenant_id, None)
+            earlier = {"range": {"created_at": {"lte": before}}}
+            status.history += self._delete(
+                self.names.memory_history, tenant_id, {"range": {"version": {"lte": version}}}
+            )
+            status.dead_letters += self._delete(self.names.dead_letters, tenant_id, earlier)
+            # records of writes accepted after the forget began stay: they are still to land
+            status.task_records += self._delete(self.names.ingest_tasks, tenant_id, earlier)
             self.forgotten(tenant_id, None)
         self.client.indices.refresh(index=alias)
         status.state, status.finished_at = "succeeded", datetime.now(UTC)
-        self._save(tenant_id, status)
+        self._save(tenant_id, status, job)
         return status
 
     def _run(
@@ -162,12 +214,13 @@ class Forgetter:
             log.exception("forget %s failed", status.task_id)
             status.state, status.error, status.finished_at = "failed", f"{type(exc).__name__}: {exc}", datetime.now(UTC)
             try:
-                self._save(tenant_id, status)
+                job = {"request": req.model_dump(mode="json"), "node_label": node_label, "version": version}
+                self._save(tenant_id, status, job)
             except Exception:
                 log.error("forget %s: the failure could not be recorded", status.task_id)
 
-    def _delete(self, index: str, tenant_id: str, clause: dict[str, Any] | None) -> int:
-        filters: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}, *([clause] if clause else [])]
+    def _delete(self, index: str, tenant_id: str, *clauses: dict[str, Any]) -> int:
+        filters: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}, *clauses]
         r = self.client.delete_by_query(
             index=index,
             body={"query": {"bool": {"filter": filters}}},

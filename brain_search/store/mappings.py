@@ -70,6 +70,9 @@ NODE_TASKS: dict[str, Any] = {
         "from_label": {"type": "keyword"},
         "to_label": {"type": "keyword"},
         "created_at": {"type": "date"},
+        # a forget's state and lease (ingest/forget.py): a running one past its lease is taken over
+        "state": {"type": "keyword"},
+        "lease_until": {"type": "date"},
         "result": {"type": "object", "enabled": False},
     },
 }

@@ -4,6 +4,7 @@ write that cannot bring a forgotten memory back."""
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -168,3 +169,82 @@ def test_cli_forget(live_api, api, make_tenant, client, stack_settings) -> None:
     done = runner.invoke(app, ["forget", "--conversation", "c9"], env=env)
     assert done.exit_code == 0 and "succeeded (3 memories" in done.output, done.output
     assert sorted(memory_ids(client, stack_settings, "acme")) == ["k3", "k4"]
+
+
+def test_a_forget_finds_what_was_indexed_a_moment_ago(api, make_tenant, client, stack_settings) -> None:
+    """Issue 54 item 11: the forget refreshes before it searches (here no refresh would ever come)."""
+    acme = make_tenant("acme")
+    alias = stack_settings.memories_alias
+    client.indices.put_settings(index=alias, body={"index": {"refresh_interval": "-1"}})
+    try:
+        r = api.post(
+            "/v1/memories", json={"content": "just said", "memory_id": "m1", "conversation_id": "c1"}, headers=acme
+        )
+        assert wait_task(api, acme, r.json()["task_id"])["state"] == "succeeded"
+        started = api.post("/v1/forget", json={"conversation_id": "c1"}, headers=acme)
+        done = _wait_forget(api, acme, started.json()["task_id"])
+    finally:
+        client.indices.put_settings(index=alias, body={"index": {"refresh_interval": None}})
+    assert (done["state"], done["memories"]) == ("succeeded", 1), done
+    assert memory_ids(client, stack_settings, "acme") == []
+    assert api.get("/v1/memories/m1", headers=acme).status_code == 404
+
+
+def test_forget_all_keeps_what_was_accepted_after_it_began(worker_api, workers, wsettings, client) -> None:
+    """Issue 54 item 11: ``all: true`` removes the task records, history and memories from before
+    it, not a write accepted after it began (its record, memory and history stay)."""
+    from brain_search.ingest.forget import ForgetRequest, ForgetStatus
+    from tests.integration.ingest_support import tenant_headers
+
+    workers("w1")
+    api = worker_api
+    acme = tenant_headers(api, "acme")
+    ingest = api.app.state.brain.ingest
+    before = api.post("/v1/memories", json={"content": "old", "memory_id": "old", "refresh": True}, headers=acme)
+    wait_task(api, acme, before.json()["task_id"])
+    # the forget begins (its version and start time) ...
+    version, status = ingest.versions.next(), ForgetStatus(task_id="forget_t", created_at=datetime.now(UTC))
+    time.sleep(0.01)
+    # ... a write is accepted meanwhile, and edited (a history entry of a version after the forget) ...
+    after = api.post("/v1/memories", json={"content": "new", "memory_id": "new", "refresh": True}, headers=acme)
+    wait_task(api, acme, after.json()["task_id"])
+    put = api.put("/v1/memories/new", json={"content": "newer", "refresh": True}, headers=acme)
+    wait_task(api, acme, put.json()["task_id"])
+    # ... then the forget runs
+    done = ingest.forgetter.run("acme", ForgetRequest(all=True), None, version, status)
+    assert (done.state, done.memories, done.task_records) == ("succeeded", 1, 1), done
+    assert memory_ids(client, wsettings, "acme") == ["new"]
+    assert api.get(f"/v1/tasks/{before.json()['task_id']}", headers=acme).status_code == 404
+    for task in (after, put):
+        assert api.get(f"/v1/tasks/{task.json()['task_id']}", headers=acme).status_code == 200
+    history = api.get("/v1/memories/new/history", headers=acme).json()["versions"]
+    assert [h["memory"]["content"] for h in history] == ["new"]
+
+
+def test_an_erase_whose_api_died_is_finished_by_another(api, make_tenant, client, stack_settings) -> None:
+    """Issue 54 item 11: the erase's second pass no longer hangs on the timer of the API that
+    started it: any API's sweep finishes an overdue erase (what a task wrote after the first pass
+    goes, then the marker)."""
+    from brain_search.erase import count_everywhere
+    from brain_search.store.documents import memory_doc_id
+    from brain_search.store.indices import IndexNames
+    from tests.conftest import ADMIN_KEY
+
+    make_tenant("acme")
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    assert api.delete("/v1/admin/tenants/acme", headers=admin).status_code == 200
+    late = {"tenant_id": "acme", "memory_id": "late", "content": "written by a task after the first pass"}
+    client.index(
+        index=stack_settings.memories_alias,
+        id=memory_doc_id("acme", "late"),
+        body=late,
+        params={"routing": "acme", "refresh": "true"},
+    )
+    tenants = IndexNames.of(stack_settings).tenants
+    overdue = {"doc": {"second_pass_at": "2000-01-01T00:00:00+00:00"}}  # its API was killed: no timer will fire
+    client.update(index=tenants, id="acme", body=overdue, params={"refresh": "true"})
+    deadline = time.monotonic() + 30
+    while client.get(index=tenants, id="acme", ignore=[404]).get("found"):
+        assert time.monotonic() < deadline, "the overdue erase was not finished"
+        time.sleep(0.5)
+    assert all(n == 0 for n in count_everywhere(client, stack_settings, "acme").values())
