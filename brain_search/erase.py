@@ -10,7 +10,8 @@ the background; the answer counts the first pass.
 Until that second pass has run, an erase marker stands in for the tenant's record: it holds the
 id only (no ``tenant_id`` field, so it is no document *of* the tenant), and creating a tenant of
 that id is refused with a 409 that says when it can be. A marker whose second pass is overdue
-(the API that started it was restarted) is finished by whoever creates the id next. The second
+(the API that started it was killed or restarted) is finished by the sweep of any API process
+(``unfinished.py``) or by whoever creates the id next. The second
 pass runs only while its own marker stands, so it can never delete a later tenant of the same id.
 """
 
