@@ -83,7 +83,7 @@ def not_json(request: Request, errors: Sequence[Any]) -> bool:
     """A body that was sent but not as JSON (no ``content-type: application/json``): FastAPI took
     it as text, and its message ("Input should be a valid dictionary") does not say why."""
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    body_itself = any(tuple(e.get("loc", ())) == ("body",) for e in errors)
+    body_itself = any(tuple(e.get("loc", ())) == ("body",) and e.get("type") != "missing" for e in errors)
     return body_itself and not (ctype == "application/json" or ctype.endswith("+json"))
 
 

@@ -245,7 +245,8 @@ def forget(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Forget every memory matching the filters (with their pieces, history and dead letters)."""
-    api = Api(url, key)
+    flags = {"conversation_id": "--conversation", "node": "--node", "source": "--source"}
+    api = Api(url, key, flags={**flags, "since": "--since", "until": "--until"})
     body: dict[str, Any] = {
         "conversation_id": conversation,
         "node": node,

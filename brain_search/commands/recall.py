@@ -28,7 +28,9 @@ def _http_recall(url: str, key: str | None, req: RecallRequest) -> RecallRespons
         with BrainClient(url, api_key=key) as api:
             return api.recall(req)
     except ApiError as exc:
-        console.print(f"[bold red]error {exc.status}:[/bold red] {in_cli_words(exc.detail)}", highlight=False)
+        flags = {f: RECALL_FLAGS.get(f, "--" + f.replace("_", "-")) for f in RecallRequest.model_fields}
+        message = in_cli_words(exc.detail, {f: flag for f, flag in flags.items() if f != "query"})
+        console.print(f"[bold red]error {exc.status}:[/bold red] {message}", highlight=False)
         raise typer.Exit(1) from None
     except ApiUnavailable as exc:
         console.print(f"[bold red]error:[/bold red] {exc}")

@@ -53,9 +53,10 @@ def test_a_body_without_its_content_type_is_told_to_send_json(api, make_tenant) 
         assert "body" in r.json()["detail"] and "content-type: application/json" in r.json()["detail"], r.text
         r = api.post(path, content=body, headers={**headers, "content-type": "text/plain"})
         assert r.status_code == 415, r.text
-    # JSON that is not an object is still a 422 naming the body
+    # JSON that is not an object, and no body at all, are still a 422 naming the body
     r = api.post("/v1/recall", json=["x"], headers=headers)
     assert _loc(r) == ["body"], r.text
+    assert _loc(api.post("/v1/recall", headers=headers)) == ["body"]
 
 
 def test_until_a_date_is_the_end_of_that_day(api, make_tenant) -> None:

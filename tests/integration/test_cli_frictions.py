@@ -80,6 +80,10 @@ def test_errors_name_the_flags(live_api, api, make_tenant) -> None:
     assert out.exit_code == 2 and "--expand-related: " in out.output, out.output
     out = cli("forget")
     assert out.exit_code == 1 and "pass --all" in out.output and "all: true" not in out.output, out.output
+    out = cli("forget", "--node", "Nowhere/At/All")
+    assert out.exit_code == 1 and "--node: " in out.output, out.output
+    out = cli("recall", "equity", "--nodes", "Nowhere/At/All")
+    assert out.exit_code == 1 and "--nodes: " in out.output, out.output
 
 
 def test_recall_include_superseded_and_expand_related(live_api, api, make_tenant) -> None:
