@@ -370,3 +370,15 @@ def test_a_fact_or_a_topic(query: str, intent: Intent) -> None:
 )
 def test_opinion_and_exploration_phrasings(query: str, intent: Intent) -> None:
     assert analyze(query).detected_intent is intent
+
+
+def test_capitals_in_other_languages_are_no_names() -> None:
+    """A Spanish question opens after ¿, and German capitalises every noun: neither is a name."""
+    from brain_search.retrieval.intent.detect import named_entities
+
+    assert named_entities("¿Cómo se llama mi profesora de piano?") == []
+    assert named_entities("Was hat mir der Hausarzt geraten?") == []
+    assert named_entities("Wann öffnet die Bäckerei am Sonntag?") == []
+    assert named_entities("Wann hat die ITV geöffnet?") == ["ITV"]  # an acronym still is one
+    assert named_entities("Quand a lieu le mariage de Juliette ?") == ["Juliette"]
+    assert named_entities("What did Priya say about the CTO offer?") == ["Priya", "CTO"]

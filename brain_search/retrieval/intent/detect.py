@@ -27,6 +27,7 @@ from brain_search.retrieval.intent.lexicon import (
     CODE_SEARCH_WORDS,
     DATE,
     ENTITY,
+    GERMAN_WORDS,
     IMPERATIVE_NEXT,
     LEAD_FILLER,
     MONEY,
@@ -40,6 +41,7 @@ from brain_search.retrieval.intent.lexicon import (
     REQUEST_ONLY,
     REQUEST_TAIL,
     REQUEST_VERBS,
+    SENTENCE_OPENERS,
     STATEMENT_OPENERS,
     TRACKING,
     WORD,
@@ -59,14 +61,27 @@ def intent_for_z(z: float) -> Intent:
 
 
 def named_entities(text: str) -> list[str]:
-    """Capitalised words that are not sentence-initial, and acronyms (CTO, Q2, PR)."""
+    """Capitalised words that are not sentence-initial, and acronyms (CTO, Q2, PR). A sentence
+    may open after Spanish ¿ ¡ or an opening quote; in German, where every noun is capitalised,
+    only acronyms count (``reads_as_german``)."""
+    german = reads_as_german(text)
     out = []
     for m in ENTITY.finditer(text):
         before = text[: m.start()].rstrip()
-        if m.group(0) == "I" or not before or before[-1] in '.?!:;"“(':
+        if m.group(0) == "I" or not before or before[-1] in SENTENCE_OPENERS:
+            continue
+        if german and not any(c.isdigit() for c in m.group(0)) and not m.group(0).isupper():
             continue
         out.append(m.group(0))
     return out
+
+
+def reads_as_german(text: str) -> bool:
+    """Two distinct German function words that English does not share, or one and a word with
+    ä, ö, ü or ß."""
+    words = {w.lower() for w in WORD.findall(text)}
+    hits = len(GERMAN_WORDS.intersection(words))
+    return hits >= 2 or (hits == 1 and any(c in w for w in words for c in "äöüß"))
 
 
 def extract_phrases(query: str) -> list[str]:

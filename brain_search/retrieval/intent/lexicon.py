@@ -36,6 +36,15 @@ POSSESSIVE_NAME = re.compile(r"(?<![.?!]\s)(?<!^)\b([A-Z][^\W\d_]{1,30})['’]s\
 NAME_AFTER_PREP = re.compile(r"\b(?:with|from|by|for) ([A-Z][^\W\d_]{1,30})\b")
 ENTITY = re.compile(r"\b(?:[A-Z][^\W\d_]{1,30}|[A-Z]{2,6}\d{0,3}|[A-Z]\d{1,3})\b")
 WORD = re.compile(r"[\w$€£%'’-]+")
+# what may stand right before a sentence's first word: its capital says nothing of a name there
+SENTENCE_OPENERS = '.?!:;"“(¿¡«„「『'
+# German function words English does not share (no "die", "was", "am", "in"): two of them and a
+# capitalised word is a noun, not a name
+GERMAN_WORDS = frozenset(
+    "der das den dem des und ist nicht wir ich mir mich mein meine meinen meiner hat haben wann wer "
+    "welche welchen welcher für mit sind wenn auf ein eine einen bei auch noch gibt wo wie über "
+    "unser unsere unseren ab bis vom zum zur beim".split()
+)
 
 ABSTRACT_NOUNS = frozenset(
     [
