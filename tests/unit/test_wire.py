@@ -121,14 +121,14 @@ KNN = {
     }
 }
 
-# header and body of each sub-search: BM25 (the tenant's, per term), kNN (BM25 as a should), the
-# superseders, then the tenant's counts riding along (routed)
+# header and body of each sub-search, each routed to the tenant's shards: BM25 (the tenant's, per
+# term), kNN (BM25 as a should), the superseders, then the tenant's counts riding along
 EXPECTED: list[dict[str, Any]] = [
-    {"search_type": "query_then_fetch"},
+    {"search_type": "query_then_fetch", "routing": "t1"},
     {**FETCH, "query": {"bool": {"must": [TENANT_BM25], "filter": SCOPE}}},
-    {"search_type": "query_then_fetch"},
+    {"search_type": "query_then_fetch", "routing": "t1"},
     {**FETCH, "query": {"bool": {"filter": [KNN], "should": [TENANT_BM25]}}},
-    {"search_type": "query_then_fetch"},
+    {"search_type": "query_then_fetch", "routing": "t1"},
     {
         "query": {"bool": {"filter": [{"term": {"tenant_id": "t1"}}, {"exists": {"field": "supersedes"}}]}},
         "size": 200,
