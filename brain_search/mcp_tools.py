@@ -18,6 +18,7 @@ from brain_search.ingest.forget import ForgetRequest
 from brain_search.ingest.models import IngestRequest, TaskState, TaskStatus
 from brain_search.ingest.prepare import NodeLookup
 from brain_search.ingest.service import IngestService
+from brain_search.input_types import end_of_date
 from brain_search.mcp_server import REMEMBER_WAIT_S
 
 ToolFn = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -77,6 +78,8 @@ def mcp_tools(
                 raise InvalidInput(next(iter(filters)), "send memory_id alone, or filters without it")
             stored = ingest.delete(tenant_id, memory_id)
             return {"memory_id": memory_id, "state": "deleted" if stored else "deleted_before_stored"}
+        if "until" in filters:  # a date alone is the end of that day, as over HTTP and in recall
+            filters["until"] = end_of_date(filters["until"])
         return ingest.forget(tenant_id, ForgetRequest.model_validate(filters), nodes).model_dump(mode="json")
 
     return remember, forget

@@ -8,11 +8,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Response, status
+from pydantic import Field
 
 from brain_search.api.deps import StateDep, TenantDep
 from brain_search.api.routes.memories import IngestDep
 from brain_search.ingest.forget import ForgetRequest, ForgetStatus
 from brain_search.ingest.models import MemoryHistory, MemoryOut, MemoryPatch, MemoryReplace, ReplaceAccepted
+from brain_search.input_types import EngineUntil
 
 router = APIRouter(prefix="/v1", tags=["memories"])
 
@@ -70,8 +72,15 @@ def patch_memory(
     return changed
 
 
+class ForgetBody(ForgetRequest):
+    """``POST /v1/forget``'s body: ``until`` as a date alone is the end of that day, as in recall,
+    `GET /v1/memories` and the CLI (``"until": "2026-02-28"`` forgets the 28th too)."""
+
+    until: EngineUntil | None = Field(None, description="memories at or before this (a date alone: to its end)")
+
+
 @router.post("/forget", status_code=status.HTTP_202_ACCEPTED)
-def forget(body: ForgetRequest, tenant: TenantDep, state: StateDep, ingest: IngestDep) -> ForgetStatus:
+def forget(body: ForgetBody, tenant: TenantDep, state: StateDep, ingest: IngestDep) -> ForgetStatus:
     """Delete every memory of the caller's tenant that matches the filters (conversation, node
     subtree, source, time range; all of them with ``all: true``), with their pieces, history and
     dead letters, as a task: follow it at ``GET /v1/forget/{task_id}``."""
