@@ -197,14 +197,16 @@ class IndexMove:
         self._set_state(target, phase="swapped", swapped_at=time.time())
         log.warning("memories alias %s moved from %s to %s (%s)", self.alias, source, target, self.target.name)
 
-    def _pages(self, index: str, query: dict[str, Any] | None = None) -> Iterator[list[dict[str, Any]]]:
-        total = int(self.client.count(index=index, body={"query": query or {"match_all": {}}})["count"])
+    def _pages(self, index: str, label: str) -> Iterator[list[dict[str, Any]]]:
+        """Every document of ``index`` (without its vector), a page at a time, with its version,
+        sequence number and routing; progress reported under ``label`` after each page."""
+        total = int(self.client.count(index=index)["count"])
         page: list[dict[str, Any]] = []
         seen = 0
         for hit in scan(
             self.client,
             index=index,
-            query={"query": query or {"match_all": {}}, "_source": {"excludes": ["embedding"]}},
+            query={"query": {"match_all": {}}, "_source": {"excludes": ["embedding"]}},
             size=PAGE,
             scroll="5m",
             version=True,
@@ -214,31 +216,22 @@ class IndexMove:
             if len(page) == PAGE:
                 seen += len(page)
                 yield page
-                self._tick(seen, total)
+                self.progress(label, seen, total)
                 page = []
         if page:
             seen += len(page)
             yield page
-        self._tick(seen, total)
-
-    def _tick(self, seen: int, total: int) -> None:
-        self.progress(self._phase_label, seen, total)
-
-    _phase_label = ""
+        self.progress(label, seen, total)
 
     def _versions(self, index: str, hits: Sequence[dict[str, Any]]) -> dict[str, int]:
-        docs = [{"_id": h["_id"], "routing": h.get("_routing"), "_source": False} for h in hits]
-        for d in docs:
-            if d["routing"] is None:
-                del d["routing"]
+        docs = [{**_addressed(h), "_source": False} for h in hits]
         got = self.client.mget(index=index, body={"docs": docs})
         return {d["_id"]: int(d["_version"]) for d in got["docs"] if d.get("found")}
 
     def _forward(self, source: str, target: str, label: str) -> PassCounts:
         """Copy what ``target`` lacks or holds older from ``source``, re-encoded."""
         counts = PassCounts()
-        self._phase_label = label
-        for hits in self._pages(source):
+        for hits in self._pages(source, label):
             counts.seen += len(hits)
             have = self._versions(target, hits)
             todo = [h for h in hits if have.get(h["_id"], -1) < int(h["_version"])]
@@ -255,13 +248,7 @@ class IndexMove:
                     doc["embedding"] = [float(x) for x in next(vectors)]
                     doc["embedding_model"] = self.target.name
                 doc[MOVED_FROM] = source
-                action: dict[str, Any] = {
-                    "_id": h["_id"],
-                    "version": int(h["_version"]),
-                    "version_type": "external_gte",
-                }
-                if h.get("_routing") is not None:
-                    action["routing"] = h["_routing"]
+                action = {**_addressed(h), "version": int(h["_version"]), "version_type": "external_gte"}
                 lines += [json.dumps({"index": action}), json.dumps(doc)]
             counts.written += self._bulk(target, lines)
         self.client.indices.refresh(index=target)
@@ -271,18 +258,14 @@ class IndexMove:
         """In ``target``: delete what the move copied that ``source`` no longer holds, and
         re-encode what a writer still on the old encoder wrote after the swap."""
         counts = PassCounts()
-        self._phase_label = "clean-up"
-        for hits in self._pages(target):
+        for hits in self._pages(target, "clean-up"):
             counts.seen += len(hits)
             copied = [h for h in hits if h["_source"].get(MOVED_FROM) == source]
             still = self._versions(source, copied) if copied else {}
             lines: list[str] = []
             for h in copied:
                 if h["_id"] not in still:  # forgotten or erased in the source during the move
-                    action = {"_id": h["_id"], "if_seq_no": h["_seq_no"], "if_primary_term": h["_primary_term"]}
-                    if h.get("_routing") is not None:
-                        action["routing"] = h["_routing"]
-                    lines.append(json.dumps({"delete": action}))
+                    lines.append(json.dumps({"delete": _unchanged_since(h)}))
                     counts.deleted += 1
             stale = [
                 h
@@ -293,10 +276,7 @@ class IndexMove:
                 vectors = self.embedder.encode([h["_source"]["content"] for h in stale])
                 for h, vec in zip(stale, vectors, strict=True):
                     doc = {**h["_source"], "embedding": [float(x) for x in vec], "embedding_model": self.target.name}
-                    action = {"_id": h["_id"], "if_seq_no": h["_seq_no"], "if_primary_term": h["_primary_term"]}
-                    if h.get("_routing") is not None:
-                        action["routing"] = h["_routing"]
-                    lines += [json.dumps({"index": action}), json.dumps(doc)]
+                    lines += [json.dumps({"index": _unchanged_since(h)}), json.dumps(doc)]
                 counts.repaired += len(stale)
             if lines:
                 self._bulk(target, lines)
@@ -316,6 +296,16 @@ class IndexMove:
             elif status not in (404, 409):
                 raise RuntimeError(f"move into {index}: {op.get('error')}")
         return written
+
+
+def _addressed(hit: dict[str, Any]) -> dict[str, Any]:
+    """A hit's ``_id`` and, where it was routed, its routing: where a bulk or mget line finds it."""
+    return {"_id": hit["_id"], **({"routing": hit["_routing"]} if hit.get("_routing") is not None else {})}
+
+
+def _unchanged_since(hit: dict[str, Any]) -> dict[str, Any]:
+    """A bulk action on the hit's document that applies only if nobody wrote it since it was read."""
+    return {**_addressed(hit), "if_seq_no": hit["_seq_no"], "if_primary_term": hit["_primary_term"]}
 
 
 def _has_vector(source: dict[str, Any]) -> bool:

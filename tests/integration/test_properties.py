@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.ingest_support import wait_task
+from tests.integration.ingest_support import tenant_headers, wait_task
 
 pytestmark = pytest.mark.integration
 IDS = ("a", "b", "c")
@@ -165,7 +165,7 @@ class Run:
 
         from brain_search.cli import app
 
-        copy = _tenant(self.api, f"copy-{os.urandom(4).hex()}")
+        copy = tenant_headers(self.api, f"copy-{os.urandom(4).hex()}")
         fd, path = tempfile.mkstemp(suffix=".jsonl")
         os.close(fd)
         env = {"BRAIN_API_URL": self.api.live_url}
@@ -218,22 +218,13 @@ def _node_task(api: Any, headers: dict[str, str], task_id: str) -> None:
         time.sleep(0.1)
 
 
-def _tenant(api: Any, tenant: str) -> dict[str, str]:
-    from tests.conftest import ADMIN_KEY
-
-    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
-    assert api.post("/v1/admin/tenants", json={"tenant_id": tenant}, headers=admin).status_code == 201
-    key = api.post(f"/v1/admin/tenants/{tenant}/keys", json={}, headers=admin).json()["key"]
-    return {"Authorization": f"Bearer {key}"}
-
-
 def test_random_interleavings_keep_what_was_accepted_and_forget_what_was_deleted(live_api, api) -> None:
     api.live_url = live_api
     deadline, runs, with_history = time.monotonic() + BUDGET_S, 0, 0
     while time.monotonic() < deadline or runs < 2:
         seed = int(os.environ.get("BRAIN_PROPERTY_SEED", random.randrange(2**32)))
         rng, log = random.Random(seed), []
-        run = Run(api, _tenant(api, f"prop-{runs}-{seed}"), rng, log)
+        run = Run(api, tenant_headers(api, f"prop-{runs}-{seed}"), rng, log)
         try:
             for _ in range(rng.randint(12, 30)):
                 run.step()
