@@ -252,13 +252,12 @@ class MemoryHistory(BaseModel):
     versions: list[MemoryVersion]
 
 
-class MemoryReplace(BaseModel):
-    """PUT /v1/memories/{id}: the whole new memory, re-embedded; a field it does not name is
-    cleared (to change some fields and keep the others: PATCH)."""
+class _MemoryFieldsIn(BaseModel):
+    """The fields a PUT and a PATCH take, each as a write takes it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    content: Text
+    content: Text | None = None
     node_id: Text | None = None
     timestamp: EngineTime | None = None
     source: Text | None = Field(None, max_length=100)
@@ -269,24 +268,21 @@ class MemoryReplace(BaseModel):
     refresh: bool = False
     create_nodes: bool = False
 
+
+class MemoryReplace(_MemoryFieldsIn):
+    """PUT /v1/memories/{id}: the whole new memory, re-embedded; a field it does not name is
+    cleared (to change some fields and keep the others: PATCH)."""
+
+    content: Text
+
     _content_not_blank = field_validator("content")(content_not_blank)
 
 
-class MemoryPatch(BaseModel):
+class MemoryPatch(_MemoryFieldsIn):
     """PATCH /v1/memories/{id}: the fields to change; every field it does not name is kept. With
     ``content`` the memory is re-embedded through a task (202); without, it changes at once (200)."""
 
-    model_config = ConfigDict(extra="forbid")
-
     content: Text | None = Field(None, description="new text: re-embedded through a task, the other fields kept")
-    node_id: Text | None = None
-    timestamp: EngineTime | None = None
-    source: Text | None = Field(None, max_length=100)
-    conversation_id: Text | None = Field(None, max_length=256)
-    metadata: JsonObject | None = None
-    supersedes: list[Text] | None = Field(None, max_length=100)
-    valid_until: EngineTime | None = None
-    create_nodes: bool = False
     refresh: bool = Field(False, description="with `content`: the task completes once the new text is searchable")
 
     @field_validator("content")
