@@ -1,0 +1,43 @@
+"""The user-memory set's quality report (issue 55), on the real engine with the default encoder
+(all-MiniLM-L6-v2): the figures are printed into the test log and written to
+out/quality/user_memory.md. The issue's goals are reported MET or MISSED; the floors asserted here
+are what today's code reaches (a little below what was measured), so a change that loses ground
+fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from brain_lab.eval.user_memory import report, run_user_memory, summary
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(600)]
+
+OUT = Path("out/quality")
+
+
+def test_the_user_memory_set(client, stack_settings, capsys) -> None:  # type: ignore[no-untyped-def]
+    s = stack_settings.model_copy(
+        update={"index_prefix": f"{stack_settings.index_prefix}-um", "embedding_model": "all-MiniLM-L6-v2"}
+    )
+    outcomes = run_user_memory(client, s)
+    text = report("all-MiniLM-L6-v2", outcomes)
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "user_memory.md").write_text("# The user-memory set\n\n" + text)
+    with capsys.disabled():
+        print("\n" + text)
+    figures = summary(outcomes)
+    answerable, unanswerable = figures["answerable"], figures["unanswerable"]
+    # floors a little below what was measured on 2026-12-06 (right first 0.792, R@5 0.981, strict:
+    # 0.830 of the answerable keep their answer, 0.500 of the unanswerable return nothing; 4 of the
+    # 5 spec phrasings behave); the issue's goals are above them, reported MET / MISSED
+    assert answerable["right_first"] >= 0.74, text
+    assert answerable["R@5"] >= 0.93, text
+    assert answerable["strict_kept"] >= 0.78, text
+    assert answerable["nothing_matched"] <= 0.13, text
+    assert unanswerable["strict_empty"] >= 0.44, text
+    assert unanswerable["nothing_matched"] >= 0.44, text
+    assert figures["spec phrasings"]["behave"] >= 0.75, text
+    # a quote or a number is found by its words: at most one miss each
+    assert figures["quote"]["right_first"] >= 0.85, text
+    assert figures["number-date"]["right_first"] >= 0.9, text
