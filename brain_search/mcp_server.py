@@ -59,6 +59,18 @@ RECALL_INPUT_SCHEMA: dict[str, Any] = {
             "turns either side of its best hit; 0: none (default: 2 when the query asks for a conversation, "
             "'what was that conversation about ...', else none)",
         },
+        "strict": {
+            "type": "boolean",
+            "default": True,
+            "description": "only memories that match (clear the relevance floor): fewer than `limit`, or none, "
+            "rather than filler a model would repeat. false: fill to `limit` (the weak ones read low relevance)",
+        },
+        "min_relevance": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "only results whose calibrated relevance (0–1) is at least this",
+        },
         "z_formula": {
             "type": "string",
             "enum": ["calibrated", "spec"],
@@ -73,7 +85,8 @@ TOOL_DESCRIPTION = (
     "Retrieve memories from Brain's 3D memory space. Every result has a lexical and a semantic score and "
     "a Z position (0 = exact match … 1 = broad theme); quote a phrase or say 'exactly' for exact matches, "
     "'ideas related to' or 'explore' for broad ones, or set focus / z_value. Tiers hold only memories that "
-    "match; query_analysis.nothing_matched is true when none does. 'What was that conversation about X' (or "
+    "match, and by default (`strict`) so do the results: an empty list means nothing matched "
+    "(query_analysis.nothing_matched). 'What was that conversation about X' (or "
     "context: N) also returns `conversations`: the hits grouped by conversation, with the turns around each best hit."
 )
 
@@ -211,7 +224,7 @@ def build_server(
         if name != TOOL_NAME:
             raise ValueError(f"unknown tool {cut(name)!r}")
         try:
-            req = RecallRequest.model_validate(arguments or {})
+            req = RecallRequest.model_validate({"strict": True, **(arguments or {})})  # strict unless told
         except ValidationError as exc:
             raise ValueError(format_validation_error(exc)) from None
         tenant = await tenant_for_request(server.request_context.request)

@@ -98,6 +98,14 @@ class RecallRequest(BaseModel):
         False,
         description="when some shards do not answer, return what the others found (marked `partial`) instead of a 503",
     )
+    strict: bool = Field(
+        False,
+        description="return only memories that clear the relevance floor (exact matches, or a match strength at or "
+        "above it): fewer than `limit`, or none, when fewer match. The MCP tool asks for it by default",
+    )
+    min_relevance: float | None = Field(
+        None, ge=0.0, le=1.0, description="return only results whose calibrated `relevance` is at least this"
+    )
     context: int | None = Field(
         None,
         ge=0,
@@ -139,10 +147,20 @@ class Scores(BaseModel):
     semantic: float = Field(..., ge=0.0, le=1.0, description="embedding similarity (cosine clamped), 0–1")
     z_position: float = Field(..., ge=0.0, le=1.0, description="how the memory matches: 0 exact … 1 broad")
     relevance: float = Field(
-        ..., description="how well it matches: the ranking score (z_relevance, blended with its node's best candidate)"
+        ...,
+        ge=0.0,
+        le=1.0,
+        description="calibrated relevance, 0–1: the share of results with this kind and strength of match that "
+        "were relevant on the evaluation's dev questions (a result below the relevance floor reads low)",
+    )
+    rank: float = Field(
+        0.0, description="the ranking score the order follows (z_relevance, blended with its node's best candidate)"
     )
     match: float = Field(
         0.0, ge=0.0, le=1.0, description="match strength, 0–1: tiers show only memories above the relevance floor"
+    )
+    clears_floor: bool = Field(
+        True, description="an exact match, or a match strength at or above the relevance floor (what `strict` keeps)"
     )
 
 
@@ -213,6 +231,10 @@ class QueryAnalysis(BaseModel):
     best_match: float = Field(0.0, ge=0.0, le=1.0, description="the strongest match strength among the candidates")
     nothing_matched: bool = Field(
         False, description="no memory cleared the relevance floor: the tiers are empty on purpose, not by failure"
+    )
+    floor: float = Field(0.0, ge=0.0, le=1.0, description="the relevance floor: the match strength a memory needs")
+    withheld: int = Field(
+        0, ge=0, description="results left out because they do not clear the floor (`strict`) or `min_relevance`"
     )
     time_range: TimeRange | None = Field(None, description="the time scope searched (none: all time)")
 

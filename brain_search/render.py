@@ -49,7 +49,19 @@ def render_list(resp: RecallResponse, columns: int = 80) -> str:
     and date on one line (the id on a line of its own when the three do not fit); then its node
     and a cut of its text."""
     out: list[str] = []
+    qa = resp.query_analysis
+    if qa.nothing_matched:
+        out += [
+            f"∅ Nothing matched: no memory clears the relevance floor (best match {qa.best_match:.2f}, "
+            f"floor {qa.floor:.2f})" + (": the closest ones, none of them a match:" if resp.results else "."),
+        ]
+    elif not resp.results and qa.withheld:
+        out.append(f"∅ No result clears --min-relevance ({qa.withheld} withheld).")
+    ruled = False
     for i, r in enumerate(resp.results, 1):
+        if not r.scores.clears_floor and not ruled and not qa.nothing_matched:
+            out.append("   ── below the relevance floor: not a match ──"[:columns])
+            ruled = True
         facts = f"{score_line(r)}  {short_date(r.metadata.timestamp)}"
         head = f"{i:>2} {r.id:<{ID_CHARS}}  {facts}"
         if len(head) > columns:

@@ -87,6 +87,12 @@ def recall(
     expand_related: int = typer.Option(
         0, "--expand-related", help="also search the nodes related to --nodes, to this depth (0–3)"
     ),
+    strict: bool = typer.Option(
+        False, "--strict", help="only memories that clear the relevance floor (none when nothing matched)"
+    ),
+    min_relevance: float = typer.Option(
+        None, "--min-relevance", help="only results whose calibrated relevance (0–1) is at least this"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the raw JSON response"),
     api_url: str = typer.Option(
         None, "--api-url", envvar="BRAIN_API_URL", help=f"base URL of the API (default {common.DEFAULT_URL})"
@@ -130,6 +136,8 @@ def recall(
             context=context,
             include_superseded=include_superseded,
             expand_related=expand_related,
+            strict=strict,
+            min_relevance=min_relevance,
         )
     except ValidationError as exc:
         for err in exc.errors():  # in the CLI's words: the flag, not the request field

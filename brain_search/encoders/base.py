@@ -55,6 +55,9 @@ class EncoderInfo:
     (``brain-search eval --parts z``: its cosines sit in a band of their own)"""
     cos_strong: float = 0.505
     z_floor: float = 0.266
+    relevance_knots: tuple[tuple[float, float], ...] = ((0.0, 0.0), (1.0, 1.0))
+    """the calibrated relevance by match strength (``ZCalibration.relevance``), fitted on the dev
+    split for this encoder (``brain-search eval --parts z``)"""
 
 
 MINILM = EncoderInfo(

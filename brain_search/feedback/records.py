@@ -51,6 +51,7 @@ def recall_record(
             "tier": tier,
             "z": round(r.scores.z_position, 4),
             "relevance": round(r.scores.relevance, 4),
+            "rank_score": round(r.scores.rank, 4),
             "lexical": round(r.scores.lexical, 4),
             "semantic": round(r.scores.semantic, 4),
             "match": round(r.scores.match, 4),

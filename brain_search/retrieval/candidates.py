@@ -61,21 +61,34 @@ class Ranked:
     kinds: list[MatchKind]
     strength: list[float]
     order: list[int]
+    calibrated: list[float] = field(default_factory=list)
+    """each candidate's calibrated relevance (``ZCalibration.relevance``)"""
+    shown: list[bool] = field(default_factory=list)
+    """each candidate clears the relevance floor (``ZCalibration.clears_floor``)"""
     _built: dict[int, MemoryResult] = field(default_factory=dict)
 
     def result(self, i: int) -> MemoryResult:
         if i not in self._built:
             self._built[i] = memory_result(
                 self.cands[i], self.lexical[i], self.semantic[i], self.zs[i], self.relevance[i], self.kinds[i],
-                self.strength[i],
+                self.strength[i], self.calibrated[i], self.shown[i],
             )  # fmt: skip
         return self._built[i]
 
 
 def memory_result(
-    c: Candidate, lex: float, sem: float, z: float, rel: float, kind: MatchKind, strength: float
+    c: Candidate,
+    lex: float,
+    sem: float,
+    z: float,
+    rank: float,
+    kind: MatchKind,
+    strength: float,
+    calibrated: float,
+    clears: bool,
 ) -> MemoryResult:
-    """The response model of one ranked candidate."""
+    """The response model of one ranked candidate (``rank``: its ranking score; ``calibrated``:
+    its calibrated relevance)."""
     src = c.source
     meta = src.get("metadata")
     return MemoryResult(
@@ -86,8 +99,10 @@ def memory_result(
             lexical=round(lex, 6),
             semantic=round(sem, 6),
             z_position=round(z, 6),
-            relevance=rel,
+            relevance=round(calibrated, 4),
+            rank=rank,
             match=round(strength, 6),
+            clears_floor=clears,
         ),
         match_kind=kind,
         metadata=ResultMetadata(

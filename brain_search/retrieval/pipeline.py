@@ -42,7 +42,7 @@ from brain_search.retrieval.intent import IntentDetector, QueryIntent
 from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.presets import apply_overrides
 from brain_search.retrieval.ranking import RankingParams, ranking_for
-from brain_search.retrieval.scoring import check_scores, rank
+from brain_search.retrieval.scoring import check_scores, floor_first, inherit, kept_results, rank
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import newer_versions, without_superseded
 from brain_search.retrieval.tenant_stats import (
@@ -235,18 +235,30 @@ class Retriever:
         candidates, missing, superseders, plan = found.candidates, found.missing, found.superseders, found.plan
         ids = [c.source.get("memory_id", "") for c in candidates.values()]
         newer = newer_versions(self.client, self.alias, tenant_id, ids, superseders)
-        candidates = without_superseded(candidates, newer, drop=not req.include_superseded)
+        replaced = [c for c in candidates.values() if c.source.get("memory_id", "") in newer]
+        if replaced:  # the current versions answer what their old ones answered: they must be candidates
+            candidates = {**candidates, **self._successors(tenant_id, plan, set(newer.values()) - set(ids))}
+        # the replaced ones are ranked too (marked), so that their current versions can take their place
+        marked = without_superseded(candidates, newer, drop=False)
+        current = marked if req.include_superseded else without_superseded(candidates, newer, drop=True)
         t_search = time.perf_counter()
 
         check_scores(candidates)
 
         formula = req.z_formula or self.settings.z_formula
-        cands = list(candidates.values())
+        cands = list(marked.values())
         ranked = rank(plan.intent, plan.terms, cands, ranking, self.calibration, formula, plan.term_idf)
+        if replaced:
+            inherit(ranked, newer, drop=not req.include_superseded)
+        candidates = current
         t_rank = time.perf_counter()
+        shown = ranked.shown
+        if plan.source != "auto":  # a chosen Z moves the emphasis, never a non-match above a match
+            ranked.order = floor_first(ranked.order, shown)
+        kept = kept_results(ranked, req.strict, req.min_relevance)
         # result models only for what the response shows (building one per candidate cost ~2 ms)
-        results = [ranked.result(i) for i in ranked.order[: req.limit]]
-        shown = [self.calibration.clears_floor(k, s) for k, s in zip(ranked.kinds, ranked.strength, strict=True)]
+        results = [ranked.result(i) for i in kept[: req.limit]]
+        withheld = min(len(ranked.order), req.limit) - len(results)
         tiers = None
         if req.tiered:
             picked = select(ranked.order, ranked.zs, ranked.kinds, shown, req.limit)
@@ -276,6 +288,8 @@ class Retriever:
                 z_formula=formula,
                 best_match=round(max(ranked.strength, default=0.0), 6),
                 nothing_matched=nothing,
+                floor=self.calibration.floor,
+                withheld=withheld,
                 time_range=plan.time_range,
             ),
             timings=Timings(
@@ -376,6 +390,20 @@ class Retriever:
         # last: newer_versions() reads it, so hiding superseded memories costs no round trip of its own
         bodies.append(queries.superseders(tenant_id, queries.SUPERSEDERS_SHOWN))
         return replace(plan, bodies=bodies)
+
+    def _successors(self, tenant_id: str, plan: SearchPlan, memory_ids: set[str]) -> dict[str, Candidate]:
+        """The recall's sub-searches over ``memory_ids`` only (the current versions of replaced
+        candidates that the search did not return), scored as the recall scores its own: one more
+        round trip, only when a candidate was replaced by a memory outside the candidates."""
+        if not memory_ids:
+            return {}
+        only = {"terms": {"memory_id": sorted(memory_ids)}}
+        narrow = self._with_bodies(tenant_id, replace(plan, filters=[*plan.filters, only], counted=()))
+        narrow = replace(narrow, bodies=narrow.bodies[:-1])  # the superseders are known already
+        responses, _, _ = self._msearch(tenant_id, narrow)
+        hits = [r["hits"]["hits"] for r in responses]
+        fill_sources(self.client, self.alias, tenant_id, hits)
+        return legs_candidates(hits, narrow.has_lexical, len(memory_ids))
 
     def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:
         """The NDJSON body of one ``_msearch`` over the memories alias.

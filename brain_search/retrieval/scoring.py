@@ -130,4 +130,48 @@ def rank(
     rel = relevance(intent, f, ranking, len(terms))
     order = sorted(range(len(cands)), key=lambda i: (-rel[i], cands[i].doc_id))
     kinds = [MatchKind(k) for k in f.kinds or []]
-    return Ranked(cands, f.lexical, f.semantic, f.z or [], rel, kinds, f.strength or [], order)
+    strength = f.strength or [0.0] * len(cands)
+    shown = (
+        f.shown
+        if f.shown is not None
+        else [calibration.clears_floor(k, s) for k, s in zip(kinds, strength, strict=True)]
+    )
+    calibrated = [calibration.relevance(k, s) for k, s in zip(kinds, strength, strict=True)]
+    return Ranked(cands, f.lexical, f.semantic, f.z or [], rel, kinds, strength, order, calibrated, shown)
+
+
+def floor_first(order: Sequence[int], shown: Sequence[bool]) -> list[int]:
+    """``order`` with the candidates that clear the relevance floor first, each group in its own
+    order (pure): a chosen Z changes what comes first among matches and among the rest, and never
+    puts a memory that does not match above one that does."""
+    return [i for i in order if shown[i]] + [i for i in order if not shown[i]]
+
+
+def kept_results(ranked: Ranked, strict: bool, min_relevance: float | None) -> list[int]:
+    """The ranked order a response shows: all of it, or with ``strict`` only the candidates that
+    clear the floor, and with ``min_relevance`` only those whose calibrated relevance reaches it."""
+    return [
+        i
+        for i in ranked.order
+        if (not strict or ranked.shown[i]) and (min_relevance is None or ranked.calibrated[i] >= min_relevance)
+    ]
+
+
+def inherit(ranked: Ranked, newer: Mapping[str, str], drop: bool) -> None:
+    """In place: each current version of a fact ranks, matches and reads at least as well as
+    what it replaced (``newer``: old memory id → the one that replaced it), and before it; with
+    ``drop`` the replaced ones leave the order. "Where do I live?" finds the memory that replaced
+    "I live in Berlin" even when it never says "live"."""
+    ids = [str(c.source.get("memory_id", "")) for c in ranked.cands]
+    pos = {m: i for i, m in enumerate(ids)}
+    for i, m in enumerate(ids):
+        j = pos.get(newer.get(m, ""))
+        if j is None or j == i:
+            continue
+        ranked.relevance[j] = max(ranked.relevance[j], ranked.relevance[i])
+        ranked.strength[j] = max(ranked.strength[j], ranked.strength[i])
+        ranked.calibrated[j] = max(ranked.calibrated[j], ranked.calibrated[i])
+        ranked.shown[j] = ranked.shown[j] or ranked.shown[i]
+    old = [m in newer for m in ids]
+    keep = [i for i in range(len(ids)) if not (drop and old[i])]
+    ranked.order = sorted(keep, key=lambda i: (-ranked.relevance[i], old[i], ranked.cands[i].doc_id))

@@ -30,6 +30,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import pairwise
 from typing import Any
 
 from brain_search.models import MatchKind, ZFormula
@@ -61,6 +62,9 @@ class ZCalibration:
     window: float = 4.0
     floor: float = 0.266
     lexical_weight: float = 0.6
+    relevance_knots: tuple[tuple[float, float], ...] = ((0.0, 0.0), (1.0, 1.0))
+    """(match strength, chance) knots, strength ascending: the calibrated relevance, interpolated
+    linearly (``fit_relevance_curve`` in the lab)"""
 
     @classmethod
     def from_settings(cls, settings: Any) -> ZCalibration:
@@ -76,11 +80,20 @@ class ZCalibration:
             floor=fitted.z_floor if settings.z_floor is None else settings.z_floor,
             key_weight=settings.z_key_weight,
             precise_share=settings.z_precise_share,
+            relevance_knots=fitted.relevance_knots,
         )
 
     def clears_floor(self, kind: MatchKind, strength: float) -> bool:
         """A memory shows in a tier: an exact match always, any other when ``strength`` ≥ ``floor``."""
         return kind in EXACT_KINDS or strength >= self.floor
+
+    def relevance(self, kind: MatchKind, strength: float) -> float:
+        """The calibrated relevance (0–1) of a match of ``kind`` and ``strength``: the chance that
+        a memory at that strength is relevant rather than unrelated, the two equally likely a priori
+        (fitted on the dev split: ``relevance_knots``, linear between knots). An exact match reads
+        at least what the floor reads: it always clears it."""
+        value = interpolate(self.relevance_knots, strength)
+        return max(value, interpolate(self.relevance_knots, self.floor)) if kind in EXACT_KINDS else value
 
     @cached_property
     def _strong(self) -> float:
@@ -113,6 +126,18 @@ class ZCalibration:
         if strength < strong:
             return 0.9 - 0.35 * (strength - f) / (strong - f)
         return 0.55 - 0.05 * min((strength - strong) / (1 - strong), 1.0)
+
+
+def interpolate(knots: Sequence[tuple[float, float]], x: float) -> float:
+    """Piecewise-linear through ``knots`` (x ascending), flat beyond the first and last (pure)."""
+    if not knots:
+        return 0.0
+    if x <= knots[0][0]:
+        return knots[0][1]
+    for (x0, y0), (x1, y1) in pairwise(knots):
+        if x <= x1:
+            return y0 if x1 <= x0 else y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+    return knots[-1][1]
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,7 @@ function recallBody() {
     tiered: currentView() === "tiered",
   };
   if ($("superseded").checked) body.include_superseded = true;
+  if ($("strict").checked) body.strict = true;
   if ($("time-words").checked) body.time_words = true;
   if (ui.context.value !== "") body.context = Math.max(0, Math.min(5, Math.round(Number(ui.context.value)) || 0));
   if (!ui.auto.checked) body.z_value = Number(ui.slider.value);
@@ -158,11 +159,40 @@ function render() {
   renderAnalysis(data);
   renderRating();
   renderConversations(data.conversations);
+  const banner = nothingBanner(qa);
   if (!data.results.length) {
-    ui.results.replaceChildren(Object.assign(document.createElement("p"), { className: "muted", textContent: "No memories matched." }));
+    ui.results.replaceChildren(banner || Object.assign(document.createElement("p"), { className: "muted", textContent: "No memories matched." }));
     return;
   }
-  ui.results.replaceChildren(...(currentView() === "tiered" ? renderTiers(data) : data.results.map(card)));
+  if (currentView() === "tiered") ui.results.replaceChildren(...renderTiers(data, banner));
+  else ui.results.replaceChildren(...(banner ? [banner] : []), ...rankedCards(data.results));
+}
+
+// the floor, in both views: a banner when nothing cleared it, and in the ranked list a rule
+// above the first result that does not clear it (the closest memories, none of them a match)
+function nothingBanner(qa) {
+  if (!qa.nothing_matched) return null;
+  const p = Object.assign(document.createElement("p"), {
+    className: "nothing",
+    textContent: `Nothing matched: no memory clears the relevance floor (best match ${(qa.best_match ?? 0).toFixed(2)}, floor ${(qa.floor ?? 0).toFixed(2)}).`,
+  });
+  p.dataset.testid = "nothing-matched";
+  return p;
+}
+
+function rankedCards(results) {
+  const out = [];
+  let ruled = false;
+  for (const r of results) {
+    if (!ruled && r.scores.clears_floor === false) {
+      const rule = Object.assign(document.createElement("p"), { className: "floor-rule", textContent: "below the relevance floor: not a match" });
+      rule.dataset.testid = "floor-rule";
+      out.push(rule);
+      ruled = true;
+    }
+    out.push(card(r));
+  }
+  return out;
 }
 
 function renderAnalysis(data) {
@@ -220,16 +250,9 @@ function renderConversations(convs) {
   }));
 }
 
-function renderTiers(data) {
-  const sections = [];
-  if (data.query_analysis.nothing_matched) {
-    // the tiers hold only memories above the relevance floor: say so instead of showing noise
-    sections.push(Object.assign(document.createElement("p"), {
-      className: "nothing",
-      textContent: `Nothing matched: no memory is close enough to show (best match ${(data.query_analysis.best_match ?? 0).toFixed(2)}).`,
-    }));
-    sections[0].dataset.testid = "nothing-matched";
-  }
+function renderTiers(data, banner) {
+  // the tiers hold only memories above the relevance floor: the banner says so instead of noise
+  const sections = banner ? [banner] : [];
   return sections.concat(TIERS.map(([field, title, range, inTier]) => {
     const items = data.tiers ? data.tiers[field] || [] : data.results.filter((r) => inTier(r.scores.z_position));
     const sec = document.createElement("section");
@@ -261,7 +284,8 @@ function card(r) {
   el.querySelector(".node").textContent = (r.node && (r.node.label || r.node.id)) || "—";
   const date = fmtDate(r.metadata && r.metadata.timestamp);
   el.querySelector(".date").textContent = date ? `[${date}]` : "";
-  el.querySelector(".relevance").textContent = `relevance ${s.relevance.toFixed(3)}`;
+  el.querySelector(".relevance").textContent = `relevance ${s.relevance.toFixed(2)}`;
+  if (s.clears_floor === false) el.classList.add("below-floor");
   el.querySelector(".kind").textContent = r.match_kind ? `${r.match_kind} · match ${(s.match ?? 0).toFixed(2)}` : "";
   el.dataset.kind = r.match_kind || "";
   el.querySelector(".content").textContent = r.content;

@@ -221,7 +221,7 @@ class _Encoder:
 def _recall_rows(results: list[MemoryResult]) -> list[tuple[str, float, float, float, float]]:
     rows = [
         (r.id, round(r.scores.lexical, 4), round(r.scores.semantic, 4), round(r.scores.z_position, 4),
-         round(r.scores.relevance, 4))
+         round(r.scores.rank, 4))
         for r in results
     ]  # fmt: skip
     return sorted(rows, key=lambda r: (-r[4], r[0]))

@@ -89,3 +89,22 @@ def test_exact_tier_placement_and_precision() -> None:
     assert res.shown == 3 and res.literal == 1
     assert res.by_form() == {"quoted": 1.0, "what_exactly": 0.0}
     assert res.misses[0]["holder"] == "m1"
+
+
+def test_isotonic_pools_violators() -> None:
+    from brain_lab.eval.z_eval import isotonic
+
+    assert isotonic([0.0, 1.0, 0.0, 1.0]) == [0.0, 0.5, 0.5, 1.0]
+    assert isotonic([1.0, 0.0], [3.0, 1.0]) == [0.75, 0.75]
+
+
+def test_fit_relevance_curve_is_monotone_and_weighs_classes_equally() -> None:
+    from brain_lab.eval.z_eval import Pair, fit_relevance_curve
+
+    cal = ZCalibration(cos_unrelated=0.1, cos_strong=0.5)
+    pos = [Pair(0.6 + 0.01 * i, 0.0) for i in range(10)]
+    neg = [Pair(0.05 + 0.002 * i, 0.0) for i in range(100)]  # ten times as many: weighed equally
+    fit = fit_relevance_curve(pos, neg, cal)
+    ys = [y for _, y in fit.knots]
+    assert ys == sorted(ys) and ys[0] == 0.0 and ys[-1] == 1.0
+    assert (fit.n_positive, fit.n_negative) == (10, 100)

@@ -16,10 +16,12 @@ the runner can hand it the real pipeline over the engine.
 
 from __future__ import annotations
 
+import bisect
 import math
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from brain_lab.eval.datasets import ADVERSARIAL, EvalQuery, Memory, spoken_text
 from brain_lab.eval.exact_match import Phrase, contains_phrase, normalize, sample_phrases
@@ -245,6 +247,8 @@ class NothingMatchedResult:
     removed: list[float] = field(default_factory=list)
     said_nothing_present: int = 0
     said_nothing_removed: int = 0
+    points: list[tuple[str, float, bool]] = field(default_factory=list)
+    """each shown result of the evidence-present recalls: (match kind, match strength, relevant)"""
 
     @property
     def n(self) -> int:
@@ -272,6 +276,7 @@ def evaluate_nothing_matched(
         gone = recall(q.tenant_id, req, list(q.relevant))
         result.present.append(signal_of(full))
         result.removed.append(signal_of(gone))
+        result.points += [(r.match_kind.value, r.scores.match, r.id in q.relevant) for r in full.results]
         result.said_nothing_present += bool(getattr(full.query_analysis, "nothing_matched", False))
         result.said_nothing_removed += bool(getattr(gone.query_analysis, "nothing_matched", False))
         if progress:
@@ -390,3 +395,68 @@ LABELLED_KINDS = (
     "answer, in other words",
     "unrelated (another conversation)",
 )
+
+
+# --------------------------------------------------------------------------------------------
+# the calibrated relevance: the share of results of a kind and strength of match that are relevant
+
+
+def isotonic(ys: Sequence[float], weights: Sequence[float] | None = None) -> list[float]:
+    """The non-decreasing weighted least-squares fit of ``ys`` (pool adjacent violators; pure)."""
+    blocks: list[list[float]] = []  # [weighted sum, weight, count]
+    for j, y in enumerate(ys):
+        w = 1.0 if weights is None else weights[j]
+        blocks.append([y * w, w, 1])
+        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
+            s, w2, c = blocks.pop()
+            blocks[-1][0] += s
+            blocks[-1][1] += w2
+            blocks[-1][2] += c
+    out: list[float] = []
+    for s, w, c in blocks:
+        out += [s / w] * int(c)
+    return out
+
+
+@dataclass(frozen=True)
+class RelevanceFit:
+    knots: tuple[tuple[float, float], ...]
+    """(match strength, chance of a relevant memory), strength ascending"""
+    n_positive: int
+    n_negative: int
+
+
+STRENGTH_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+
+def fit_relevance_curve(positives: Sequence[Pair], negatives: Sequence[Pair], cal: Any) -> RelevanceFit:
+    """The calibrated relevance: the chance that a memory at a match strength is relevant rather
+    than unrelated, the two equally likely a priori (each class weighs 1 in all): the weighted
+    isotonic fit of the label on ``cal.strength(cosine, share)``, read at ``STRENGTH_GRID``
+    (rounded to 3 decimals; flat beyond the strengths seen)."""
+    rows = sorted(
+        [(cal.strength(p.cosine, p.shared), 1.0, 1.0 / max(len(positives), 1)) for p in positives]
+        + [(cal.strength(n.cosine, n.shared), 0.0, 1.0 / max(len(negatives), 1)) for n in negatives]
+    )
+    if not rows:
+        return RelevanceFit(((0.0, 0.0), (1.0, 1.0)), 0, 0)
+    fitted = isotonic([y for _, y, _ in rows], [w for _, _, w in rows])
+    xs = [x for x, _, _ in rows]
+    knots = []
+    for g in STRENGTH_GRID:
+        j = min(max(bisect.bisect_right(xs, g) - 1, 0), len(xs) - 1)
+        knots.append((g, round(fitted[j], 3)))
+    return RelevanceFit(tuple(knots), len(positives), len(negatives))
+
+
+def reliability(
+    points: Sequence[tuple[str, float, bool]], predict: Callable[[str, float], float], bins: int = 5
+) -> list[tuple[float, float, int]]:
+    """(mean predicted relevance, share relevant, n) per bin of predicted relevance, equal counts."""
+    rows = sorted((predict(kind, s), float(rel)) for kind, s, rel in points)
+    out: list[tuple[float, float, int]] = []
+    for b in range(bins):
+        part = rows[b * len(rows) // bins : (b + 1) * len(rows) // bins]
+        if part:
+            out.append((sum(p for p, _ in part) / len(part), sum(r for _, r in part) / len(part), len(part)))
+    return out

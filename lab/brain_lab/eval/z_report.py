@@ -8,8 +8,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from brain_lab.eval.z_eval import LABELLED_KINDS, NothingMatchedResult
+from brain_lab.eval.z_eval import LABELLED_KINDS, NothingMatchedResult, reliability
 from brain_lab.eval.z_run import ZResult
+from brain_search.models import MatchKind
 from brain_search.retrieval.tiers import TIER_NAMES
 
 TIER_LABELS = {
@@ -150,7 +151,37 @@ def z_markdown(results: Sequence[ZResult]) -> list[str]:
                 f"floor {z.calibration.floor}.",
                 "",
             ]
+        lines += _relevance_lines(z)
         lines += [f"![Z per kind of match, {z.split}](z_kinds_{z.split}.png)", ""]
+    return lines
+
+
+def _relevance_lines(z: ZResult) -> list[str]:
+    """The calibrated relevance: how the service's curve reads on this split's results (the
+    evidence-present recalls, top 10), and on dev the curve fitted there."""
+    points = z.removed.points if z.removed is not None else []
+    if not points:
+        return []
+    lines = [
+        "Calibrated relevance (`scores.relevance`): predicted against the share of results that are an "
+        f"evidence turn, on this split's evidence-present recalls ({len(points)} results, top 10; LoCoMo "
+        "marks 1–3 turns a question, so related turns count as misses and the shares read low):",
+        "",
+    ]
+    rows = [
+        [f"{p:.3f}", f"{o:.3f}", str(n)]
+        for p, o, n in reliability(points, lambda kind, s: z.calibration.relevance(MatchKind(kind), s))
+    ]
+    lines += _table(["mean predicted", "share relevant", "results"], rows)
+    if z.relevance is not None:
+        r = z.relevance
+        knots = ", ".join(f"({x:.2f}, {y:.3f})" for x, y in r.knots)
+        lines += [
+            f"Fitted on this split ({r.n_positive} relevant pairs, {r.n_negative} unrelated, the two weighted "
+            f"equally): the chance that a memory at a match strength is relevant rather than unrelated, knots "
+            f"(strength, chance) {knots}. The service uses: {z.calibration.relevance_knots}.",
+            "",
+        ]
     return lines
 
 
@@ -168,6 +199,9 @@ def z_json(z: ZResult) -> dict[str, Any]:
             for name, r in (("removed", z.removed), ("foreign", z.foreign))
             if r is not None
         },
+        "relevance_fit": None
+        if z.relevance is None
+        else {"knots": [list(k) for k in z.relevance.knots], "n": [z.relevance.n_positive, z.relevance.n_negative]},
         "fit": None
         if z.fit is None
         else {

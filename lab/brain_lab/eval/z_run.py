@@ -17,11 +17,13 @@ from brain_lab.eval.z_eval import (
     Holders,
     NothingMatchedResult,
     Pair,
+    RelevanceFit,
     TierSpreadResult,
     evaluate_exact_tier,
     evaluate_nothing_matched,
     evaluate_tier_spread,
     fit_calibration,
+    fit_relevance_curve,
     literal_share,
     question_sample,
     z_phrase_queries,
@@ -50,6 +52,8 @@ class ZResult:
     kinds: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     """Z formula → labelled kind of match → Z of each such (query, memory) pair"""
     fit: CalibrationFit | None = None
+    relevance: RelevanceFit | None = None
+    """on dev: the calibrated relevance fitted on the evidence-present recalls' results"""
 
 
 def _recall(retriever: Retriever, formula: ZFormula) -> Callable[[str, RecallRequest, Sequence[str]], RecallResponse]:
@@ -205,6 +209,7 @@ def run_z(
     if split == "dev":
         pos, neg = calibration_pairs(embedder, locomo, scifact, seed, query_embedder=queries)
         result.fit = fit_calibration(pos, neg, retriever.calibration)
+        result.relevance = fit_relevance_curve(pos, neg, retriever.calibration)
     return result
 
 

@@ -1,0 +1,118 @@
+"""Answers a product can pass to its model as they are (issue 55), on the real stack: strict mode
+and `min_relevance`, a calibrated relevance that reads low below the floor, and a chosen Z that
+never ranks a non-match above a match."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.integration.recall_corpus import index_corpus
+
+pytestmark = pytest.mark.integration
+
+
+def recall(api: Any, headers: dict[str, str], **body: Any) -> dict[str, Any]:
+    r = api.post("/v1/recall", json=body, headers=headers)
+    assert r.status_code == 200, r.text
+    out: dict[str, Any] = r.json()
+    return out
+
+
+def test_strict_returns_nothing_when_nothing_matched(api, alice) -> None:  # type: ignore[no-untyped-def]
+    loose = recall(api, alice, query="What is my blood type?")
+    assert loose["query_analysis"]["nothing_matched"] is True
+    assert loose["results"], "without strict the list still fills (the closest memories)"
+    assert all(not r["scores"]["clears_floor"] for r in loose["results"])
+    # a miss never reads as a confident answer
+    assert max(r["scores"]["relevance"] for r in loose["results"]) < 0.3
+    strict = recall(api, alice, query="What is my blood type?", strict=True)
+    assert strict["results"] == []
+    assert strict["query_analysis"]["nothing_matched"] is True
+    assert strict["query_analysis"]["withheld"] == len(loose["results"])
+    assert strict["query_analysis"]["floor"] == loose["query_analysis"]["floor"] > 0
+
+
+def test_strict_keeps_the_matches_and_only_them(api, alice) -> None:  # type: ignore[no-untyped-def]
+    loose = recall(api, alice, query="How far did I run in the park?", limit=9)
+    strict = recall(api, alice, query="How far did I run in the park?", limit=9, strict=True)
+    assert strict["results"][0]["id"] == "run"
+    assert [r["id"] for r in strict["results"]] == [r["id"] for r in loose["results"] if r["scores"]["clears_floor"]]
+    assert len(strict["results"]) < len(loose["results"])
+    assert strict["query_analysis"]["withheld"] == len(loose["results"]) - len(strict["results"])
+
+
+def test_calibrated_relevance_follows_the_match(api, alice) -> None:  # type: ignore[no-untyped-def]
+    out = recall(api, alice, query="How far did I run in the park?", limit=9)
+    rows = [(r["scores"]["match"], r["scores"]["relevance"], r["match_kind"]) for r in out["results"]]
+    for r in out["results"]:
+        assert 0.0 <= r["scores"]["relevance"] <= 1.0
+    meaning = sorted((m, rel) for m, rel, kind in rows if kind not in ("phrase", "words"))
+    assert [rel for _, rel in meaning] == sorted(rel for _, rel in meaning), rows  # monotone in strength
+    top = out["results"][0]
+    assert top["id"] == "run" and top["scores"]["relevance"] > max(r["scores"]["relevance"] for r in out["results"][1:])
+
+
+def test_min_relevance_keeps_what_reaches_it(api, alice) -> None:  # type: ignore[no-untyped-def]
+    loose = recall(api, alice, query="How far did I run in the park?", limit=9)
+    cut = loose["results"][0]["scores"]["relevance"]
+    out = recall(api, alice, query="How far did I run in the park?", limit=9, min_relevance=cut)
+    assert [r["id"] for r in out["results"]] == [r["id"] for r in loose["results"] if r["scores"]["relevance"] >= cut]
+    assert out["results"][0]["id"] == "run"
+    r = api.post("/v1/recall", json={"query": "x", "min_relevance": 1.5}, headers=alice)
+    assert r.status_code == 422 and "min_relevance" in r.text
+
+
+def test_a_broad_slider_keeps_the_match_first(api, make_tenant, client) -> None:  # type: ignore[no-untyped-def]
+    """Issue 55, item 5: with `z_value: 1` the one real match dropped behind memories that do not
+    match. The slider moves the emphasis among matches, never a non-match above a match."""
+    headers = make_tenant("slider")
+    corpus = [
+        ("dentist", "Personal/Health", "My dentist appointment is on Tuesday at 3 pm with Dr. Okafor.", "2026-01-10"),
+        ("kitchen", "Home", "We are repainting the kitchen a pale green next month.", "2026-01-02"),
+        ("trip", "Travel", "Thinking about a long weekend in Porto in the spring.", "2026-01-03"),
+        ("book", "Reading", "Finished a novel about a lighthouse keeper on a remote island.", "2026-01-04"),
+        ("gym", "Personal/Health", "Signed up for a yoga class on Thursday evenings.", "2026-01-05"),
+        ("budget", "Money", "Set aside 200 euros a month for the holiday fund.", "2026-01-06"),
+    ]
+    index_corpus(api.app.state.brain, client, "slider", corpus)
+    for z in (0.0, 0.5, 1.0):
+        out = recall(api, headers, query="When is my dentist appointment?", z_value=z, limit=6)
+        shown = [r["scores"]["clears_floor"] for r in out["results"]]
+        assert out["results"][0]["id"] == "dentist", (z, [(r["id"], r["scores"]["match"]) for r in out["results"]])
+        assert shown == sorted(shown, reverse=True), (z, shown)  # every match above every non-match
+
+
+def test_the_current_version_of_a_fact_comes_first(api, make_tenant) -> None:  # type: ignore[no-untyped-def]
+    """Issue 55, item 3: after `home-lisbon` replaces `home-berlin`, "Where do I live?" ranked the
+    old Berlin rent first and Lisbon second, in no tier. The current version answers what the old
+    one answered: first, in a tier, and before what it replaced when that is shown too."""
+    from tests.integration.ingest_support import wait_task
+
+    headers = make_tenant("mover")
+    memories = [
+        {"content": "I live in Berlin, in a small flat in Kreuzberg.", "memory_id": "home-berlin"},
+        {"content": "My rent in Berlin is 950 euros a month, heating included.", "memory_id": "rent-berlin"},
+        {"content": "My sister lives in Porto with her two cats.", "memory_id": "sister"},
+        {"content": "I cycle to the office most mornings.", "memory_id": "commute"},
+        {"content": "The dentist said my teeth look fine.", "memory_id": "dentist"},
+        {
+            "content": "We moved to Lisbon in March; the new flat in Alfama has a balcony.",
+            "memory_id": "home-lisbon",
+            "supersedes": ["home-berlin"],
+        },
+    ]
+    r = api.post("/v1/memories", json={"memories": memories, "refresh": True}, headers=headers)
+    assert r.status_code == 202, r.text
+    wait_task(api, headers, r.json()["task_id"])
+
+    out = recall(api, headers, query="Where do I live?", tiered=True)
+    ids = [r["id"] for r in out["results"]]
+    assert ids[0] == "home-lisbon", [(r["id"], r["scores"]) for r in out["results"]]
+    assert "home-berlin" not in ids
+    tiered = {r["id"] for tier in out["tiers"].values() for r in tier}
+    assert "home-lisbon" in tiered
+    both = recall(api, headers, query="Where do I live?", include_superseded=True)
+    ids = [r["id"] for r in both["results"]]
+    assert ids.index("home-lisbon") < ids.index("home-berlin"), ids
