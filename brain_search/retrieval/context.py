@@ -47,14 +47,16 @@ def recall_conversations(
     nothing: bool,
 ) -> list[ConversationContext] | None:
     """A recall's ``conversations``: None when the context is off (``context_turns``: no round
-    trip), none when nothing matched, else the ranked candidates' conversations with their turns.
+    trip), none when nothing matched, else the conversations of the ranked candidates that clear the
+    relevance floor, with their turns (a turn below the floor offers no conversation).
     ``plan``: the recall's ``SearchPlan`` (its intent's cues and its filters); ``payload``: bodies →
     the ``_msearch`` NDJSON."""
     context = context_turns(req.context, plan.intent.cues)
     if context == 0:
         return None
     n, sources = min(req.limit, MAX_CONVERSATIONS), [c.source for c in ranked.cands]
-    found = [] if nothing else group_conversations(sources, ranked.relevance, ranked.order, n)
+    matches = [i for i in ranked.order if ranked.shown[i]]  # a conversation is offered for a turn that matches
+    found = [] if nothing else group_conversations(sources, ranked.relevance, matches, n)
     hidden = [] if req.include_superseded else superseded_ids(superseders)
     return conversation_contexts(
         client, alias, tenant_id, payload, plan.filters, found, context, hidden, req.allow_partial

@@ -116,3 +116,44 @@ def test_the_current_version_of_a_fact_comes_first(api, make_tenant) -> None:  #
     both = recall(api, headers, query="Where do I live?", include_superseded=True)
     ids = [r["id"] for r in both["results"]]
     assert ids.index("home-lisbon") < ids.index("home-berlin"), ids
+
+
+def test_conversations_are_held_to_the_floor(api, make_tenant) -> None:  # type: ignore[no-untyped-def]
+    """Issue 55, item 4: "that conversation about the kitchen" also offered the job-offer
+    conversation (a turn far below the floor); once the kitchen one was forgotten it still offered
+    the job offer. A conversation is offered for a turn that matches, and for nothing else."""
+    from tests.integration.ingest_support import wait_task
+
+    headers = make_tenant("talks")
+    kitchen = [
+        "The landlord agreed to replace the kitchen cabinets next month.",
+        "I asked for a gas hob instead of the old electric kitchen stove.",
+        "The kitchen tiles will be white with grey grout.",
+    ]
+    job = [
+        "I got a job offer from Harbor Health as a data engineer.",
+        "The offer is 15 percent more than what I earn now.",
+        "I am not sure about the longer commute though.",
+    ]
+    memories = [
+        {"content": t, "memory_id": f"kitchen-{i}", "conversation_id": "conv-kitchen", "source": "conversation"}
+        for i, t in enumerate(kitchen)
+    ] + [
+        {"content": t, "memory_id": f"job-{i}", "conversation_id": "conv-job", "source": "conversation"}
+        for i, t in enumerate(job)
+    ]
+    r = api.post("/v1/memories", json={"memories": memories, "refresh": True}, headers=headers)
+    assert r.status_code == 202, r.text
+    wait_task(api, headers, r.json()["task_id"])
+
+    q = "What was that conversation about the kitchen?"
+    out = recall(api, headers, query=q)
+    assert [c["conversation_id"] for c in out["conversations"]] == ["conv-kitchen"], out["conversations"]
+    r = api.post("/v1/forget", json={"conversation_id": "conv-kitchen"}, headers=headers)
+    assert r.status_code in (200, 202), r.text
+    if r.status_code == 202:
+        from tests.integration.test_forget import _wait_forget
+
+        _wait_forget(api, headers, r.json()["task_id"])
+    out = recall(api, headers, query=q)
+    assert out["conversations"] == [] and out["query_analysis"]["nothing_matched"], out
