@@ -24,7 +24,7 @@ from opensearchpy import OpenSearch
 from brain_search.config import Settings
 from brain_search.encoders.base import ENCODERS
 from brain_search.errors import StoreUnavailable
-from brain_search.graph import GraphStore
+from brain_search.graph import GraphStore, minimal_cover
 from brain_search.models import (
     PartialResults,
     QueryAnalysis,
@@ -55,6 +55,7 @@ from brain_search.retrieval.tenant_stats import (
     words_to_weigh,
 )
 from brain_search.retrieval.text import query_terms
+from brain_search.retrieval.theme import is_theme, named_nodes
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources
@@ -70,6 +71,10 @@ class QueryEncoder(Protocol):
     def encode_query(self, text: str, tenant_id: str | None = None) -> np.ndarray:
         """The query's vector (a cache keeps it per tenant: no cross-tenant timing signal)."""
         ...
+
+
+THEME_NODES = 1000
+"""the tenant's nodes a broad recall reads to find the ones its query names"""
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,8 @@ class SearchPlan:
     stats: TenantStats | None = None
     """the tenant's statistics the lexical clause was built with (tenant statistics; None with
     index ones)"""
+    theme: tuple[str, ...] = ()
+    """the node paths a broad recall returns the memories of (``retrieval/theme.py``)"""
     counted: tuple[str, ...] = ()
     """the words whose counts ride in the search itself (``stats`` then came from the
     ``StatsCache``; the search is repeated when the fresh count disagrees)"""
@@ -250,6 +257,8 @@ class Retriever:
         ranked = rank(plan.intent, plan.terms, cands, ranking, self.calibration, formula, plan.term_idf)
         if replaced:
             inherit(ranked, newer, drop=not req.include_superseded)
+        if plan.theme:  # every memory of the theme matches it
+            ranked.shown = [True] * len(ranked.cands)
         candidates = current
         t_rank = time.perf_counter()
         shown = ranked.shown
@@ -289,6 +298,7 @@ class Retriever:
                 best_match=round(max(ranked.strength, default=0.0), 6),
                 nothing_matched=nothing,
                 floor=self.calibration.floor,
+                theme=list(plan.theme),
                 withheld=withheld,
                 time_range=plan.time_range,
             ),
@@ -327,6 +337,12 @@ class Retriever:
         t_intent = time.perf_counter()
 
         node_paths = self._node_paths(tenant_id, req)
+        theme: tuple[str, ...] = ()
+        if is_theme(intent.target_z, True):  # broad: scoped to nodes, the scope's memories are the theme
+            if not node_paths and self.graph is not None:
+                labels = [n.label for n in self.graph.list_nodes(tenant_id, limit=THEME_NODES)]
+                node_paths = minimal_cover(named_nodes(labels, query_terms(intent.lexical_query)))
+            theme = tuple(node_paths)
         since, until = (when.since, when.until) if when else (None, None)
         from_words = when is not None and when.source != "request"
         filters = queries.scope_filter(tenant_id, node_paths, since, until, exclude, keep_untimed=from_words)
@@ -360,6 +376,7 @@ class Retriever:
             time_range=when,
             stats=stats,
             counted=riding,
+            theme=theme,
         )
         plan = self._with_bodies(tenant_id, plan)
         return replace(plan, plan_ms=(time.perf_counter() - t_intent) * 1000.0)

@@ -157,3 +157,41 @@ def test_conversations_are_held_to_the_floor(api, make_tenant) -> None:  # type:
         _wait_forget(api, headers, r.json()["task_id"])
     out = recall(api, headers, query=q)
     assert out["conversations"] == [] and out["query_analysis"]["nothing_matched"], out
+
+
+THEMED = [
+    ("allergy", "Health", "I am allergic to penicillin, it gives me hives.", "2026-01-02"),
+    ("bp", "Health", "At the checkup my blood pressure was 128 over 82.", "2026-01-03"),
+    ("physio", "Health/Fitness", "The physio gave me three stretches for my left knee.", "2026-01-04"),
+    ("spicy", "Food", "I love very spicy food, the hotter the better.", "2026-01-05"),
+    ("risotto", "Food", "My go-to dinner is a mushroom risotto with lots of parmesan.", "2026-01-06"),
+    ("coffee", "Food", "I drink two flat whites every morning.", "2026-01-07"),
+    ("job", "Work", "I start the new job at Harbor Health on the first of April.", "2026-01-08"),
+    ("flat", "Home", "The new flat has a balcony facing the river.", "2026-01-09"),
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "nodes", "theme", "members"),
+    [
+        ("Explore everything related to my health", None, ["Health"], {"allergy", "bp", "physio"}),
+        ("Explore everything related to my health", ["Health"], ["Health"], {"allergy", "bp", "physio"}),
+        ("Explore everything related to food", None, ["Food"], {"spicy", "risotto", "coffee"}),
+    ],
+)
+def test_a_broad_question_returns_its_theme(api, make_tenant, client, query, nodes, theme, members) -> None:  # type: ignore[no-untyped-def]
+    """Issue 55, item 2: "Explore everything related to my health" came back empty even with
+    `nodes: ["Health"]`; "…related to food" returned one memory. A broad question scoped to nodes
+    (given, or named by the query) returns the memories under them, all of them matches."""
+    headers = make_tenant("themes")
+    index_corpus(api.app.state.brain, client, "themes", THEMED)
+    body: dict[str, Any] = {"query": query, "tiered": True, "strict": True}
+    if nodes:
+        body["nodes"] = nodes
+    out = recall(api, headers, **body)
+    qa = out["query_analysis"]
+    assert qa["target_z"] >= 0.8 and qa["theme"] == theme, qa
+    assert not qa["nothing_matched"]
+    assert {r["id"] for r in out["results"]} == members, [(r["id"], r["node"]["label"]) for r in out["results"]]
+    tiered = {r["id"] for tier in out["tiers"].values() for r in tier}
+    assert tiered == members
