@@ -99,12 +99,13 @@ def test_isotonic_pools_violators() -> None:
 
 
 def test_fit_relevance_curve_is_monotone_and_weighs_classes_equally() -> None:
-    from brain_lab.eval.z_eval import Pair, fit_relevance_curve
+    from brain_lab.eval.z_eval import fit_relevance_curve
 
-    cal = ZCalibration(cos_unrelated=0.1, cos_strong=0.5)
-    pos = [Pair(0.6 + 0.01 * i, 0.0) for i in range(10)]
-    neg = [Pair(0.05 + 0.002 * i, 0.0) for i in range(100)]  # ten times as many: weighed equally
-    fit = fit_relevance_curve(pos, neg, cal)
+    answers = [0.6 + 0.01 * i for i in range(10)]
+    misses = [0.05 + 0.002 * i for i in range(100)]  # ten times as many: weighed equally
+    fit = fit_relevance_curve(answers, misses)
     ys = [y for _, y in fit.knots]
     assert ys == sorted(ys) and ys[0] == 0.0 and ys[-1] == 1.0
     assert (fit.n_positive, fit.n_negative) == (10, 100)
+    overlap = fit_relevance_curve([0.5, 0.5], [0.5])  # the same strength: as likely either way
+    assert dict(overlap.knots)[0.5] == 0.5

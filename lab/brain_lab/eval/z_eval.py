@@ -21,7 +21,6 @@ import math
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from brain_lab.eval.datasets import ADVERSARIAL, EvalQuery, Memory, spoken_text
 from brain_lab.eval.exact_match import Phrase, contains_phrase, normalize, sample_phrases
@@ -249,6 +248,9 @@ class NothingMatchedResult:
     said_nothing_removed: int = 0
     points: list[tuple[str, float, bool]] = field(default_factory=list)
     """each shown result of the evidence-present recalls: (match kind, match strength, relevant)"""
+    removed_top: list[tuple[str, float]] = field(default_factory=list)
+    """the first result of each evidence-removed recall: (match kind, match strength), what a
+    caller would take for an answer where the tenant holds none"""
 
     @property
     def n(self) -> int:
@@ -277,6 +279,7 @@ def evaluate_nothing_matched(
         result.present.append(signal_of(full))
         result.removed.append(signal_of(gone))
         result.points += [(r.match_kind.value, r.scores.match, r.id in q.relevant) for r in full.results]
+        result.removed_top += [(r.match_kind.value, r.scores.match) for r in gone.results[:1]]
         result.said_nothing_present += bool(getattr(full.query_analysis, "nothing_matched", False))
         result.said_nothing_removed += bool(getattr(gone.query_analysis, "nothing_matched", False))
         if progress:
@@ -429,19 +432,26 @@ class RelevanceFit:
 STRENGTH_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
-def fit_relevance_curve(positives: Sequence[Pair], negatives: Sequence[Pair], cal: Any) -> RelevanceFit:
-    """The calibrated relevance: the chance that a memory at a match strength is relevant rather
-    than unrelated, the two equally likely a priori (each class weighs 1 in all): the weighted
-    isotonic fit of the label on ``cal.strength(cosine, share)``, read at ``STRENGTH_GRID``
+def fit_relevance_curve(positives: Sequence[float], negatives: Sequence[float]) -> RelevanceFit:
+    """The calibrated relevance by match strength: the chance that a result at a strength is a
+    question's answer rather than the best a tenant without the answer offers, the two equally
+    likely a priori (each class weighs 1 in all). ``positives``: the strengths of answers (evidence
+    turns among the results); ``negatives``: of the first result of recalls whose evidence was
+    removed. The weighted isotonic fit of the label on the strength, read at ``STRENGTH_GRID``
     (rounded to 3 decimals; flat beyond the strengths seen)."""
     rows = sorted(
-        [(cal.strength(p.cosine, p.shared), 1.0, 1.0 / max(len(positives), 1)) for p in positives]
-        + [(cal.strength(n.cosine, n.shared), 0.0, 1.0 / max(len(negatives), 1)) for n in negatives]
+        [(s, 1.0, 1.0 / max(len(positives), 1)) for s in positives]
+        + [(s, 0.0, 1.0 / max(len(negatives), 1)) for s in negatives]
     )
     if not rows:
         return RelevanceFit(((0.0, 0.0), (1.0, 1.0)), 0, 0)
-    fitted = isotonic([y for _, y, _ in rows], [w for _, _, w in rows])
-    xs = [x for x, _, _ in rows]
+    tied: dict[float, list[float]] = {}  # a strength seen in both classes is one point: [Σ w·y, Σ w]
+    for x, y, w in rows:
+        acc = tied.setdefault(x, [0.0, 0.0])
+        acc[0] += w * y
+        acc[1] += w
+    xs = sorted(tied)
+    fitted = isotonic([tied[x][0] / tied[x][1] for x in xs], [tied[x][1] for x in xs])
     knots = []
     for g in STRENGTH_GRID:
         j = min(max(bisect.bisect_right(xs, g) - 1, 0), len(xs) - 1)

@@ -177,8 +177,9 @@ def _relevance_lines(z: ZResult) -> list[str]:
         r = z.relevance
         knots = ", ".join(f"({x:.2f}, {y:.3f})" for x, y in r.knots)
         lines += [
-            f"Fitted on this split ({r.n_positive} relevant pairs, {r.n_negative} unrelated, the two weighted "
-            f"equally): the chance that a memory at a match strength is relevant rather than unrelated, knots "
+            f"Fitted on this split ({r.n_positive} answers among the evidence-present results, {r.n_negative} first "
+            f"results of evidence-removed recalls, the two weighted equally): the chance that a result at a match "
+            f"strength is the answer rather than the best a tenant without it offers, knots "
             f"(strength, chance) {knots}. The service uses: {z.calibration.relevance_knots}.",
             "",
         ]

@@ -209,7 +209,9 @@ def run_z(
     if split == "dev":
         pos, neg = calibration_pairs(embedder, locomo, scifact, seed, query_embedder=queries)
         result.fit = fit_calibration(pos, neg, retriever.calibration)
-        result.relevance = fit_relevance_curve(pos, neg, retriever.calibration)
+        nm = result.removed
+        answers = [strength for _, strength, relevant in nm.points if relevant]
+        result.relevance = fit_relevance_curve(answers, [strength for _, strength in nm.removed_top])
     return result
 
 
