@@ -468,3 +468,34 @@ def encoders(
     folder = _out(out, "encoders")
     (folder / "encoders.json").write_text(json.dumps(result, indent=2))
     console.print(f"load average after: {result['load_avg']}; {folder}")
+
+
+@bench_app.command("api")
+def api_cost(
+    n: int = typer.Option(600, min=50, help="recalls per path"),
+    out: Path | None = typer.Option(None, help="folder for api.json (default out/bench/api-<time>)"),
+) -> None:
+    """The API's CPU per recall beside the engine's, path by path (issue 56): the engine alone, the
+    recall in-process, with its record, through the ASGI app, and the web stack alone (a prepared
+    answer); the query vectors cached. Needs the stack's node on this machine (`brain-search up`)."""
+    from brain_lab.bench.api_cost import run_api_cost, summary
+    from brain_search.config import load_settings
+
+    figures = run_api_cost(load_settings(), n, log=console.print)
+    t = Table(title=f"CPU per recall, {n} recalls a path, one at a time")
+    for col in ("path", "API CPU ms", "engine CPU ms", "wall ms"):
+        t.add_column(col, justify="left" if col == "path" else "right")
+    for f in figures:
+        t.add_row(f.label, f"{f.api_cpu_ms:.2f}", f"{f.engine_cpu_ms:.2f}", f"{f.wall_ms:.2f}")
+    console.print(t)
+    s = summary(figures)
+    console.print(
+        f"API CPU per recall {s['api_cpu_ms']:.2f} ms = {s['api_over_engine']:.2f} × the engine's "
+        f"{s['engine_cpu_ms']:.2f} ms (goal ≤ 0.5); the web stack alone {s['web_stack_ms']:.2f} ms (goal ≤ 1); "
+        f"load average {_load_avg()}"
+    )
+    folder = _out(out, "api")
+    (folder / "api.json").write_text(
+        json.dumps({"figures": [f.__dict__ for f in figures], "summary": s, "load_avg": _load_avg()}, indent=2)
+    )
+    console.print(f"results in {folder}")
