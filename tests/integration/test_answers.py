@@ -26,7 +26,8 @@ def test_strict_returns_nothing_when_nothing_matched(api, alice) -> None:  # typ
     assert loose["results"], "without strict the list still fills (the closest memories)"
     assert all(not r["scores"]["clears_floor"] for r in loose["results"])
     # a miss never reads as a confident answer
-    assert max(r["scores"]["relevance"] for r in loose["results"]) < 0.3
+    floor_reads = max(r["scores"]["relevance"] for r in loose["results"])
+    assert floor_reads < 0.4
     strict = recall(api, alice, query="What is my blood type?", strict=True)
     assert strict["results"] == []
     assert strict["query_analysis"]["nothing_matched"] is True
@@ -51,7 +52,12 @@ def test_calibrated_relevance_follows_the_match(api, alice) -> None:  # type: ig
     meaning = sorted((m, rel) for m, rel, kind in rows if kind not in ("phrase", "words"))
     assert [rel for _, rel in meaning] == sorted(rel for _, rel in meaning), rows  # monotone in strength
     top = out["results"][0]
-    assert top["id"] == "run" and top["scores"]["relevance"] > max(r["scores"]["relevance"] for r in out["results"][1:])
+    assert top["id"] == "run" and top["scores"]["relevance"] >= max(
+        r["scores"]["relevance"] for r in out["results"][1:]
+    )
+    below = [r["scores"]["relevance"] for r in out["results"] if not r["scores"]["clears_floor"]]
+    above = [r["scores"]["relevance"] for r in out["results"] if r["scores"]["clears_floor"]]
+    assert max(below) <= min(above)  # what does not clear the floor never reads above what does
 
 
 def test_min_relevance_keeps_what_reaches_it(api, alice) -> None:  # type: ignore[no-untyped-def]
