@@ -100,3 +100,77 @@ def test_no_import_circle() -> None:
     known = modules()
     graph = {m: imports(p, known) - {m} for m, p in known.items()}
     assert circles(graph) == []
+
+
+# ------------------------------------------------------------------------------------------------
+# the house by role (issue 57): the doors import the work, the work what it stands on, never up
+
+LAYERS: dict[str, int] = {
+    # the ground
+    "brain_search": 0,
+    "brain_search.config": 0,
+    "brain_search.models": 0,
+    "brain_search.errors": 0,
+    "brain_search.index_names": 0,
+    # what the work stands on
+    "brain_search.store": 1,
+    "brain_search.encoders": 1,
+    "brain_search.graph": 1,
+    "brain_search.tenancy": 1,
+    # the service's work
+    "brain_search.ingest": 2,
+    "brain_search.retrieval": 2,
+    "brain_search.feedback": 2,
+    # the doors
+    "brain_search.api": 3,
+    "brain_search.mcp": 3,
+    "brain_search.commands": 3,
+    "workers": 3,
+    # deployed beside the service, on the ground and the engine client only
+    "brain_search.gateway": 1,
+    # what `make run` and the tests start
+    "brain_search.local": 4,
+}
+LOCAL_USERS = ("brain_search.local", "brain_search.commands")
+"""who may import ``brain_search.local`` (and the tests)"""
+
+
+def layer_of(module: str) -> tuple[str, int]:
+    """The room a module lives in (its longest prefix in ``LAYERS``) and that room's layer."""
+    name = module
+    while name not in LAYERS:
+        name = name.rpartition(".")[0]
+        if not name:
+            raise AssertionError(f"{module} lives in no room: add its package to LAYERS")
+    return name, LAYERS[name]
+
+
+def test_every_module_lives_in_a_room_and_only_the_ground_is_loose() -> None:
+    ground = {"brain_search", "brain_search.config", "brain_search.models", "brain_search.errors", "brain_search.index_names"}
+    for module in modules():
+        room, _ = layer_of(module)
+        if module.count(".") == 1 and module.startswith("brain_search."):
+            path = ROOT / (module.replace(".", "/") + ".py")
+            assert module in ground or not path.exists(), f"{module} is loose at the top of brain_search/"
+
+
+def test_no_import_runs_up() -> None:
+    known = modules()
+    ups = []
+    for module, path in known.items():
+        room, level = layer_of(module)
+        for target in imports(path, known) - {module}:
+            target_room, target_level = layer_of(target)
+            if target_room == room:
+                continue
+            if target_level > level or (room == "brain_search.gateway" and target_level > 1):
+                ups.append(f"{module} ({level}) imports {target} ({target_level})")
+            if target_room == "brain_search.local" and not room.startswith(LOCAL_USERS):
+                ups.append(f"{module} imports the local stack's {target}")
+    assert ups == [], "\n".join(sorted(ups))
+
+
+def test_the_layer_check_sees_an_import_that_runs_up() -> None:
+    assert layer_of("brain_search.store.client") == ("brain_search.store", 1)
+    assert layer_of("brain_search.retrieval.pipeline")[1] > layer_of("brain_search.graph.ops")[1]
+    assert layer_of("brain_search.local.stack")[1] > layer_of("brain_search.api.app")[1]
