@@ -42,7 +42,7 @@ class Settings(BaseSettings):
     # verification off is only for a workstation stack on self-signed demo certificates
     opensearch_ca_certs: Path | None = None
     opensearch_verify_certs: bool = True
-    # the local engine gateway (store/gateway.py: nginx, TLS and one user per role in front of the
+    # the local engine gateway (gateway/nginx.py: nginx, TLS and one user per role in front of the
     # loopback-bound node); None: the node's HTTP port + 43 (9243)
     gateway_port: int | None = Field(None, ge=1, le=65535)
     # "install": this process creates and migrates the indices (needs the admin role); "verify":
@@ -164,7 +164,7 @@ class Settings(BaseSettings):
     # ingest_max_batch memories of ingest_max_content_chars fits with room for metadata
     api_max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024)
     admin_key: SecretStr | None = None
-    # per-key rate limits (ratelimit.py): requests per second and burst; a tenant may have its own
+    # per-key rate limits (tenancy/ratelimit.py): requests per second and burst; a tenant may have its own
     # (PUT /v1/admin/tenants/{id}/rate-limit); 0 turns them off
     rate_limit_per_s: float = Field(100.0, ge=0.0)
     rate_limit_burst: int = Field(200, ge=0)

@@ -4,7 +4,7 @@ The real stack: a local OpenSearch with the k-NN plugin (reused when one of ours
 the configured port, otherwise started here and stopped at the end) and a real Redis. Tests use
 their own index prefix, so a developer's data under the default prefix is never touched.
 
-``BRAIN_TEST_SECURED=1``: every engine call goes through the engine gateway (store/gateway.py:
+``BRAIN_TEST_SECURED=1``: every engine call goes through the engine gateway (gateway/nginx.py:
 nginx, verified TLS, one user per role). The fixtures' own client is ``admin``; the API state,
 the API and MCP processes get the ``api`` role and worker processes the ``worker`` role, both with
 ``index_setup = "verify"`` (``as_role`` / ``role_env``), as a secured deployment runs them.
@@ -20,13 +20,13 @@ import pytest
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings, load_settings
-from brain_search.embedding import SentenceTransformerEmbedder, make_embedder
-from brain_search.local_redis import LocalRedis
+from brain_search.encoders.embedding import SentenceTransformerEmbedder, make_embedder
+from brain_search.gateway.nginx import LocalGateway
+from brain_search.gateway.rules import Role
+from brain_search.local.node import LocalCluster
+from brain_search.local.redis_server import LocalRedis
 from brain_search.store.client import make_client
-from brain_search.store.gateway import LocalGateway
-from brain_search.store.gateway_rules import Role
 from brain_search.store.indices import install_all
-from brain_search.store.local_node import LocalCluster
 from brain_search.store.templates import delete_indices
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -11,7 +11,7 @@ from opensearchpy import OpenSearch
 from opensearchpy.helpers import bulk
 
 from brain_search.config import Settings
-from brain_search.embedding import Embedder
+from brain_search.encoders.embedding import Embedder
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 
 

@@ -18,23 +18,23 @@ from brain_search.api.limits import RequestLimits
 from brain_search.api.metrics import HttpMetrics
 from brain_search.api.routes import admin, feedback, health, memories, nodes, page, recall, versions
 from brain_search.api.state import AppState
-from brain_search.audit import AuditLog
-from brain_search.auth import KeyStore
+from brain_search.api.unfinished import Unfinished
 from brain_search.config import Settings, load_settings
-from brain_search.embedding import QueryCache, make_query_embedder
+from brain_search.encoders.embedding import QueryCache, make_query_embedder
 from brain_search.encoders.follow import FollowingEmbedder, IndexEncoder
 from brain_search.errors import RateLimited, StoreUnavailable, Unauthorized
 from brain_search.feedback.service import make_feedback_service
-from brain_search.graph import GraphStore
+from brain_search.graph.store import GraphStore
 from brain_search.ingest.service import make_ingest_service
-from brain_search.mcp_server import build_server
-from brain_search.mcp_tools import feedback_tool, mcp_tools
+from brain_search.mcp.server import build_server
+from brain_search.mcp.tools import feedback_tool, mcp_tools
 from brain_search.models import RecallRequest, RecallResponse
-from brain_search.ratelimit import RateLimiter
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client
 from brain_search.store.indices import ensure_indices
-from brain_search.unfinished import Unfinished
+from brain_search.tenancy.audit import AuditLog
+from brain_search.tenancy.auth import KeyStore
+from brain_search.tenancy.ratelimit import RateLimiter
 
 # Routers of the service, in order.
 ROUTERS: tuple[APIRouter, ...] = (

@@ -14,9 +14,9 @@ from fastapi import Depends, Header, Request
 from opensearchpy import OpenSearch
 
 from brain_search.api.state import AppState
-from brain_search.auth import api_key_from_headers, hash_key
 from brain_search.config import Settings
 from brain_search.errors import NotFound, Unauthorized
+from brain_search.tenancy.auth import api_key_from_headers, hash_key
 
 
 async def get_state(request: Request) -> AppState:

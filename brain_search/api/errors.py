@@ -26,7 +26,7 @@ from brain_search.errors import (
     Unauthorized,
     cut,
 )
-from brain_search.input_types import json_problem, printable
+from brain_search.models.inputs import json_problem, printable
 
 log = logging.getLogger(__name__)
 MAX_ERRORS = 50  # a 422 lists at most this many errors (a batch of bad items is not echoed whole)

@@ -8,16 +8,16 @@ from dataclasses import dataclass, field
 from opensearchpy import OpenSearch
 
 from brain_search.api.metrics import Metrics
-from brain_search.audit import AuditLog
-from brain_search.auth import KeyStore
 from brain_search.config import Settings
-from brain_search.embedding import Embedder, QueryCache
+from brain_search.encoders.embedding import Embedder, QueryCache
 from brain_search.feedback.service import FeedbackService
-from brain_search.graph import GraphStore
+from brain_search.graph.store import GraphStore
 from brain_search.ingest.service import IngestService
 from brain_search.models import RecallRequest, RecallResponse
-from brain_search.ratelimit import RateLimiter
 from brain_search.retrieval.pipeline import Retriever
+from brain_search.tenancy.audit import AuditLog
+from brain_search.tenancy.auth import KeyStore
+from brain_search.tenancy.ratelimit import RateLimiter
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from brain_search.client import ApiError, ApiUnavailable, BrainClient
+from brain_search.commands.client import ApiError, ApiUnavailable, BrainClient
 
 console = Console()
 
@@ -27,7 +27,7 @@ OLD_SPELLINGS = {"url": "api-url", "key": "api-key"}
 
 
 def old_spelling(token: str) -> str:
-    """Click's ``token_normalize_func`` (cli.py): ``--url`` and ``--key`` are read as ``--api-url``
+    """Click's ``token_normalize_func`` (commands/cli.py): ``--url`` and ``--key`` are read as ``--api-url``
     and ``--api-key`` on every command, without being listed in the help."""
     return OLD_SPELLINGS.get(token, token)
 
@@ -105,7 +105,7 @@ class Api:
         self.flags = flags
 
     def call(self, method: str, path: str, **kw: Any) -> Any:
-        from brain_search.input_types import json_problem
+        from brain_search.models.inputs import json_problem
 
         problem = json_problem(kw.get("json"), max_depth=1_000_000) if kw.get("json") is not None else None
         if problem is not None:  # what no request can carry (a lone surrogate): refused here, not a traceback

@@ -1,4 +1,4 @@
-"""CLI: `brain-search demo` — the main job (see brain_search/demo.py)."""
+"""CLI: `brain-search demo` — the main job (see brain_search/local/demo.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def demo(
     ),
 ) -> None:
     """Start the local stack and API, load the sample memories, print the spec's tiered views."""
-    from brain_search import demo as d
+    from brain_search.local import demo as d
 
     settings = load_settings()
 

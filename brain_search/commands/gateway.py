@@ -11,10 +11,10 @@ import typer
 from brain_search.commands.stack import _fail, _log, console
 from brain_search.config import load_settings
 from brain_search.errors import SetupError
+from brain_search.gateway.certs import ensure_certificates
+from brain_search.gateway.nginx import LocalGateway, render_conf
+from brain_search.gateway.rules import Role
 from brain_search.store.client import make_client
-from brain_search.store.gateway import LocalGateway, render_conf
-from brain_search.store.gateway_certs import ensure_certificates
-from brain_search.store.gateway_rules import Role
 from brain_search.store.indices import install_all, verify_all
 
 gateway_app = typer.Typer(help="The engine gateway: TLS and per-role users in front of the local OpenSearch.")
@@ -59,8 +59,8 @@ def env(role: Role = typer.Argument(..., help="admin, api or worker")) -> None:
 def run() -> None:
     """A deployment's gateway (compose, the chart): render nginx.conf and the users from
     BRAIN_GATEWAY_* and run nginx in the foreground (a renewed certificate is reloaded)."""
-    from brain_search.store.gateway_service import GatewaySettings
-    from brain_search.store.gateway_service import run as run_gateway
+    from brain_search.gateway.service import GatewaySettings
+    from brain_search.gateway.service import run as run_gateway
 
     try:
         code = run_gateway(GatewaySettings())
@@ -73,7 +73,7 @@ def run() -> None:
 @gateway_app.command("render")
 def render() -> None:
     """Print the nginx.conf `gateway run` would use with the current BRAIN_GATEWAY_* settings."""
-    from brain_search.store.gateway_service import GatewaySettings, layout
+    from brain_search.gateway.service import GatewaySettings, layout
 
     try:
         sys.stdout.write(render_conf(layout(GatewaySettings())))

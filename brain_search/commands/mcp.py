@@ -17,8 +17,8 @@ def mcp(
 
     from brain_search.api.app import build_state
     from brain_search.config import load_settings
-    from brain_search.mcp_server import build_server, run_stdio, static_tenant
-    from brain_search.mcp_tools import feedback_tool, mcp_tools
+    from brain_search.mcp.server import build_server, run_stdio, static_tenant
+    from brain_search.mcp.tools import feedback_tool, mcp_tools
     from brain_search.models import RecallRequest, RecallResponse
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

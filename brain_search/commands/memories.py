@@ -74,7 +74,7 @@ def list_memories(
 ) -> None:
     """List your memories in id order, a page at a time: each with its full id (what get, update
     and delete take), date, node and a cut of its text; then the command for the next page."""
-    from brain_search.render import short_date, snippet
+    from brain_search.commands.render import short_date, snippet
 
     params = {
         "node": node,

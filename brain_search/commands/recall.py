@@ -14,15 +14,15 @@ from rich.console import Console
 
 from brain_search.commands import common
 from brain_search.commands.common import in_cli_words, iso_time, iso_until
+from brain_search.commands.render import render_analysis, render_conversations, render_list, render_tiered
 from brain_search.models import Focus, RecallRequest, RecallResponse, ZFormula
-from brain_search.render import render_analysis, render_conversations, render_list, render_tiered
 
 console = Console()
 RECALL_FLAGS = {"z_value": "--z"}  # request fields whose flag is not the field's name
 
 
 def _http_recall(url: str, key: str | None, req: RecallRequest) -> RecallResponse:
-    from brain_search.client import ApiError, ApiUnavailable, BrainClient
+    from brain_search.commands.client import ApiError, ApiUnavailable, BrainClient
 
     try:
         with BrainClient(url, api_key=key) as api:

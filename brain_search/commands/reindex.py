@@ -26,7 +26,7 @@ def reindex(
     serves, then swap the alias. Writes, edits and deletes during the move are kept; run it again
     after a kill and it resumes. Running APIs and workers follow the new index within 2 s; start
     new ones with BRAIN_EMBEDDING_MODEL=ENCODER."""
-    from brain_search.embedding import make_document_embedder
+    from brain_search.encoders.embedding import make_document_embedder
     from brain_search.store.client import make_client
     from brain_search.store.moves import IndexMove
 

@@ -10,9 +10,9 @@ from rich.table import Table
 
 from brain_search.config import load_settings
 from brain_search.errors import SetupError
-from brain_search.local_redis import LocalRedis
-from brain_search.stack import start_stack
-from brain_search.store.local_node import LocalCluster
+from brain_search.local.node import LocalCluster
+from brain_search.local.redis_server import LocalRedis
+from brain_search.local.stack import start_stack
 
 console = Console()
 opensearch_app = typer.Typer(help="The local OpenSearch (with k-NN), fetched from Maven Central.")
@@ -39,7 +39,7 @@ def up(
     ),
 ) -> None:
     """Start the local stack (OpenSearch + k-NN, Redis), install the templates, print health."""
-    from brain_search.store.gateway import LocalGateway
+    from brain_search.gateway.nginx import LocalGateway
 
     settings = load_settings()
     try:
@@ -65,8 +65,8 @@ def up(
 
 def down(redis: bool = typer.Option(True, help="also stop the local Redis")) -> None:
     """Stop the local stack; leaves no process behind."""
-    from brain_search.demo import api_process, worker_process
-    from brain_search.store.gateway import LocalGateway
+    from brain_search.gateway.nginx import LocalGateway
+    from brain_search.local.demo import api_process, worker_process
 
     settings = load_settings()
     api_process(settings).stop()

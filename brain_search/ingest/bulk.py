@@ -47,7 +47,7 @@ def index_action(doc_id: str, routing: str, version: int | None = None) -> dict[
 
     No ``_index``: the index is in the request's path (``POST /<index>/_bulk``). The engine refuses
     an index named in a body (``rest.action.multi.allow_explicit_index: false``), so the path rules
-    of the engine gateway (``store/gateway_rules.py``) are the whole truth of what a role reaches."""
+    of the engine gateway (``gateway/rules.py``) are the whole truth of what a role reaches."""
     action: dict[str, Any] = {"_id": doc_id, "routing": routing}
     if version is not None:
         action.update(version=version, version_type="external_gte")

@@ -14,7 +14,7 @@ runs, is not covered: forget after the tenant's tasks have finished, or forget a
 The task is recorded (its request and version included) in the node-tasks index (kind
 ``forget``) before the 202, then runs on a thread of the API process under a lease it renews
 page by page. A forget whose lease has run out (its API was killed or restarted) is taken over
-by any API process (``resume_stale``, from ``unfinished.py``) and run again from the start: every
+by any API process (``resume_stale``, from ``api/unfinished.py``) and run again from the start: every
 step is idempotent, so a kill at any point ends the same.
 """
 
@@ -32,9 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
-from brain_search.graph_ops import task_doc_id
+from brain_search.graph.ops import task_doc_id
 from brain_search.ingest.tombstones import tombstone_entries, write_versioned
-from brain_search.input_types import EngineTime, Text
+from brain_search.models.inputs import EngineTime, Text
 from brain_search.retrieval.queries import scope_filter
 from brain_search.store.indices import IndexNames
 

@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from brain_search.input_types import EngineTime, JsonObject, Text
+from brain_search.models.inputs import EngineTime, JsonObject, Text
 
 MEMORY_ID_PATTERN = r"^[^\s\x00-\x1f\x7f]{1,256}$"
 OPTION_FIELDS = ("chunk", "refresh", "create_nodes")

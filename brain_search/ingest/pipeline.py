@@ -22,7 +22,7 @@ from opensearchpy import OpenSearch
 from opensearchpy.exceptions import TransportError
 
 from brain_search.config import Settings
-from brain_search.embedding import Embedder
+from brain_search.encoders.embedding import Embedder
 from brain_search.ingest.bulk import (
     BulkEntry,
     ItemOutcome,

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from brain_search.ingest.models import IngestJob
-from brain_search.input_types import printable
+from brain_search.models.inputs import printable
 
 log = logging.getLogger(__name__)
 SCAN_CHUNK = 500

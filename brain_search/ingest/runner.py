@@ -14,12 +14,12 @@ from typing import Any, Protocol, TypeVar
 
 import httpx
 
-from brain_search.auth import KeyStore, validate_tenant_id
-from brain_search.client import ApiError, ApiUnavailable, BrainClient
+from brain_search.commands.client import ApiError, ApiUnavailable, BrainClient
 from brain_search.config import Settings
 from brain_search.errors import BrainSearchError, InvalidInput, NotFound, SetupError
 from brain_search.ingest.models import IngestOptions, IngestRequest, MemoryIn, TaskState, TaskStatus
 from brain_search.ingest.sources import SourceRecord
+from brain_search.tenancy.auth import KeyStore, validate_tenant_id
 
 FINISHED = (TaskState.succeeded, TaskState.failed)
 T = TypeVar("T")
@@ -196,8 +196,8 @@ class InProcessSubmitter:
     API accepts a POST, and a delete accepted after it wins."""
 
     def __init__(self, settings: Settings, tenant_id: str | None) -> None:
-        from brain_search.embedding import make_worker_embedder
-        from brain_search.graph import GraphStore
+        from brain_search.encoders.embedding import make_worker_embedder
+        from brain_search.graph.store import GraphStore
         from brain_search.ingest.service import embedded_service
         from brain_search.store.client import make_client
         from brain_search.store.indices import ensure_indices

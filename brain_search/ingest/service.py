@@ -16,7 +16,7 @@ from opensearchpy import OpenSearch
 from opensearchpy.exceptions import TransportError
 
 from brain_search.config import Settings
-from brain_search.embedding import Embedder, make_document_embedder
+from brain_search.encoders.embedding import Embedder, make_document_embedder
 from brain_search.errors import Conflict, InvalidInput, NotFound, PreconditionFailed, SetupError
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.edits import body_field, check_if_match, patched_source, replacement, text_edit

@@ -24,7 +24,7 @@ from opensearchpy import OpenSearch
 from brain_search.config import Settings
 from brain_search.encoders.base import ENCODERS
 from brain_search.errors import StoreUnavailable
-from brain_search.graph import GraphStore, minimal_cover
+from brain_search.graph.store import GraphStore, minimal_cover
 from brain_search.models import (
     PartialResults,
     QueryAnalysis,

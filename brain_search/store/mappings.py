@@ -9,11 +9,11 @@ TENANTS: dict[str, Any] = {
         "tenant_id": {"type": "keyword"},
         "name": {"type": "keyword"},
         "created_at": {"type": "date"},
-        # the erase marker (erase.py): the id being erased, its token and when the second pass runs
+        # the erase marker (tenancy/erase.py): the id being erased, its token and when the second pass runs
         "erasing": {"type": "keyword"},
         "erase_id": {"type": "keyword"},
         "second_pass_at": {"type": "date"},
-        # the tenant's own rate limit (ratelimit.py), when it has one
+        # the tenant's own rate limit (tenancy/ratelimit.py), when it has one
         "rate_limit_per_s": {"type": "float"},
         "rate_limit_burst": {"type": "integer"},
         # how long the tenant's recalls and their feedback are kept (feedback/), when not the default

@@ -35,8 +35,8 @@ from opensearchpy import OpenSearch
 from opensearchpy.helpers import scan
 
 from brain_search.config import Settings
-from brain_search.embedding import Embedder
 from brain_search.encoders.base import EncoderInfo, index_meta
+from brain_search.encoders.embedding import Embedder
 from brain_search.errors import SetupError
 from brain_search.index_names import IndexNames
 

@@ -22,9 +22,9 @@ from brain_lab.bench.stats import percentiles
 from opensearchpy import OpenSearch
 
 from brain_search.config import load_settings
+from brain_search.gateway.nginx import LocalGateway
+from brain_search.gateway.rules import Role
 from brain_search.store.client import make_client
-from brain_search.store.gateway import LocalGateway
-from brain_search.store.gateway_rules import Role
 
 WORDS = "alpha beta gamma delta equity board offer salary trip dinner paris launch budget hiring".split()
 

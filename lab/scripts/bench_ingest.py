@@ -51,7 +51,7 @@ def texts_for(n: int, data_dir: Path) -> list[str]:
 def bare_embedding(settings: Settings, texts: list[str], call_size: int) -> tuple[float, float, list[Any]]:
     """The embedder alone, in calls of ``call_size`` texts (as the pipeline makes them):
     (memories/s, CPU seconds of this process, the vectors)."""
-    from brain_search.embedding import make_worker_embedder
+    from brain_search.encoders.embedding import make_worker_embedder
 
     embedder = make_worker_embedder(settings)
     embedder.encode(texts[:64])  # warm-up
@@ -224,7 +224,7 @@ def cpu_seconds(pid: int | None) -> float:
 def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "brain_search.cli", *args],
+            [sys.executable, "-m", "brain_search.commands.cli", *args],
             env=env,
             cwd=ROOT,
             stdout=out,
@@ -304,9 +304,9 @@ def main() -> None:
     )
     a = ap.parse_args()
 
-    from brain_search.local_redis import LocalRedis
+    from brain_search.local.node import LocalCluster
+    from brain_search.local.redis_server import LocalRedis
     from brain_search.store.client import make_client
-    from brain_search.store.local_node import LocalCluster
     from brain_search.store.templates import delete_indices, install_memories_index
 
     data_dir = a.data_dir or Path(os.environ.get("BRAIN_DATA_DIR") or ROOT.parent / "shared" / "data")

@@ -24,8 +24,8 @@ import urllib.request
 from pathlib import Path
 
 from brain_search.config import load_settings
-from brain_search.procs import BackgroundProcess
-from brain_search.store.local_node import LocalCluster
+from brain_search.local.node import LocalCluster
+from brain_search.local.procs import BackgroundProcess
 
 BIN = Path(sys.executable).parent
 

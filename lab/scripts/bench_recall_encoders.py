@@ -34,8 +34,8 @@ from brain_lab.bench.load import CachedVectors
 from brain_lab.bench.workload import build_workload, parse_mix
 
 from brain_search.config import load_settings
-from brain_search.embedding import Embedder, OnnxQueryEmbedder, QueryCache, make_embedder
-from brain_search.graph import GraphStore
+from brain_search.encoders.embedding import Embedder, OnnxQueryEmbedder, QueryCache, make_embedder
+from brain_search.graph.store import GraphStore
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client

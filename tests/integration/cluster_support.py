@@ -29,7 +29,16 @@ class ApiProcess:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, ready_timeout_s: float = 180) -> ApiProcess:
-        cmd = [sys.executable, "-m", "brain_search.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "brain_search.commands.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+        ]
         with self.log_path.open("ab") as log:
             self.proc = subprocess.Popen(
                 cmd, env=self.env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -90,12 +90,12 @@ def worker_api(api_state, wsettings: Settings, client: OpenSearch, as_role) -> I
     from fastapi.testclient import TestClient
 
     from brain_search.api.app import build_state, create_app
-    from brain_search.auth import KeyStore
-    from brain_search.graph import GraphStore
+    from brain_search.graph.store import GraphStore
     from brain_search.ingest.service import make_ingest_service
     from brain_search.retrieval.pipeline import Retriever
     from brain_search.store.client import make_client
     from brain_search.store.indices import install_all
+    from brain_search.tenancy.auth import KeyStore
 
     install_all(client, wsettings)
     s = as_role(wsettings.model_copy(update={"admin_key": api_state.settings.admin_key}), "api")

@@ -98,7 +98,7 @@ class WorkerProcess:
         cmd = [
             sys.executable,
             "-m",
-            "brain_search.cli",
+            "brain_search.commands.cli",
             "worker",
             f"--loglevel={self.loglevel}",
             f"--hostname={self.name}@%h",

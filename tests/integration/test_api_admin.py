@@ -123,7 +123,9 @@ def test_the_admin_api_on_its_own_listener(stack_settings, role_env, tmp_path) -
         **role_env("api"),
     }
     log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen([sys.executable, "-m", "brain_search.cli", "serve"], env=env, stdout=log, stderr=log)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "brain_search.commands.cli", "serve"], env=env, stdout=log, stderr=log
+    )
     admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
     try:
         deadline = time.monotonic() + 120

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from brain_search.cli import app
+from brain_search.commands.cli import app
 from tests.integration.ingest_support import wait_task
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from brain_search.cli import app
+from brain_search.commands.cli import app
 from tests.conftest import ADMIN_KEY
 from tests.seed import Mem, node_paths, seed_memories
 

@@ -24,7 +24,7 @@ def test_cli_recall_tiered_and_json(api, make_tenant, client, stack_settings) ->
         "COLUMNS": "200",
     }
     env.pop("BRAIN_API_URL", None)
-    cli = [sys.executable, "-m", "brain_search.cli", "recall", "--in-process", "--tenant", "alice"]
+    cli = [sys.executable, "-m", "brain_search.commands.cli", "recall", "--in-process", "--tenant", "alice"]
     out = subprocess.run([*cli, 'Find where I said "53% for me"', "--tiered"], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     text = out.stdout
@@ -55,7 +55,7 @@ def test_cli_recall_tiered_and_json(api, make_tenant, client, stack_settings) ->
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The real command in its own process (the terminal width comes from COLUMNS, as in a shell)."""
     return subprocess.run(
-        [sys.executable, "-m", "brain_search.cli", *args], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "brain_search.commands.cli", *args], env=env, capture_output=True, text=True, timeout=120
     )
 
 

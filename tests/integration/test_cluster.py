@@ -35,13 +35,13 @@ from opensearchpy.exceptions import ConnectionTimeout, TransportError
 
 from brain_search.config import Settings, load_settings
 from brain_search.errors import StoreUnavailable
+from brain_search.local.node import LocalCluster
 from brain_search.models import MemoryResult, RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.queries import knn_query, scope_filter
 from brain_search.store.client import make_client
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.indices import install_all
-from brain_search.store.local_node import LocalCluster
 from brain_search.store.templates import delete_indices
 
 # bounded: the whole module (3-node start, three tests, wipe) takes a few minutes
@@ -606,7 +606,7 @@ def test_whole_stack_survives_node_redis_and_api_kills(
     SIGKILL one API process. Every accepted task completes; every accepted memory is there once."""
     import redis as redis_lib
 
-    from brain_search.local_redis import LocalRedis
+    from brain_search.local.redis_server import LocalRedis
     from tests.integration.cluster_support import ApiProcess, HttpLoad
     from tests.integration.ingest_support import WorkerProcess
 

@@ -22,7 +22,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
 from typer.testing import CliRunner
 
-from brain_search.embedding import Embedder
+from brain_search.encoders.embedding import Embedder
 from tests.integration.ingest_support import WorkerProcess, memory_ids, tenant_headers, wait_task
 from tests.integration.signals import stop_group
 
@@ -186,7 +186,7 @@ def test_mcp_door(live_api, api, make_tenant, client, stack_settings) -> None:
 def test_cli_door_ingest_in_process(api, make_tenant, embedder, client, monkeypatch, tmp_path: Path) -> None:
     """`brain-search ingest --tenant` (no API): a memory stored before, rewritten by the file; the
     DELETE (through the API) lands after the CLI accepted its write and before it is written."""
-    from brain_search.cli import app
+    from brain_search.commands.cli import app
 
     acme = make_tenant("acme")
     s = api.app.state.brain.settings
@@ -197,7 +197,7 @@ def test_cli_door_ingest_in_process(api, make_tenant, embedder, client, monkeypa
         deletes.append(api.delete("/v1/memories/m", headers=acme).status_code)
 
     gate = HeldEmbedder(embedder, before=delete_through_the_api)
-    monkeypatch.setattr("brain_search.embedding.make_worker_embedder", lambda settings, *a, **kw: gate)
+    monkeypatch.setattr("brain_search.encoders.embedding.make_worker_embedder", lambda settings, *a, **kw: gate)
     monkeypatch.setenv("BRAIN_INDEX_PREFIX", s.index_prefix)
     monkeypatch.setenv("BRAIN_OPENSEARCH_URL", s.opensearch_url)
     monkeypatch.delenv("BRAIN_REDIS_URL", raising=False)

@@ -86,7 +86,9 @@ def _serve(stack_settings: Any, role_env: Any, log_path: Path) -> Iterator[str]:
         **role_env("api"),
     }
     with log_path.open("ab") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "brain_search.cli", "serve"], env=env, stdout=log, stderr=log)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "brain_search.commands.cli", "serve"], env=env, stdout=log, stderr=log
+        )
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + 180

@@ -287,7 +287,7 @@ def test_a_stopped_redis_costs_a_write_one_socket_timeout_and_loses_nothing(
     publishes it once Redis answers) and lands after SIGCONT; nothing is lost or doubled."""
     import threading
 
-    from brain_search.local_redis import LocalRedis
+    from brain_search.local.redis_server import LocalRedis
 
     w1 = workers("w1")
     acme = tenant_headers(worker_api, "acme")

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from brain_search.errors import InvalidInput
 from brain_search.ingest.models import IngestJob, MemoryItem, TaskState
-from brain_search.mcp_server import format_validation_error
-from brain_search.mcp_tools import mcp_tools
+from brain_search.mcp.server import format_validation_error
+from brain_search.mcp.tools import mcp_tools
 from tests.integration.ingest_support import wait_task
 
 pytestmark = pytest.mark.integration
@@ -104,7 +104,7 @@ def test_a_lone_surrogate_is_a_422_naming_the_field_at_every_door(api, api_state
     assert "node" in _mcp_error(forget, "surr", {"node": "n\ud800"})
 
     # the CLI: a JSON Lines record is refused with its field; `remember` refuses before sending
-    from brain_search.cli import app
+    from brain_search.commands.cli import app
     from brain_search.ingest.sources import read_jsonl
 
     (record,) = read_jsonl(io.StringIO(_raw('{"content": "a@b"}\n').decode()))

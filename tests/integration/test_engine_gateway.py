@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from brain_search.store.gateway import LocalGateway
-from brain_search.store.gateway_rules import Role, allowed
+from brain_search.gateway.nginx import LocalGateway
+from brain_search.gateway.rules import Role, allowed
 from tests.conftest import DELIBERATE_DENIALS, SECURED, TEST_PREFIXES
 
 P = os.environ.get("BRAIN_TEST_INDEX_PREFIX", "brain-test")  # the session's prefix (tests/conftest.py)
@@ -277,7 +277,7 @@ def test_the_deployment_gateway_serves_the_roles_and_reloads_a_renewed_certifica
     import tempfile
     from pathlib import Path
 
-    from brain_search.store.gateway_certs import ensure_certificates
+    from brain_search.gateway.certs import ensure_certificates
 
     ca1, cert1, key1 = ensure_certificates(tmp_path / "one")
     mount = tmp_path / "mount"
@@ -304,7 +304,10 @@ def test_the_deployment_gateway_serves_the_roles_and_reloads_a_renewed_certifica
     }
     log = (tmp_path / "gateway.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "brain_search.cli", "gateway", "run"], env=env, stdout=log, stderr=subprocess.STDOUT
+        [sys.executable, "-m", "brain_search.commands.cli", "gateway", "run"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
 
     def served_fingerprint() -> str:

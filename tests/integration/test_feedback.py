@@ -218,7 +218,7 @@ def test_forgetting_memories_removes_their_feedback(api, alice, client) -> None:
 
 
 def test_erasing_a_tenant_removes_its_feedback(api, alice, make_tenant, client) -> None:
-    from brain_search.erase import count_everywhere
+    from brain_search.tenancy.erase import count_everywhere
 
     state = api.app.state.brain
     rid = _recall(api, alice)["recall_id"]
@@ -243,7 +243,7 @@ def test_feedback_over_mcp_and_the_cli(api, alice, live_api) -> None:
     from mcp.client.streamable_http import streamablehttp_client
     from typer.testing import CliRunner
 
-    from brain_search.cli import app
+    from brain_search.commands.cli import app
 
     async def main() -> tuple[list[str], dict[str, Any], str, str]:
         async with (

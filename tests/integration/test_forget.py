@@ -89,8 +89,8 @@ def test_forget_a_conversation_then_everything(api, make_tenant, client, stack_s
 
 
 def test_erasing_a_tenant_leaves_nothing_of_it_in_any_index(api, make_tenant, client, stack_settings) -> None:
-    from brain_search.erase import count_everywhere, finish_erase
     from brain_search.store.indices import IndexNames
+    from brain_search.tenancy.erase import count_everywhere, finish_erase
     from tests.conftest import ADMIN_KEY
 
     acme, other = make_tenant("acme"), make_tenant("other")
@@ -153,7 +153,7 @@ def test_erasing_a_tenant_leaves_nothing_of_it_in_any_index(api, make_tenant, cl
 def test_cli_forget(live_api, api, make_tenant, client, stack_settings) -> None:
     from typer.testing import CliRunner
 
-    from brain_search.cli import app
+    from brain_search.commands.cli import app
 
     acme = make_tenant("acme")
     batch = [
@@ -225,9 +225,9 @@ def test_an_erase_whose_api_died_is_finished_by_another(api, make_tenant, client
     """Issue 54 item 11: the erase's second pass no longer hangs on the timer of the API that
     started it: any API's sweep finishes an overdue erase (what a task wrote after the first pass
     goes, then the marker)."""
-    from brain_search.erase import count_everywhere
     from brain_search.store.documents import memory_doc_id
     from brain_search.store.indices import IndexNames
+    from brain_search.tenancy.erase import count_everywhere
     from tests.conftest import ADMIN_KEY
 
     make_tenant("acme")

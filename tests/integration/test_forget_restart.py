@@ -16,7 +16,7 @@ import pytest
 from opensearchpy import OpenSearch, helpers
 
 from brain_search.config import Settings
-from brain_search.graph_ops import task_doc_id
+from brain_search.graph.ops import task_doc_id
 from brain_search.store.documents import memory_doc_id
 from brain_search.store.indices import IndexNames
 from brain_search.store.templates import delete_indices

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
 
-from brain_search.erase import tenant_query
 from brain_search.store.indices import IndexNames
+from brain_search.tenancy.erase import tenant_query
 from tests.integration.ingest_support import wait_task
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(1200)]

@@ -1,7 +1,7 @@
 import pytest
 
 from brain_search.errors import InvalidInput, NotFound
-from brain_search.graph import normalize_label
+from brain_search.graph.store import normalize_label
 
 pytestmark = pytest.mark.integration
 

@@ -58,7 +58,7 @@ def test_locomo_through_the_api_one_tenant_per_conversation(api, tmp_path: Path)
 
 def test_in_process_cli(api, monkeypatch, tmp_path: Path) -> None:
     """The CLI without an API: loads its own model and writes straight to OpenSearch."""
-    from brain_search.cli import app
+    from brain_search.commands.cli import app
 
     s = api.app.state.brain.settings
     monkeypatch.setenv("BRAIN_INDEX_PREFIX", s.index_prefix)

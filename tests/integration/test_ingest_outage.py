@@ -17,9 +17,9 @@ import pytest
 from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.ingest.models import IngestJob, MemoryItem
+from brain_search.local.node import LocalCluster
 from brain_search.store.client import make_client
 from brain_search.store.indices import install_all
-from brain_search.store.local_node import LocalCluster
 from brain_search.store.templates import delete_indices
 from tests.integration.ingest_support import WorkerProcess, memory_ids, wait_celery_tasks, worker_env
 from tests.integration.signals import stop, stop_group

@@ -17,7 +17,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamablehttp_client
 
 from brain_search.api.app import create_app
-from brain_search.mcp_server import RECALL_INPUT_SCHEMA
+from brain_search.mcp.server import RECALL_INPUT_SCHEMA
 
 pytestmark = pytest.mark.integration
 
@@ -127,7 +127,7 @@ def test_mcp_over_stdio(api, alice, stack_settings, role_env) -> None:
         "BRAIN_MCP_TENANT": "alice",
         **role_env("api"),
     }
-    params = StdioServerParameters(command=sys.executable, args=["-m", "brain_search.cli", "mcp"], env=env)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "brain_search.commands.cli", "mcp"], env=env)
 
     async def recall_ids(session: ClientSession, query: str) -> list[str]:
         got = await session.call_tool("brain_recall", {"query": query, "limit": 5})

@@ -266,7 +266,7 @@ def test_export_import_keeps_every_field(live_api, api, make_tenant, tmp_path) -
     was superseded or expired, as it does in the original."""
     from typer.testing import CliRunner
 
-    from brain_search.cli import app
+    from brain_search.commands.cli import app
 
     acme, copy = make_tenant("acme"), make_tenant("acme-copy")
     memories = [

@@ -87,7 +87,7 @@ def test_cli_memories_get_update_patch_history_delete(live_api, api, make_tenant
 
     from typer.testing import CliRunner
 
-    from brain_search.cli import app
+    from brain_search.commands.cli import app
 
     acme = make_tenant("acme")
     r = api.post("/v1/memories", json={"content": "first words", "memory_id": "c1", "refresh": True}, headers=acme)
@@ -118,7 +118,7 @@ def test_list_with_filters_and_cursor_then_export_import_round_trip(live_api, ap
 
     from typer.testing import CliRunner
 
-    from brain_search.cli import app
+    from brain_search.commands.cli import app
 
     acme, copy = make_tenant("acme"), make_tenant("acme-copy")
     batch = [
@@ -254,7 +254,7 @@ def test_cli_update_keeps_what_it_does_not_name_and_sets_what_it_does(live_api, 
 
     from typer.testing import CliRunner
 
-    from brain_search.cli import app
+    from brain_search.commands.cli import app
 
     acme = make_tenant("acme")
     before = _post_full(api, acme, "e2", "the Kyoto ryokan is booked")

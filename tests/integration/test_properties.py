@@ -163,7 +163,7 @@ class Run:
     def export(self) -> None:
         from typer.testing import CliRunner
 
-        from brain_search.cli import app
+        from brain_search.commands.cli import app
 
         copy = tenant_headers(self.api, f"copy-{os.urandom(4).hex()}")
         fd, path = tempfile.mkstemp(suffix=".jsonl")

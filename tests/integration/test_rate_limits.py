@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from brain_search.errors import RateLimited
-from brain_search.ratelimit import Limit, RateLimiter
+from brain_search.tenancy.ratelimit import Limit, RateLimiter
 from tests.conftest import ADMIN_KEY
 
 pytestmark = pytest.mark.integration

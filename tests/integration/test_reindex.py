@@ -18,8 +18,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.embedding import make_document_embedder
 from brain_search.encoders.base import E5_SMALL, recorded_encoder
+from brain_search.encoders.embedding import make_document_embedder
 from brain_search.encoders.follow import FollowingEmbedder, IndexEncoder
 from brain_search.errors import NotFound
 from brain_search.ingest.models import MemoryItem
@@ -140,7 +140,7 @@ def test_a_killed_move_resumes(client: OpenSearch, stack_settings: Settings) -> 
     _write(svc, expected)
     svc.close()
     env = worker_env(s, embedding_model=E5_SMALL.name)
-    cmd = [sys.executable, "-m", "brain_search.cli", "reindex", "--encoder", E5_SMALL.name, "--grace-s", "0"]
+    cmd = [sys.executable, "-m", "brain_search.commands.cli", "reindex", "--encoder", E5_SMALL.name, "--grace-s", "0"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     assert proc.stdout is not None
     seen = ""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from brain_search.demo import sample_memories
+from brain_search.local.demo import sample_memories
 from tests.integration.recall_corpus import index_corpus
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,7 @@ from brain_lab.eval.baselines import bm25_match, bm25_phrase
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.embedding import OnnxQueryEmbedder, SentenceTransformerEmbedder, make_document_embedder
+from brain_search.encoders.embedding import OnnxQueryEmbedder, SentenceTransformerEmbedder, make_document_embedder
 from brain_search.retrieval.queries import knn_query, scope_filter
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.templates import derived_source

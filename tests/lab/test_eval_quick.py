@@ -20,7 +20,7 @@ from brain_lab.eval.retrieval_eval import LOCOMO_METRICS, RetrievalResult, evalu
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.embedding import SentenceTransformerEmbedder
+from brain_search.encoders.embedding import SentenceTransformerEmbedder
 from brain_search.errors import SetupError
 from brain_search.store.templates import delete_indices
 

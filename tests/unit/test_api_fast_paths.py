@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from opensearchpy.exceptions import SerializationError
 
-from brain_search.auth import KeyStore, hash_key
 from brain_search.config import Settings
 from brain_search.store.client import OrjsonSerializer
+from brain_search.tenancy.auth import KeyStore, hash_key
 
 
 def test_orjson_serializer_parses_like_json() -> None:

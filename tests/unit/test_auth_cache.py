@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from opensearchpy import NotFoundError
 
-from brain_search.auth import KeyStore, hash_key
 from brain_search.config import load_settings
 from brain_search.errors import Unauthorized
+from brain_search.tenancy.auth import KeyStore, hash_key
 
 
 class _Engine:

@@ -11,7 +11,8 @@ from typing import Any
 import typer
 from typer.testing import CliRunner
 
-from brain_search.cli import app
+from brain_search.commands.cli import app
+from brain_search.commands.render import render_list, render_tiered
 from brain_search.models import (
     Intent,
     MatchKind,
@@ -24,7 +25,6 @@ from brain_search.models import (
     Tiers,
     Timings,
 )
-from brain_search.render import render_list, render_tiered
 
 CLOSED_PORT = "http://127.0.0.1:9"  # nothing listens: a command that parsed its flags fails to connect
 

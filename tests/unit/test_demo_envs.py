@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from brain_search.demo import role_envs
+from brain_search.local.demo import role_envs
 
 
 def test_the_worker_gets_neither_the_admin_key_nor_the_api_role() -> None:

@@ -18,10 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brain_search import embedding, encoder_graph
 from brain_search.config import load_settings
-from brain_search.embedding import OnnxQueryEmbedder, make_query_embedder
-from brain_search.encoder_graph import MODEL_INSTALL, MODEL_PACKAGE, WeightsMissing, read_safetensors
+from brain_search.encoders import embedding
+from brain_search.encoders import onnx_graph as encoder_graph
+from brain_search.encoders.embedding import OnnxQueryEmbedder, make_query_embedder
+from brain_search.encoders.onnx_graph import MODEL_INSTALL, MODEL_PACKAGE, WeightsMissing, read_safetensors
 from brain_search.encoders.sessions import session_options
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,7 +84,7 @@ class Block:
             raise ImportError('blocked: ' + name)
 sys.meta_path.insert(0, Block())
 from brain_search.config import load_settings
-from brain_search.embedding import make_document_embedder, make_query_embedder
+from brain_search.encoders.embedding import make_document_embedder, make_query_embedder
 s = load_settings(cache_dir={str(tmp_path)!r})
 doc, query = make_document_embedder(s), make_query_embedder(s)
 assert doc.encode(['ok']).shape == (1, 384) and query.encode(['ok']).shape == (1, 384)

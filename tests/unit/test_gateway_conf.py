@@ -14,10 +14,10 @@ import pytest
 from pydantic import SecretStr
 
 from brain_search.errors import SetupError
-from brain_search.store.gateway import GatewayLayout, _libcrypt, hash_password, render_conf
-from brain_search.store.gateway_certs import ensure_certificates
-from brain_search.store.gateway_rules import Role
-from brain_search.store.gateway_service import GatewaySettings, layout, passwords, prepare
+from brain_search.gateway.certs import ensure_certificates
+from brain_search.gateway.nginx import GatewayLayout, _libcrypt, hash_password, render_conf
+from brain_search.gateway.rules import Role
+from brain_search.gateway.service import GatewaySettings, layout, passwords, prepare
 
 LAYOUT = GatewayLayout(
     listen="9200",

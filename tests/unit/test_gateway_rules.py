@@ -1,4 +1,4 @@
-"""The engine roles' rules (store/gateway_rules.py), read in Python as nginx enforces them."""
+"""The engine roles' rules (gateway/rules.py), read in Python as nginx enforces them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from brain_search.store.gateway_rules import (
+from brain_search.gateway.rules import (
     WORKER_BULK_RESPONSE,
     WORKER_MGET_RESPONSE,
     allowed,

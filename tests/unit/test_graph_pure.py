@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from brain_search.auth import api_key_from_headers
 from brain_search.errors import InvalidInput
-from brain_search.graph import ancestors_of, in_subtree, minimal_cover, normalize_label, parent_of
-from brain_search.graph_ops import relabel, relabel_script, subtree_memories_query, task_progress
+from brain_search.graph.ops import relabel, relabel_script, subtree_memories_query, task_progress
+from brain_search.graph.store import ancestors_of, in_subtree, minimal_cover, normalize_label, parent_of
+from brain_search.tenancy.auth import api_key_from_headers
 
 
 def test_label_paths() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from brain_search.config import load_settings
 from brain_search.errors import InvalidInput, NotFound
-from brain_search.graph import Node, derive_node_id, normalize_label
+from brain_search.graph.store import Node, derive_node_id, normalize_label
 from brain_search.ingest.models import IngestRequest
 from brain_search.ingest.prepare import prepare_items
 from brain_search.store.documents import derive_memory_id

@@ -172,7 +172,7 @@ def test_worker_mode_without_a_redis_url_is_an_error_not_a_silent_switch() -> No
 
 
 def test_document_sessions_one_per_usable_cpu_at_most_four() -> None:
-    from brain_search.embedding import document_sessions, usable_cpus
+    from brain_search.encoders.embedding import document_sessions, usable_cpus
 
     s = load_settings()
     assert s.embedding_sessions == 0
@@ -186,7 +186,7 @@ def test_document_sessions_one_per_usable_cpu_at_most_four() -> None:
 def test_worker_embedder_with_one_cpu_runs_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker allowed one CPU gets one one-thread session, not onnxruntime's default pool (one
     spinning thread per core of the machine, pinned by onnxruntime whatever the affinity)."""
-    from brain_search import embedding
+    from brain_search.encoders import embedding
 
     made: list[tuple[int, int]] = []
 

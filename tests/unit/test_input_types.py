@@ -1,4 +1,4 @@
-"""The types every door shares (``brain_search/input_types.py``) and the reconciler's handling of
+"""The types every door shares (``brain_search/models/inputs.py``) and the reconciler's handling of
 a job that cannot be sent (issue 54 items 1 and 6; pure)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from brain_search.api.errors import validation_body
 from brain_search.ingest.forget import ForgetRequest
 from brain_search.ingest.models import IngestJob, IngestRequest, MemoryItem, MemoryPatch, MemoryReplace
 from brain_search.ingest.reconcile import reconcile
-from brain_search.input_types import engine_time, json_depth, json_problem, lone_surrogate, printable
 from brain_search.models import RecallRequest
+from brain_search.models.inputs import engine_time, json_depth, json_problem, lone_surrogate, printable
 
 
 def _deep(levels: int) -> dict[str, Any]:

@@ -4,8 +4,8 @@ import pytest
 
 from brain_search.config import load_settings
 from brain_search.errors import SetupError
-from brain_search.store.distribution import find_java, java_major, required_java
-from brain_search.store.local_node import LocalCluster, diagnose
+from brain_search.local.distribution import find_java, java_major, required_java
+from brain_search.local.node import LocalCluster, diagnose
 
 
 def test_required_java_by_major_version() -> None:

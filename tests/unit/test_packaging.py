@@ -37,7 +37,7 @@ def _imports(path: Path) -> set[str]:
 def test_importing_the_api_and_the_worker_loads_no_lab_and_no_plotting() -> None:
     code = (
         "import sys\n"
-        "import brain_search.api.app, brain_search.cli, brain_search.mcp_server\n"
+        "import brain_search.api.app, brain_search.commands.cli, brain_search.mcp.server\n"
         "import workers.app, workers.tasks, workers.runtime, workers.cli\n"
         "bad = {'matplotlib', 'locust', 'pandas', 'brain_lab'}\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & bad))\n"

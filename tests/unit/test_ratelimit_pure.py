@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from brain_search.ratelimit import Limit, LocalBuckets, take
+from brain_search.tenancy.ratelimit import Limit, LocalBuckets, take
 
 
 def test_a_bucket_holds_its_burst_then_refills_at_its_rate() -> None:

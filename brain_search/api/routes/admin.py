@@ -9,9 +9,9 @@ from fastapi import APIRouter, Query, status
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from brain_search.api.deps import AdminDep, StateDep
-from brain_search.auth import TenantErasing
-from brain_search.erase import erase_tenant, finish_erase
-from brain_search.input_types import EngineTime
+from brain_search.models.inputs import EngineTime
+from brain_search.tenancy.auth import TenantErasing
+from brain_search.tenancy.erase import erase_tenant, finish_erase
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 

@@ -20,7 +20,7 @@ from brain_search.ingest.models import (
     TaskStatus,
 )
 from brain_search.ingest.service import IngestService
-from brain_search.input_types import EngineTime, EngineUntil
+from brain_search.models.inputs import EngineTime, EngineUntil
 from brain_search.retrieval.queries import scope_filter
 from brain_search.retrieval.supersede import newer_versions
 

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
 from brain_search.api.deps import StateDep, TenantDep
-from brain_search.graph import MAX_NEIGHBOR_DEPTH, Neighbor, Node
-from brain_search.graph_ops import DeleteResult, MoveResult, TaskInfo, delete_node, get_task, move_node
+from brain_search.graph.ops import DeleteResult, MoveResult, TaskInfo, delete_node, get_task, move_node
+from brain_search.graph.store import MAX_NEIGHBOR_DEPTH, Neighbor, Node
 
 router = APIRouter(prefix="/v1/nodes", tags=["nodes"])
 

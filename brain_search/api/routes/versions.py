@@ -14,7 +14,7 @@ from brain_search.api.deps import StateDep, TenantDep
 from brain_search.api.routes.memories import IngestDep
 from brain_search.ingest.forget import ForgetRequest, ForgetStatus
 from brain_search.ingest.models import MemoryHistory, MemoryOut, MemoryPatch, MemoryReplace, ReplaceAccepted
-from brain_search.input_types import EngineUntil
+from brain_search.models.inputs import EngineUntil
 
 router = APIRouter(prefix="/v1", tags=["memories"])
 

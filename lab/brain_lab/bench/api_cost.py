@@ -34,7 +34,7 @@ from opensearchpy.helpers import bulk
 
 from brain_lab.bench.cpu import node_cpu_ms, node_pids
 from brain_search.config import Settings
-from brain_search.embedding import make_worker_embedder
+from brain_search.encoders.embedding import make_worker_embedder
 from brain_search.models import RecallRequest, RecallResponse
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 

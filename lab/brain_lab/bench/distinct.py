@@ -27,7 +27,7 @@ from brain_lab.bench.corpus import Pool
 from brain_lab.eval.datasets import Dataset, Memory, load_locomo, load_scifact, resolve_data_dir
 from brain_lab.eval.realmem import load_realmem
 from brain_search.config import Settings
-from brain_search.embedding import Embedder
+from brain_search.encoders.embedding import Embedder
 
 MIN_PARAGRAPH = 40
 """characters: shorter pieces of a long turn join the next one"""

@@ -111,7 +111,7 @@ def run_encoders(console: Any, rounds: int, memories: int, ingest_rounds: int, w
     from brain_lab.eval.datasets import load_locomo, resolve_data_dir
     from brain_lab.eval.realmem import load_realmem
     from brain_search.config import load_settings
-    from brain_search.embedding import OnnxQueryEmbedder, e5_side
+    from brain_search.encoders.embedding import OnnxQueryEmbedder, e5_side
 
     s = load_settings()
     data = resolve_data_dir(s)

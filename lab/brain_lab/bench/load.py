@@ -28,9 +28,9 @@ from brain_lab.bench.corpus import Pool, cached_embedder, load_pool
 from brain_lab.bench.stats import percentiles
 from brain_lab.bench.workload import Workload, build_workload, parse_mix
 from brain_lab.paths import LOADTESTS
-from brain_search.client import BrainClient
+from brain_search.commands.client import BrainClient
 from brain_search.config import Settings
-from brain_search.graph import GraphStore
+from brain_search.graph.store import GraphStore
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client

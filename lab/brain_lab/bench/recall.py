@@ -16,7 +16,7 @@ from opensearchpy import OpenSearch
 
 from brain_lab.bench.stats import percentiles
 from brain_lab.bench.workload import Item
-from brain_search.client import BrainClient
+from brain_search.commands.client import BrainClient
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 

@@ -19,7 +19,7 @@ from brain_lab.bench.recall import engine_sequential, in_process
 from brain_lab.bench.stats import index_footprint, percentiles
 from brain_lab.bench.workload import build_workload, parse_mix
 from brain_search.config import Settings
-from brain_search.graph import GraphStore
+from brain_search.graph.store import GraphStore
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client

@@ -301,8 +301,8 @@ def recall(
     from brain_lab.bench.corpus import cached_embedder, load_pool
     from brain_lab.bench.load import CachedVectors, admin_keys
     from brain_lab.bench.workload import build_workload, parse_mix
-    from brain_search.embedding import QueryCache, make_query_embedder
-    from brain_search.graph import GraphStore
+    from brain_search.encoders.embedding import QueryCache, make_query_embedder
+    from brain_search.graph.store import GraphStore
     from brain_search.models import RecallRequest
     from brain_search.retrieval.pipeline import Retriever
     from brain_search.store.client import make_client
@@ -495,7 +495,5 @@ def api_cost(
         f"load average {_load_avg()}"
     )
     folder = _out(out, "api")
-    (folder / "api.json").write_text(
-        json.dumps({"figures": [f.__dict__ for f in figures], "summary": s, "load_avg": _load_avg()}, indent=2)
-    )
+    (folder / "api.json").write_text(json.dumps({"figures": [f.__dict__ for f in figures], "summary": s}, indent=2))
     console.print(f"results in {folder}")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from brain_search.embedding import Embedder
+from brain_search.encoders.embedding import Embedder
 
 CHUNK = 512
 

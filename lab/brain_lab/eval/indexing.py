@@ -18,8 +18,8 @@ from opensearchpy.helpers import streaming_bulk
 
 from brain_lab.eval.datasets import Dataset, Memory
 from brain_search.config import Settings
-from brain_search.embedding import Embedder
 from brain_search.encoders.base import E5_SMALL, encoder_info, index_meta
+from brain_search.encoders.embedding import Embedder
 from brain_search.store.documents import build_memory_doc, content_hash, memory_doc_id
 from brain_search.store.templates import delete_indices, install_memories_index, load_template
 

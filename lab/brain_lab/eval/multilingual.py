@@ -21,7 +21,7 @@ from opensearchpy import OpenSearch
 from opensearchpy.helpers import bulk
 
 from brain_search.config import Settings
-from brain_search.embedding import QueryCache, make_document_embedder, make_query_embedder
+from brain_search.encoders.embedding import QueryCache, make_document_embedder, make_query_embedder
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.documents import build_memory_doc, memory_doc_id

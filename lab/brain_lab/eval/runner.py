@@ -43,8 +43,8 @@ from brain_lab.eval.report import EvalReport
 from brain_lab.eval.retrieval_eval import LIMIT_OF, METRICS_OF, evaluate_systems
 from brain_lab.eval.z_run import ZResult
 from brain_search.config import Settings
-from brain_search.embedding import Embedder, e5_side, make_embedder, make_query_embedder, query_cut
 from brain_search.encoders.base import E5_SMALL
+from brain_search.encoders.embedding import Embedder, e5_side, make_embedder, make_query_embedder, query_cut
 
 PARTS = ("retrieval", "exact", "intent", "z")
 DATASETS = ("locomo", "scifact", "realmem")
@@ -363,7 +363,7 @@ class EvalRunner:
         """The Z figures on LoCoMo ``split`` (and, on dev, the calibration fit with SciFact's
         dev claims when SciFact is part of the run)."""
         from brain_lab.eval.z_run import run_z, scifact_split
-        from brain_search.embedding import QueryCache
+        from brain_search.encoders.embedding import QueryCache
         from brain_search.retrieval.pipeline import Retriever
 
         ds = self.split_of("locomo", split)

@@ -25,8 +25,8 @@ from opensearchpy import OpenSearch
 from opensearchpy.helpers import bulk
 
 from brain_search.config import Settings
-from brain_search.embedding import QueryCache, make_document_embedder, make_query_embedder
-from brain_search.graph import GraphStore, in_subtree
+from brain_search.encoders.embedding import QueryCache, make_document_embedder, make_query_embedder
+from brain_search.graph.store import GraphStore, in_subtree
 from brain_search.ingest.prepare import iso_utc
 from brain_search.models import MemoryResult, RecallRequest, RecallResponse
 from brain_search.retrieval.pipeline import Retriever

@@ -28,7 +28,7 @@ from brain_lab.eval.z_eval import (
     question_sample,
     z_phrase_queries,
 )
-from brain_search.embedding import Embedder
+from brain_search.encoders.embedding import Embedder
 from brain_search.models import RecallRequest, RecallResponse, ZFormula
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.text import query_terms

@@ -1,6 +1,6 @@
 """What each engine role may do, as rules over the request line (pure: no I/O).
 
-The engine gateway (``store/gateway.py``: nginx from Debian's packages, TLS and basic auth in
+The engine gateway (``gateway/nginx.py``: nginx from Debian's packages, TLS and basic auth in
 front of the loopback-bound OpenSearch) allows a request when one rule of its user's role matches
 ``"<METHOD> <raw request URI>"``. The same rules are rendered into nginx's ``map`` (``render_map``)
 and checked here in Python (``allowed``), so the unit tests read what nginx enforces.

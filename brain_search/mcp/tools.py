@@ -1,6 +1,6 @@
 """The MCP tools beside `brain_recall` — `brain_remember` and `brain_forget` over the ingest
 service, `brain_feedback` over the feedback service — as (tenant, arguments) → JSON answer; the
-server (``mcp_server.py``) lists them and maps their errors. Composed by their callers: the API's
+server (``mcp/server.py``) lists them and maps their errors. Composed by their callers: the API's
 /mcp/ mount and `brain-search mcp` (stdio)."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from brain_search.ingest.forget import ForgetRequest
 from brain_search.ingest.models import IngestRequest, TaskState, TaskStatus
 from brain_search.ingest.prepare import NodeLookup
 from brain_search.ingest.service import IngestService
-from brain_search.input_types import end_of_date
-from brain_search.mcp_server import REMEMBER_WAIT_S
+from brain_search.mcp.server import REMEMBER_WAIT_S
+from brain_search.models.inputs import end_of_date
 
 ToolFn = Callable[[str, dict[str, Any]], dict[str, Any]]
 ENDED = (TaskState.succeeded, TaskState.failed)

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
-from brain_search.client import ApiError, BrainClient
+from brain_search.commands.client import ApiError, BrainClient
+from brain_search.commands.render import render_analysis, render_tiered
 from brain_search.config import Settings
 from brain_search.errors import SetupError
+from brain_search.local.procs import BackgroundProcess
+from brain_search.local.stack import start_stack
 from brain_search.models import RecallRequest
-from brain_search.procs import BackgroundProcess
-from brain_search.render import render_analysis, render_tiered
-from brain_search.stack import start_stack
 
 DEMO_TENANT = "demo"
 # The spec's own examples: the Z-range table (section 2) and natural-language targeting (5.2).
@@ -110,9 +110,9 @@ def role_envs(
 
 def bring_up(settings: Settings, with_worker: bool, log: Callable[[str], None], secured: bool = False) -> DemoInfo:
     """The stack, a worker and the API; ``secured``: the engine behind the gateway, the API as the
-    ``api`` role and the worker as the ``worker`` role (store/gateway.py)."""
-    from brain_search.store.gateway import LocalGateway
-    from brain_search.store.gateway_rules import Role
+    ``api`` role and the worker as the ``worker`` role (gateway/nginx.py)."""
+    from brain_search.gateway.nginx import LocalGateway
+    from brain_search.gateway.rules import Role
 
     info = start_stack(settings, with_redis=with_worker, log=log)
     settings = settings.model_copy(update={"opensearch_url": info.opensearch_url})
@@ -126,7 +126,7 @@ def bring_up(settings: Settings, with_worker: bool, log: Callable[[str], None], 
     )
     if with_worker and info.redis_url:
         log("starting a Celery worker" + (" (worker role)" if secured else ""))
-        worker_process(settings).start([sys.executable, "-m", "brain_search.cli", "worker"], worker_env)
+        worker_process(settings).start([sys.executable, "-m", "brain_search.commands.cli", "worker"], worker_env)
     api = api_process(settings)
     url = f"http://{settings.api_host}:{settings.api_port}"
     if not api.running():

@@ -11,7 +11,7 @@ Until that second pass has run, an erase marker stands in for the tenant's recor
 id only (no ``tenant_id`` field, so it is no document *of* the tenant), and creating a tenant of
 that id is refused with a 409 that says when it can be. A marker whose second pass is overdue
 (the API that started it was killed or restarted) is finished by the sweep of any API process
-(``unfinished.py``) or by whoever creates the id next. The second
+(``api/unfinished.py``) or by whoever creates the id next. The second
 pass runs only while its own marker stands, so it can never delete a later tenant of the same id.
 """
 
@@ -25,10 +25,10 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
-from brain_search.auth import ERASING_FIELD, KeyStore, erase_marker_hit
 from brain_search.config import Settings
 from brain_search.ingest.tombstones import TOMBSTONE_FIELD
 from brain_search.store.indices import IndexNames
+from brain_search.tenancy.auth import ERASING_FIELD, KeyStore, erase_marker_hit
 
 log = logging.getLogger(__name__)
 

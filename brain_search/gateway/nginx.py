@@ -1,5 +1,5 @@
 """The engine gateway of the local stack: nginx (Debian's package) in front of the loopback-bound
-OpenSearch, with TLS and one basic-auth user per role (``store/gateway_rules.py``).
+OpenSearch, with TLS and one basic-auth user per role (``gateway/rules.py``).
 
 ``opensearch-security`` 3.5.0.0 is not served by Maven Central, so the node itself runs without
 authentication, bound to 127.0.0.1, and everything else reaches it only through this gateway:
@@ -34,9 +34,9 @@ from pydantic import SecretStr
 
 from brain_search.config import Settings
 from brain_search.errors import SetupError
-from brain_search.procs import BackgroundProcess
-from brain_search.store.gateway_certs import ensure_certificates
-from brain_search.store.gateway_rules import Role, render_map, render_upstream_map
+from brain_search.gateway.certs import ensure_certificates
+from brain_search.gateway.rules import Role, render_map, render_upstream_map
+from brain_search.local.procs import BackgroundProcess
 
 # nginx checks the password on every request: SHA-256-crypt at 1000 rounds costs ~1 ms here
 # (glibc's default 5000 is ~5.6 ms per request); the passwords are 192-bit random tokens, so the

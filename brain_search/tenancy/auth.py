@@ -28,8 +28,8 @@ from opensearchpy import ConflictError, NotFoundError, OpenSearch
 
 from brain_search.config import Settings
 from brain_search.errors import Conflict, InvalidInput, NotFound, Unauthorized
-from brain_search.ratelimit import Limit
 from brain_search.store.indices import IndexNames
+from brain_search.tenancy.ratelimit import Limit
 
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 KEY_CHARS = re.compile(r"[!-~]{1,256}")

@@ -1,5 +1,5 @@
 """What an API process finishes for another that died: forgets whose lease ran out
-(``ingest/forget.py``) and tenant erases whose second pass is overdue (``erase.py``).
+(``ingest/forget.py``) and tenant erases whose second pass is overdue (``tenancy/erase.py``).
 
 Every API process runs this sweep on a thread, at start and every ``SWEEP_S``: a forget or an
 erase interrupted by a kill or a restart at any point ends the same, run again by whichever API
@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 
 from opensearchpy import OpenSearch
 
-from brain_search.auth import ERASING_FIELD
 from brain_search.config import Settings
-from brain_search.erase import finish_erase
 from brain_search.ingest.forget import Forgetter
 from brain_search.store.indices import IndexNames
+from brain_search.tenancy.auth import ERASING_FIELD
+from brain_search.tenancy.erase import finish_erase
 
 log = logging.getLogger(__name__)
 SWEEP_S = 5.0

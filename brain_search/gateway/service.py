@@ -16,8 +16,8 @@ from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from brain_search.errors import SetupError
-from brain_search.store.gateway import GatewayLayout, nginx_executable, nginx_run_as, render_conf, write_users
-from brain_search.store.gateway_rules import Role
+from brain_search.gateway.nginx import GatewayLayout, nginx_executable, nginx_run_as, render_conf, write_users
+from brain_search.gateway.rules import Role
 
 
 class GatewaySettings(BaseSettings):

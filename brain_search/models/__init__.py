@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from brain_search.input_types import EngineTime, EngineUntil, Text
+from brain_search.models.inputs import EngineTime, EngineUntil, Text
 
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from brain_search.config import Settings
-from brain_search.local_redis import LocalRedis
+from brain_search.local.node import LocalCluster
+from brain_search.local.redis_server import LocalRedis
 from brain_search.store.client import make_client
 from brain_search.store.indices import install_all
-from brain_search.store.local_node import LocalCluster
 
 
 @dataclass

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from brain_search.config import Settings
 from brain_search.errors import SetupError
-from brain_search.store.distribution import ensure_distribution, find_java, required_java
+from brain_search.local.distribution import ensure_distribution, find_java, required_java
 
 LOG_TAIL_LINES = 40
 
@@ -200,7 +200,7 @@ class LocalCluster:
             "cluster.routing.allocation.disk.threshold_enabled: false",
             "action.auto_create_index: false",
             # an index is named in the path only, never in a _bulk/_msearch/_mget body: the path
-            # rules of the engine gateway (store/gateway_rules.py) then bound what a role reaches
+            # rules of the engine gateway (gateway/rules.py) then bound what a role reaches
             "rest.action.multi.allow_explicit_index: false",
         ]
         if len(self.nodes) == 1:

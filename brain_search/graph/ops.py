@@ -28,7 +28,7 @@ from opensearchpy.helpers import bulk
 from pydantic import BaseModel, Field
 
 from brain_search.errors import Conflict, InvalidInput, NotFound
-from brain_search.graph import GraphStore, Node, in_subtree, node_doc_id, normalize_label, parent_of
+from brain_search.graph.store import GraphStore, Node, in_subtree, node_doc_id, normalize_label, parent_of
 from brain_search.retrieval.queries import scope_filter
 
 TaskKind = Literal["move", "delete"]

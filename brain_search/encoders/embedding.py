@@ -26,9 +26,9 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from brain_search.config import Settings
-from brain_search.encoder_graph import WeightsMissing, bundled_model_path, encoder_dir, quantized_export
 from brain_search.encoders.base import E5_SMALL
 from brain_search.encoders.batching import encode_in_batches, kept_pieces_by, mean_pooled, padded
+from brain_search.encoders.onnx_graph import WeightsMissing, bundled_model_path, encoder_dir, quantized_export
 from brain_search.encoders.sessions import session_options
 from brain_search.errors import SetupError
 

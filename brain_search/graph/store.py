@@ -7,7 +7,7 @@ Memories carry ``node_id`` and ``node_path`` (the label), and recall filters by 
 includes the whole subtree: ``aiConnected/Brain`` matches ``aiConnected/Brain/Architecture`` but
 neither ``aiConnected`` nor ``aiConnected/Web``.
 
-Operations that also touch the memories (move, delete) live in ``graph_ops.py``.
+Operations that also touch the memories (move, delete) live in ``graph/ops.py``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The engine gateway: nginx in front of OpenSearch, a deployed component of its own."""

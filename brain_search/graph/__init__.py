@@ -1,0 +1,1 @@
+"""The knowledge graph (X axis): its store and its operations."""

@@ -1,0 +1,1 @@
+"""The MCP door: the `brain_recall` server and its other tools."""

@@ -1,0 +1,1 @@
+"""Tenants: API keys, rate limits, the audit log and erasure."""
