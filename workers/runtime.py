@@ -18,7 +18,7 @@ import redis
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.embedding import make_worker_embedder
+from brain_search.encoders.embedding import make_worker_embedder
 from brain_search.encoders.follow import FollowingEmbedder, IndexEncoder
 from brain_search.ingest.broker import ingest_queue
 from brain_search.ingest.dead_letters import DeadLetterStore
