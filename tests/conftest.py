@@ -21,8 +21,8 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings, load_settings
 from brain_search.encoders.embedding import SentenceTransformerEmbedder, make_embedder
-from brain_search.gateway.nginx import LocalGateway
 from brain_search.gateway.rules import Role
+from brain_search.local.gateway import LocalGateway
 from brain_search.local.node import LocalCluster
 from brain_search.local.redis_server import LocalRedis
 from brain_search.store.client import make_client

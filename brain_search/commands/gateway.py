@@ -12,8 +12,9 @@ from brain_search.commands.stack import _fail, _log, console
 from brain_search.config import load_settings
 from brain_search.errors import SetupError
 from brain_search.gateway.certs import ensure_certificates
-from brain_search.gateway.nginx import LocalGateway, render_conf
+from brain_search.gateway.nginx import render_conf
 from brain_search.gateway.rules import Role
+from brain_search.local.gateway import LocalGateway
 from brain_search.store.client import make_client
 from brain_search.store.indices import install_all, verify_all
 

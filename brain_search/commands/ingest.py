@@ -44,10 +44,10 @@ def ingest(
     create_nodes: bool = typer.Option(None, help="create unknown nodes named by label (default: on for LoCoMo)"),
 ) -> None:
     """Ingest memories; prints throughput and failures. Exit code 1 when any memory failed."""
+    from brain_search.commands.ingest_runner import ApiSubmitter, InProcessSubmitter, Submitter, run_ingest
     from brain_search.config import load_settings
     from brain_search.errors import SetupError
     from brain_search.ingest.models import IngestOptions
-    from brain_search.ingest.runner import ApiSubmitter, InProcessSubmitter, Submitter, run_ingest
     from brain_search.ingest.sources import read_jsonl, read_jsonl_file, read_locomo
 
     options = IngestOptions(

@@ -39,7 +39,7 @@ def up(
     ),
 ) -> None:
     """Start the local stack (OpenSearch + k-NN, Redis), install the templates, print health."""
-    from brain_search.gateway.nginx import LocalGateway
+    from brain_search.local.gateway import LocalGateway
 
     settings = load_settings()
     try:
@@ -65,8 +65,8 @@ def up(
 
 def down(redis: bool = typer.Option(True, help="also stop the local Redis")) -> None:
     """Stop the local stack; leaves no process behind."""
-    from brain_search.gateway.nginx import LocalGateway
     from brain_search.local.demo import api_process, worker_process
+    from brain_search.local.gateway import LocalGateway
 
     settings = load_settings()
     api_process(settings).stop()

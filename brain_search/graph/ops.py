@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 
 from brain_search.errors import Conflict, InvalidInput, NotFound
 from brain_search.graph.store import GraphStore, Node, in_subtree, node_doc_id, normalize_label, parent_of
-from brain_search.retrieval.queries import scope_filter
+from brain_search.store.scope import scope_filter
 
 TaskKind = Literal["move", "delete"]
 

@@ -35,8 +35,8 @@ from brain_search.errors import InvalidInput, NotFound
 from brain_search.graph.ops import task_doc_id
 from brain_search.ingest.tombstones import tombstone_entries, write_versioned
 from brain_search.models.inputs import EngineTime, Text
-from brain_search.retrieval.queries import scope_filter
 from brain_search.store.indices import IndexNames
+from brain_search.store.scope import scope_filter
 
 log = logging.getLogger(__name__)
 PAGE = 500

@@ -19,9 +19,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from brain_search.ingest.bulk import BulkEntry, ItemOutcome, bulk_body, encode_entry, index_action, parse_bulk_response
-from brain_search.store.documents import memory_doc_id
-
-TOMBSTONE_FIELD = "tombstone_of"
+from brain_search.store.documents import TOMBSTONE_FIELD, memory_doc_id
 
 
 def tombstone_doc(tenant_id: str, memory_id: str, deleted_at: datetime) -> dict[str, Any]:

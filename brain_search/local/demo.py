@@ -111,8 +111,8 @@ def role_envs(
 def bring_up(settings: Settings, with_worker: bool, log: Callable[[str], None], secured: bool = False) -> DemoInfo:
     """The stack, a worker and the API; ``secured``: the engine behind the gateway, the API as the
     ``api`` role and the worker as the ``worker`` role (gateway/nginx.py)."""
-    from brain_search.gateway.nginx import LocalGateway
     from brain_search.gateway.rules import Role
+    from brain_search.local.gateway import LocalGateway
 
     info = start_stack(settings, with_redis=with_worker, log=log)
     settings = settings.model_copy(update={"opensearch_url": info.opensearch_url})

@@ -61,6 +61,7 @@ from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources
 from brain_search.retrieval.zaxis import ZCalibration
 from brain_search.store.client import counted_requests
+from brain_search.store.scope import scope_filter
 
 TIERED_POOL = 50
 """candidates per sub-search at least, in tiered mode (tiers are filled from every candidate that
@@ -345,7 +346,7 @@ class Retriever:
             theme = tuple(node_paths)
         since, until = (when.since, when.until) if when else (None, None)
         from_words = when is not None and when.source != "request"
-        filters = queries.scope_filter(tenant_id, node_paths, since, until, exclude, keep_untimed=from_words)
+        filters = scope_filter(tenant_id, node_paths, since, until, exclude, keep_untimed=from_words)
         if not req.include_superseded:
             filters.append(queries.still_valid())
 

@@ -26,6 +26,8 @@ OLD_VIEW_FIELD = "view"
 VIEW_MARK = "view_v"
 """the view's format (2): a memory without it, or with 1, gets its view at install (``store.views``)"""
 VIEW_VERSION = 2
+TOMBSTONE_FIELD = "tombstone_of"
+"""the field a delete's tombstone holds its tenant in (``ingest/tombstones.py``)"""
 VIEW_KEYS = ("memory_id", "content", "node_id", "timestamp", "source", "conversation_id", "metadata", "valid_until")
 """the fields of the view: recall's fields but ``node_path``, which a graph move rewrites in place
 (recall reads it from its doc values)"""

@@ -26,7 +26,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.ingest.tombstones import TOMBSTONE_FIELD
+from brain_search.store.documents import TOMBSTONE_FIELD
 from brain_search.store.indices import IndexNames
 from brain_search.tenancy.auth import ERASING_FIELD, KeyStore, erase_marker_hit
 

@@ -22,8 +22,8 @@ from brain_lab.bench.stats import percentiles
 from opensearchpy import OpenSearch
 
 from brain_search.config import load_settings
-from brain_search.gateway.nginx import LocalGateway
 from brain_search.gateway.rules import Role
+from brain_search.local.gateway import LocalGateway
 from brain_search.store.client import make_client
 
 WORDS = "alpha beta gamma delta equity board offer salary trip dinner paris launch budget hiring".split()

@@ -38,10 +38,11 @@ from brain_search.errors import StoreUnavailable
 from brain_search.local.node import LocalCluster
 from brain_search.models import MemoryResult, RecallRequest
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.queries import knn_query, scope_filter
+from brain_search.retrieval.queries import knn_query
 from brain_search.store.client import make_client
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.indices import install_all
+from brain_search.store.scope import scope_filter
 from brain_search.store.templates import delete_indices
 
 # bounded: the whole module (3-node start, three tests, wipe) takes a few minutes

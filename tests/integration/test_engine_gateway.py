@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from brain_search.gateway.nginx import LocalGateway
 from brain_search.gateway.rules import Role, allowed
+from brain_search.local.gateway import LocalGateway
 from tests.conftest import DELIBERATE_DENIALS, SECURED, TEST_PREFIXES
 
 P = os.environ.get("BRAIN_TEST_INDEX_PREFIX", "brain-test")  # the session's prefix (tests/conftest.py)

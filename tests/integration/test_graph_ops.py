@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from brain_search.retrieval.queries import scope_filter
+from brain_search.store.scope import scope_filter
 from tests.seed import Mem, node_paths, seed_memories
 
 pytestmark = pytest.mark.integration

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from brain_search.commands.ingest_runner import ApiSubmitter, run_ingest
 from brain_search.ingest.models import IngestOptions
-from brain_search.ingest.runner import ApiSubmitter, run_ingest
 from brain_search.ingest.sources import read_jsonl, read_locomo
 from tests.conftest import ADMIN_KEY
 from tests.integration.ingest_support import memory_ids

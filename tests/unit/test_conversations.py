@@ -18,6 +18,7 @@ from brain_search.retrieval.conversations import (
     window,
 )
 from brain_search.retrieval.intent import RegexIntentDetector
+from brain_search.store.scope import scope_filter
 
 
 def src(mid: str, conv: str | None, node: str | None = "n", ts: str | None = None) -> dict[str, object]:
@@ -92,7 +93,7 @@ def test_turns_keep_the_order_they_were_said_in() -> None:
 
 
 def test_the_turns_query_is_the_recalls_scope_plus_the_conversation() -> None:
-    filters = queries.scope_filter("alice", ["Work"])
+    filters = scope_filter("alice", ["Work"])
     body = queries.conversation_turns(filters, "conv-1", "node-7", "2026-02-03T10:00:00+00:00", 40, ["old"])
     clauses = body["query"]["bool"]["filter"]
     assert clauses[0] == {"term": {"tenant_id": "alice"}}

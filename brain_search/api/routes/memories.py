@@ -21,8 +21,8 @@ from brain_search.ingest.models import (
 )
 from brain_search.ingest.service import IngestService
 from brain_search.models.inputs import EngineTime, EngineUntil
-from brain_search.retrieval.queries import scope_filter
 from brain_search.retrieval.supersede import newer_versions
+from brain_search.store.scope import scope_filter
 
 router = APIRouter(prefix="/v1", tags=["memories"])
 DEAD_LETTER_WINDOW = 10_000

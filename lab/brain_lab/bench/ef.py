@@ -18,6 +18,7 @@ from opensearchpy import OpenSearch
 from brain_lab.bench.corpus import original_id
 from brain_lab.bench.stats import percentiles
 from brain_search.retrieval import queries
+from brain_search.store.scope import scope_filter
 
 
 def exact_knn_body(vector: Sequence[float], k: int, filters: list[dict[str, Any]]) -> dict[str, Any]:
@@ -67,16 +68,14 @@ def sweep(
     exact: list[set[str]] = []
     exact_texts: list[set[str]] = []
     for tenant, vec in probes:
-        r = client.search(
-            index=alias, routing=tenant, body=exact_knn_body(vec.tolist(), k, queries.scope_filter(tenant))
-        )
+        r = client.search(index=alias, routing=tenant, body=exact_knn_body(vec.tolist(), k, scope_filter(tenant)))
         exact.append({h["_id"] for h in r["hits"]["hits"]})
         exact_texts.append(texts_of(r["hits"]["hits"]))
     out = []
     for ef in efs:
         recalls, text_recalls, times = [], [], []
         for (tenant, vec), truth, truth_texts in zip(probes, exact, exact_texts, strict=True):
-            body = queries.knn_search(vec.tolist(), k, [], [], queries.scope_filter(tenant), ef)
+            body = queries.knn_search(vec.tolist(), k, [], [], scope_filter(tenant), ef)
             body["_source"] = ["memory_id"]
             t0 = time.perf_counter()
             r = client.search(index=alias, routing=tenant, body=body)

@@ -19,7 +19,8 @@ from opensearchpy import OpenSearch
 from brain_lab.eval.fusion import Hit, min_max_fuse, rrf_fuse
 from brain_search.config import Settings
 from brain_search.encoders.embedding import Embedder
-from brain_search.retrieval.queries import knn_query, scope_filter
+from brain_search.retrieval.queries import knn_query
+from brain_search.store.scope import scope_filter
 
 
 def bm25_match(text: str, filters: list[dict[str, Any]], field: str = "content") -> dict[str, Any]:
