@@ -28,7 +28,7 @@ from brain_search.commands.common import (
     iso_time,
     iso_until,
 )
-from brain_search.ingest.models import MemoryIn
+from brain_search.models.memory import EXPORTED_FIELDS
 
 memories_app = typer.Typer(
     help="Your tenant's memories: list them; one memory: get, update (text), patch (fields), history, delete."
@@ -185,7 +185,7 @@ def delete(memory_id: str, url: str = URL_OPT, key: str = KEY_OPT) -> None:
     console.print(f"{memory_id}: deleted")
 
 
-EXPORT_FIELDS = tuple(k for k in MemoryIn.model_fields if k != "node_id")
+EXPORT_FIELDS = EXPORTED_FIELDS
 """every field a write takes (``MemoryIn``, what `import` reads back), the node apart"""
 
 

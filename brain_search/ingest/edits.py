@@ -20,9 +20,7 @@ from brain_search.errors import InvalidInput, NotFound, PreconditionFailed
 from brain_search.ingest.chunking import CHUNK_KEYS, id_problem
 from brain_search.ingest.models import IngestRequest, MemoryIn, MemoryPatch, MemoryReplace
 from brain_search.ingest.prepare import NodeLookup, check_limits, iso_utc
-
-# what a stored memory holds besides its text, as a write names it
-KEPT_FIELDS = ("node_id", "timestamp", "source", "conversation_id", "metadata", "supersedes", "valid_until")
+from brain_search.models.memory import KEPT_FIELDS
 
 
 def check_if_match(header: str | None, version: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from brain_search.models.memory import SHOWN_FIELDS
 from brain_search.store.documents import VIEW_FIELD
 
 
@@ -164,17 +165,7 @@ def lexical_clause(lexical_query: str, phrases: Sequence[str]) -> dict[str, Any]
     return {"bool": {"should": should, "minimum_should_match": 1}}
 
 
-RESULT_FIELDS = [
-    "memory_id",
-    "content",
-    "node_id",
-    "node_path",
-    "timestamp",
-    "source",
-    "conversation_id",
-    "metadata",
-    "valid_until",
-]
+RESULT_FIELDS = list(SHOWN_FIELDS)
 
 
 NODE_PATH_VALUES = "node_path.raw"

@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from brain_search.models.memory import VIEW_FIELDS
+
 ID_SEPARATOR = "\x1f"
 
 VIEW_FIELD = "view_dv"
@@ -28,9 +30,8 @@ VIEW_MARK = "view_v"
 VIEW_VERSION = 2
 TOMBSTONE_FIELD = "tombstone_of"
 """the field a delete's tombstone holds its tenant in (``ingest/tombstones.py``)"""
-VIEW_KEYS = ("memory_id", "content", "node_id", "timestamp", "source", "conversation_id", "metadata", "valid_until")
-"""the fields of the view: recall's fields but ``node_path``, which a graph move rewrites in place
-(recall reads it from its doc values)"""
+VIEW_KEYS = VIEW_FIELDS
+"""the fields of the view (``models/memory.py``)"""
 
 
 def derive_memory_id(content: str, node_id: str | None, timestamp: str | None) -> str:
