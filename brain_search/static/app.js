@@ -387,6 +387,7 @@ $("node-add").addEventListener("click", addNode);
 ui.nodeInput.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.preventDefault(); addNode(); } });
 ui.auto.addEventListener("change", () => { syncSlider(); rerun(); });
 $("superseded").addEventListener("change", () => rerun());
+$("strict").addEventListener("change", () => rerun());
 $("time-words").addEventListener("change", () => rerun());
 ui.context.addEventListener("change", () => rerun());
 ui.slider.addEventListener("input", syncSlider);

@@ -201,6 +201,20 @@ def test_power_user_page(live_api, demo_key, browser) -> None:
     assert "Nothing matched" in page.inner_text("[data-testid=nothing-matched]")
     assert page.locator("section.tier [data-testid=result]").count() == 0
     page.screenshot(path=str(ARTIFACTS / "page-nothing-matched.png"), full_page=True)
+
+    # the same in the ranked view (issue 55): the banner, the closest memories faded below the
+    # floor; strict shows none of them
+    _after(page, lambda: page.check("[data-testid=view-list]"))
+    assert "Nothing matched" in page.inner_text("[data-testid=nothing-matched]")
+    assert page.locator("[data-testid=result].below-floor").count() == page.locator("[data-testid=result]").count() > 0
+    _after(page, lambda: page.check("[data-testid=strict]"))
+    assert "Nothing matched" in page.inner_text("[data-testid=nothing-matched]")
+    assert page.locator("[data-testid=result]").count() == 0
+    _after(page, lambda: page.uncheck("[data-testid=strict]"))
+    page.fill("[data-testid=query]", "equity split for the founders")
+    _after(page, lambda: page.click("[data-testid=search]"))
+    assert page.locator("[data-testid=nothing-matched]").count() == 0
+    assert page.locator("[data-testid=result]").first.get_attribute("class") == "result"  # a match: not faded
     assert not errors, errors
 
 
