@@ -156,12 +156,25 @@ class RankingParams:
 
 # What an encoder's own dev fit changed from the defaults above (``brain-search eval --fit`` with
 # that encoder; its cosines and their spread are its own). all-MiniLM-L6-v2 is the defaults.
-ENCODER_RANKING: dict[str, dict[str, Any]] = {}
+ENCODER_RANKING: dict[str, dict[str, Any]] = {
+    # `BRAIN_EMBEDDING_MODEL=multilingual-e5-small brain-search eval --fit --datasets locomo,scifact
+    # --references lab/reports/eval-e5/results.json` (2026-12-06, 1,842 dev queries): dev LoCoMo
+    # nDCG@10 0.552 → 0.555, R@10 0.715 → 0.715, SciFact nDCG@10 0.733 → 0.737
+    "multilingual-e5-small": {
+        "sem_weight_mid": 0.575,
+        "outside_factor": 1.0,
+        "lexical_anchor_weight": 0.7,
+        "node_lift": 0.75,
+    },
+}
+DEFAULT_NODE_LIFT = 1.0
 
 
 def ranking_for(encoder: str, node_lift: float) -> RankingParams:
-    """The learned ranking of ``encoder`` with the settings' node lift (``BRAIN_NODE_LIFT``)."""
-    return replace(RankingParams(node_lift=node_lift), **ENCODER_RANKING.get(encoder, {}))
+    """The learned ranking of ``encoder``; the settings' node lift (``BRAIN_NODE_LIFT``) where it
+    is not the default, else the encoder's own."""
+    fitted = replace(RankingParams(node_lift=DEFAULT_NODE_LIFT), **ENCODER_RANKING.get(encoder, {}))
+    return fitted if node_lift == DEFAULT_NODE_LIFT else replace(fitted, node_lift=node_lift)
 
 
 def minmax(values: Sequence[float]) -> list[float]:
