@@ -156,17 +156,11 @@ class RankingParams:
 
 # What an encoder's own dev fit changed from the defaults above (``brain-search eval --fit`` with
 # that encoder; its cosines and their spread are its own). all-MiniLM-L6-v2 is the defaults.
-ENCODER_RANKING: dict[str, dict[str, Any]] = {
-    # `BRAIN_EMBEDDING_MODEL=multilingual-e5-small brain-search eval --fit --datasets locomo,scifact
-    # --references lab/reports/eval-e5/results.json` (2026-12-06, 1,842 dev queries): dev LoCoMo
-    # nDCG@10 0.552 → 0.555, R@10 0.715 → 0.715, SciFact nDCG@10 0.733 → 0.737
-    "multilingual-e5-small": {
-        "sem_weight_mid": 0.575,
-        "outside_factor": 1.0,
-        "lexical_anchor_weight": 0.7,
-        "node_lift": 0.75,
-    },
-}
+ENCODER_RANKING: dict[str, dict[str, Any]] = {}
+# multilingual-e5-small's own dev fit (2026-12-06: sem_weight_mid 0.575, outside_factor 1.0,
+# lexical_anchor_weight 0.7, node_lift 0.75; dev LoCoMo nDCG@10 0.552 → 0.555, SciFact 0.733 →
+# 0.737) lost on test (LoCoMo R@10 0.703 → 0.695, nDCG@10 0.564 → 0.557; SciFact 0.710 → 0.711):
+# not kept (lab/README.md, "A multilingual encoder")
 DEFAULT_NODE_LIFT = 1.0
 
 
