@@ -340,7 +340,7 @@ class Retriever:
         node_paths = self._node_paths(tenant_id, req)
         theme: tuple[str, ...] = ()
         if is_theme(intent.target_z, True):  # broad: scoped to nodes, the scope's memories are the theme
-            if not node_paths and self.graph is not None:
+            if not node_paths and source == "auto" and self.graph is not None:  # the query's own words
                 labels = [n.label for n in self.graph.list_nodes(tenant_id, limit=THEME_NODES)]
                 node_paths = minimal_cover(named_nodes(labels, query_terms(intent.lexical_query)))
             theme = tuple(node_paths)

@@ -3,8 +3,9 @@ knowledge-graph nodes are the theme, and the memories under them are its matches
 
 A recall is a theme recall when its target Z is at least ``THEME_Z`` (the broad end: "explore
 everything related to my health") and it is scoped to nodes: the request's ``nodes``, or, without
-them, the tenant's nodes whose last label segment the query names ("health" → ``Health``,
-``Personal/Health``). Its candidates are the scope's memories, nearest in meaning first, and all
+them and when the target came from the query itself (``focus: auto``), the tenant's nodes whose
+last label segment the query names ("health" → ``Health``, ``Personal/Health``: one more round
+trip, to the graph). Its candidates are the scope's memories, nearest in meaning first, and all
 of them count as matches (they clear the relevance floor): the caller asked for the theme.
 """
 

@@ -201,3 +201,43 @@ def test_a_broad_question_returns_its_theme(api, make_tenant, client, query, nod
     assert {r["id"] for r in out["results"]} == members, [(r["id"], r["node"]["label"]) for r in out["results"]]
     tiered = {r["id"] for tier in out["tiers"].values() for r in tier}
     assert tiered == members
+
+
+def test_a_current_version_outside_the_candidates_is_fetched(api, client) -> None:  # type: ignore[no-untyped-def]
+    """Item 3 where the search did not return the new version at all: three candidates a leg, and
+    "Moved to Lisbon" shares no word and little meaning with "where do I live". It is fetched by
+    its id (one more round trip) and takes the old version's place, first."""
+    from brain_search.encoders.embedding import QueryCache, make_query_embedder
+    from brain_search.models import RecallRequest
+    from brain_search.retrieval.pipeline import Retriever
+    from brain_search.store.documents import build_memory_doc, memory_doc_id
+    from tests.integration.recall_corpus import document_embedder
+
+    state = api.app.state.brain
+    s = state.settings.model_copy(update={"recall_candidates_min": 3, "recall_candidates_factor": 1})
+    fillers = [
+        "My sister lives in Porto with her two cats.",
+        "Our neighbours live above a bakery.",
+        "Grandma lived on a farm all her life.",
+        "The flat we live in has thin walls.",
+        "Living near the river is lovely in summer.",
+        "Where I live the trams stop at midnight.",
+    ]
+    rows = [("home-berlin", "I live in Berlin, in a small flat in Kreuzberg.", None)]
+    rows += [(f"f{i}", text, None) for i, text in enumerate(fillers)]
+    rows.append(("home-lisbon", "Moved this month; the new place is five minutes from the metro.", ["home-berlin"]))
+    vecs = document_embedder(s).encode([r[1] for r in rows])
+    for (mid, text, supersedes), vec in zip(rows, vecs, strict=True):
+        doc = build_memory_doc(
+            tenant_id="far", memory_id=mid, content=text, embedding=vec,
+            embedding_model=state.embedder.name, supersedes=supersedes,
+        )  # fmt: skip
+        client.index(index=s.memories_alias, id=memory_doc_id("far", mid), body=doc, routing="far")
+    client.indices.refresh(index=s.memories_alias)
+    retriever = Retriever(client, s, QueryCache(make_query_embedder(s), 16))
+    req = RecallRequest(query="Where do I live?", limit=2)
+    plain = retriever.search("far", retriever.plan("far", req)).candidates
+    assert "home-lisbon" not in {c.source.get("memory_id") for c in plain.values()}  # the search misses it
+    out = retriever.recall("far", req)
+    assert out.results[0].id == "home-lisbon", [(r.id, r.scores.rank) for r in out.results]
+    assert "home-berlin" not in [r.id for r in out.results]
