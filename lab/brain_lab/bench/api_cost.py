@@ -30,13 +30,12 @@ from typing import Any
 
 import orjson
 from opensearchpy import OpenSearch
-from opensearchpy.helpers import bulk
 
 from brain_lab.bench.cpu import node_cpu_ms, node_pids
+from brain_lab.eval.indexing import bulk_memories
 from brain_search.config import Settings
 from brain_search.encoders.embedding import make_worker_embedder
 from brain_search.models import RecallRequest, RecallResponse
-from brain_search.store.documents import build_memory_doc, memory_doc_id
 
 TENANT = "bench-api"
 PREFIX = "bt-apicost"
@@ -67,27 +66,8 @@ def sample_memories() -> list[dict[str, Any]]:
 
 def index_tenant(client: OpenSearch, settings: Settings) -> int:
     """The sample memories as tenant ``TENANT``'s, written as the workers write them."""
-    mems = sample_memories()
-    vectors = make_worker_embedder(settings).encode([m["content"] for m in mems])
-    actions = [
-        {
-            "_id": memory_doc_id(TENANT, m["memory_id"]),
-            "_routing": TENANT,
-            **build_memory_doc(
-                tenant_id=TENANT,
-                memory_id=m["memory_id"],
-                content=m["content"],
-                embedding=vec,
-                embedding_model=settings.embedding_model,
-                source="note",
-            ),
-        }
-        for m, vec in zip(mems, vectors, strict=True)
-    ]
-    _, errors = bulk(client, actions, index=settings.memories_alias, refresh="wait_for", raise_on_error=False)
-    if errors:
-        raise RuntimeError(f"api bench: {len(errors)} memories failed to index: {errors[:1]}")
-    return len(actions)
+    rows = [{"memory_id": m["memory_id"], "content": m["content"], "source": "note"} for m in sample_memories()]
+    return bulk_memories(client, settings, TENANT, rows, "api bench", make_worker_embedder(settings))
 
 
 class AsgiDriver:

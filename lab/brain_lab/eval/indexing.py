@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from opensearchpy import OpenSearch
-from opensearchpy.helpers import streaming_bulk
+from opensearchpy.helpers import bulk, streaming_bulk
 
 from brain_lab.eval.datasets import Dataset, Memory
 from brain_search.config import Settings
 from brain_search.encoders.base import E5_SMALL, encoder_info, index_meta
-from brain_search.encoders.embedding import Embedder
+from brain_search.encoders.embedding import Embedder, make_document_embedder
 from brain_search.store.documents import build_memory_doc, content_hash, memory_doc_id
 from brain_search.store.templates import delete_indices, install_memories_index, load_template
 
@@ -137,3 +137,30 @@ def index_dataset(
     if count != dataset.n_memories:
         raise RuntimeError(f"index {index} holds {count} documents, expected {dataset.n_memories}")
     return IndexedDataset(s, index, count, reused=False)
+
+
+def bulk_memories(
+    client: OpenSearch,
+    settings: Settings,
+    tenant: str,
+    memories: Sequence[Mapping[str, Any]],
+    label: str,
+    embedder: Embedder | None = None,
+) -> int:
+    """Write a small hand-made set as tenant ``tenant``'s memories, as the workers write them, and
+    refresh: each of ``memories`` holds ``build_memory_doc``'s keywords but the tenant, the vector
+    and the model (``memory_id``, ``content``, any others). Vectors from ``embedder`` (the settings'
+    document model by default). A RuntimeError naming ``label`` when any memory fails."""
+    vectors = (embedder or make_document_embedder(settings)).encode([m["content"] for m in memories])
+    actions = [
+        {
+            "_id": memory_doc_id(tenant, m["memory_id"]),
+            "_routing": tenant,
+            **build_memory_doc(tenant_id=tenant, embedding=vec, embedding_model=settings.embedding_model, **m),
+        }
+        for m, vec in zip(memories, vectors, strict=True)
+    ]
+    _, errors = bulk(client, actions, index=settings.memories_alias, refresh="wait_for", raise_on_error=False)
+    if errors:
+        raise RuntimeError(f"{label}: {len(errors)} memories failed to index: {errors[:1]}")
+    return len(actions)

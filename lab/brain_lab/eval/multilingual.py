@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opensearchpy import OpenSearch
-from opensearchpy.helpers import bulk
 
+from brain_lab.eval.indexing import bulk_memories
 from brain_search.config import Settings
-from brain_search.encoders.embedding import QueryCache, make_document_embedder, make_query_embedder
+from brain_search.encoders.embedding import QueryCache, make_query_embedder
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.indices import install_all
 from brain_search.store.templates import delete_indices
 
@@ -61,25 +60,8 @@ def run_multilingual(client: OpenSearch, settings: Settings, path: Path = SET_PA
     delete_indices(client, settings)
     install_all(client, settings)
     mems = data["memories"]
-    vectors = make_document_embedder(settings).encode([m["content"] for m in mems])
-    actions = [
-        {
-            "_id": memory_doc_id(TENANT, m["id"]),
-            "_routing": TENANT,
-            **build_memory_doc(
-                tenant_id=TENANT,
-                memory_id=m["id"],
-                content=m["content"],
-                embedding=vec,
-                embedding_model=settings.embedding_model,
-                source="note",
-            ),
-        }
-        for m, vec in zip(mems, vectors, strict=True)
-    ]
-    _, errors = bulk(client, actions, index=settings.memories_alias, refresh="wait_for", raise_on_error=False)
-    if errors:
-        raise RuntimeError(f"multilingual set: {len(errors)} memories failed to index: {errors[:1]}")
+    rows = [{"memory_id": m["id"], "content": m["content"], "source": "note"} for m in mems]
+    bulk_memories(client, settings, TENANT, rows, "multilingual set")
     retriever = Retriever(client, settings, QueryCache(make_query_embedder(settings), 256))
     lang_of = {m["id"]: m["lang"] for m in mems}
     out: list[Outcome] = []

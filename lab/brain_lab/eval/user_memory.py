@@ -22,16 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from opensearchpy import OpenSearch
-from opensearchpy.helpers import bulk
 
+from brain_lab.eval.indexing import bulk_memories
 from brain_search.config import Settings
-from brain_search.encoders.embedding import QueryCache, make_document_embedder, make_query_embedder
+from brain_search.encoders.embedding import QueryCache, make_query_embedder
 from brain_search.graph.store import GraphStore, in_subtree
 from brain_search.ingest.prepare import iso_utc
 from brain_search.models import MemoryResult, RecallRequest, RecallResponse
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.zaxis import EXACT_KINDS
-from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.indices import install_all
 from brain_search.store.templates import delete_indices
 
@@ -111,30 +110,20 @@ def index_set(client: OpenSearch, settings: Settings, data: dict[str, Any]) -> d
     install_all(client, settings)
     graph = GraphStore(client, settings)
     nodes = {label: graph.ensure(tenant, label) for label in sorted({m["node"] for m in mems})}
-    vectors = make_document_embedder(settings).encode([m["content"] for m in mems])
-    actions = [
+    rows = [
         {
-            "_id": memory_doc_id(tenant, m["id"]),
-            "_routing": tenant,
-            **build_memory_doc(
-                tenant_id=tenant,
-                memory_id=m["id"],
-                content=m["content"],
-                embedding=vec,
-                embedding_model=settings.embedding_model,
-                node_id=nodes[m["node"]].id,
-                node_path=nodes[m["node"]].label,
-                timestamp=_timestamp(m.get("timestamp")),
-                source="chat",
-                conversation_id=m.get("conversation_id"),
-                supersedes=sorted(set(m["supersedes"])) if m.get("supersedes") else None,
-            ),
+            "memory_id": m["id"],
+            "content": m["content"],
+            "node_id": nodes[m["node"]].id,
+            "node_path": nodes[m["node"]].label,
+            "timestamp": _timestamp(m.get("timestamp")),
+            "source": "chat",
+            "conversation_id": m.get("conversation_id"),
+            "supersedes": sorted(set(m["supersedes"])) if m.get("supersedes") else None,
         }
-        for m, vec in zip(mems, vectors, strict=True)
+        for m in mems
     ]
-    _, errors = bulk(client, actions, index=settings.memories_alias, refresh="wait_for", raise_on_error=False)
-    if errors:
-        raise RuntimeError(f"user-memory set: {len(errors)} memories failed to index: {errors[:1]}")
+    bulk_memories(client, settings, tenant, rows, "user-memory set")
     return {m["id"]: nodes[m["node"]].label for m in mems}
 
 
