@@ -55,7 +55,7 @@ from brain_search.retrieval.tenant_stats import (
     words_to_weigh,
 )
 from brain_search.retrieval.text import query_terms
-from brain_search.retrieval.theme import is_theme, named_nodes
+from brain_search.retrieval.theme import THEME_Z, named_nodes
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources
@@ -339,7 +339,7 @@ class Retriever:
 
         node_paths = self._node_paths(tenant_id, req)
         theme: tuple[str, ...] = ()
-        if is_theme(intent.target_z, True):  # broad: scoped to nodes, the scope's memories are the theme
+        if intent.target_z >= THEME_Z:  # broad: scoped to nodes, the scope's memories are the theme
             if not node_paths and source == "auto" and self.graph is not None:  # the query's own words
                 labels = [n.label for n in self.graph.list_nodes(tenant_id, limit=THEME_NODES)]
                 node_paths = minimal_cover(named_nodes(labels, query_terms(intent.lexical_query)))

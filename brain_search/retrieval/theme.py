@@ -26,8 +26,3 @@ def named_nodes(labels: Iterable[str], terms: Sequence[str]) -> list[str]:
     in label order (pure)."""
     wanted = {_singular(t.lower()) for t in terms}
     return sorted(label for label in labels if _singular(label.rsplit("/", 1)[-1].lower()) in wanted)
-
-
-def is_theme(target_z: float, scoped: bool) -> bool:
-    """A recall returns its theme: broad enough, and scoped to nodes."""
-    return scoped and target_z >= THEME_Z

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.ingest_support import wait_task
 from tests.integration.recall_corpus import index_corpus
 
 pytestmark = pytest.mark.integration
@@ -18,6 +19,13 @@ def recall(api: Any, headers: dict[str, str], **body: Any) -> dict[str, Any]:
     assert r.status_code == 200, r.text
     out: dict[str, Any] = r.json()
     return out
+
+
+def store(api: Any, headers: dict[str, str], memories: list[dict[str, Any]]) -> None:
+    """Write ``memories`` through the API and wait until they are searchable."""
+    r = api.post("/v1/memories", json={"memories": memories, "refresh": True}, headers=headers)
+    assert r.status_code == 202, r.text
+    wait_task(api, headers, r.json()["task_id"])
 
 
 def test_strict_returns_nothing_when_nothing_matched(api, alice) -> None:  # type: ignore[no-untyped-def]
@@ -94,8 +102,6 @@ def test_the_current_version_of_a_fact_comes_first(api, make_tenant) -> None:  #
     """Issue 55, item 3: after `home-lisbon` replaces `home-berlin`, "Where do I live?" ranked the
     old Berlin rent first and Lisbon second, in no tier. The current version answers what the old
     one answered: first, in a tier, and before what it replaced when that is shown too."""
-    from tests.integration.ingest_support import wait_task
-
     headers = make_tenant("mover")
     memories = [
         {"content": "I live in Berlin, in a small flat in Kreuzberg.", "memory_id": "home-berlin"},
@@ -109,9 +115,7 @@ def test_the_current_version_of_a_fact_comes_first(api, make_tenant) -> None:  #
             "supersedes": ["home-berlin"],
         },
     ]
-    r = api.post("/v1/memories", json={"memories": memories, "refresh": True}, headers=headers)
-    assert r.status_code == 202, r.text
-    wait_task(api, headers, r.json()["task_id"])
+    store(api, headers, memories)
 
     out = recall(api, headers, query="Where do I live?", tiered=True)
     ids = [r["id"] for r in out["results"]]
@@ -128,8 +132,6 @@ def test_conversations_are_held_to_the_floor(api, make_tenant) -> None:  # type:
     """Issue 55, item 4: "that conversation about the kitchen" also offered the job-offer
     conversation (a turn far below the floor); once the kitchen one was forgotten it still offered
     the job offer. A conversation is offered for a turn that matches, and for nothing else."""
-    from tests.integration.ingest_support import wait_task
-
     headers = make_tenant("talks")
     kitchen = [
         "The landlord agreed to replace the kitchen cabinets next month.",
@@ -148,9 +150,7 @@ def test_conversations_are_held_to_the_floor(api, make_tenant) -> None:  # type:
         {"content": t, "memory_id": f"job-{i}", "conversation_id": "conv-job", "source": "conversation"}
         for i, t in enumerate(job)
     ]
-    r = api.post("/v1/memories", json={"memories": memories, "refresh": True}, headers=headers)
-    assert r.status_code == 202, r.text
-    wait_task(api, headers, r.json()["task_id"])
+    store(api, headers, memories)
 
     q = "What was that conversation about the kitchen?"
     out = recall(api, headers, query=q)
