@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -16,9 +16,10 @@ from pydantic import (
     model_validator,
 )
 
-from brain_search.models.inputs import EngineTime, JsonObject, Text
+from brain_search.models.inputs import Text
+from brain_search.models.memory import MEMORY_ID_PATTERN, MemoryAbout, MemoryGiven, MemoryQueued, MemoryStored
 
-MEMORY_ID_PATTERN = r"^[^\s\x00-\x1f\x7f]{1,256}$"
+__all__ = ["MEMORY_ID_PATTERN"]
 OPTION_FIELDS = ("chunk", "refresh", "create_nodes")
 
 
@@ -29,26 +30,10 @@ def content_not_blank(v: str) -> str:
     return v
 
 
-class MemoryIn(BaseModel):
-    """One memory as a client sends it."""
+class MemoryIn(MemoryGiven):
+    """One memory as a client sends it (its fields: ``models/memory.py``)."""
 
     model_config = ConfigDict(extra="forbid")
-
-    content: Text = Field(..., description="the text; BM25 reads all of it, the embedding model its first ~256 tokens")
-    memory_id: Text | None = Field(
-        None,
-        pattern=MEMORY_ID_PATTERN,
-        description="client id (1–256 characters, no whitespace); derived from content + node + timestamp if absent",
-    )
-    node_id: Text | None = Field(None, description="knowledge-graph node: its id or its label path")
-    timestamp: EngineTime | None = Field(None, description="when it happened (ISO 8601; naive times are UTC)")
-    source: Text | None = Field(None, max_length=100)
-    conversation_id: Text | None = Field(None, max_length=256)
-    metadata: JsonObject | None = Field(None, description="free JSON object (size and depth are limited)")
-    supersedes: list[Annotated[Text, Field(pattern=MEMORY_ID_PATTERN)]] | None = Field(
-        None, max_length=100, description="ids of memories this one replaces: recall leaves those out"
-    )
-    valid_until: EngineTime | None = Field(None, description="after this time recall leaves the memory out")
 
     _content_not_blank = field_validator("content")(content_not_blank)
 
@@ -92,19 +77,10 @@ class IngestRequest(IngestOptions):
         return self._single
 
 
-class MemoryItem(BaseModel):
-    """A validated memory as a task carries it (JSON): node resolved, timestamp as ISO text."""
+class MemoryItem(MemoryQueued):
+    """A validated memory as a task carries it (its fields: ``models/memory.py``), and how an
+    edit is written."""
 
-    memory_id: str
-    content: str
-    node_id: str | None = None
-    node_path: str | None = None
-    timestamp: str | None = None
-    source: str | None = None
-    conversation_id: str | None = None
-    metadata: dict[str, Any] | None = None
-    supersedes: list[str] | None = None
-    valid_until: str | None = None
     if_seq_no: int | None = Field(None, description="an edit (PUT, text PATCH): written only if unchanged since")
     if_primary_term: int | None = None
 
@@ -190,19 +166,9 @@ class TaskStatus(BaseModel):
     finished_at: datetime | None = Field(None, description="when it succeeded or failed (null while it runs)")
 
 
-class MemoryOut(BaseModel):
-    memory_id: str
-    content: str
-    node_id: str | None = None
-    node_path: str | None = None
-    timestamp: datetime | None = None
-    source: str | None = None
-    conversation_id: str | None = None
-    metadata: dict[str, Any] | None = None
-    embedding_model: str | None = None
-    ingested_at: datetime | None = None
-    supersedes: list[str] | None = None
-    valid_until: datetime | None = None
+class MemoryOut(MemoryStored):
+    """A stored memory as a read answers it (its fields: ``models/memory.py``)."""
+
     version: int | None = Field(None, description="the stored version (also the ETag); send it as If-Match")
     superseded_by: str | None = Field(
         None, description="a live memory that supersedes this one (recall leaves this one out); null when none"
@@ -252,19 +218,12 @@ class MemoryHistory(BaseModel):
     versions: list[MemoryVersion]
 
 
-class _MemoryFieldsIn(BaseModel):
-    """The fields a PUT and a PATCH take, each as a write takes it."""
+class _MemoryFieldsIn(MemoryAbout):
+    """The fields a PUT and a PATCH take, each as a write takes it (``models/memory.py``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     content: Text | None = None
-    node_id: Text | None = None
-    timestamp: EngineTime | None = None
-    source: Text | None = Field(None, max_length=100)
-    conversation_id: Text | None = Field(None, max_length=256)
-    metadata: JsonObject | None = None
-    supersedes: list[Text] | None = Field(None, max_length=100)
-    valid_until: EngineTime | None = None
     refresh: bool = False
     create_nodes: bool = False
 

@@ -113,19 +113,7 @@ class IngestPipeline:
                 out.permanent.append((item, failure))
                 continue
             doc = build_memory_doc(
-                tenant_id=tenant_id,
-                memory_id=item.memory_id,
-                content=item.content,
-                embedding=(),
-                embedding_model=self.embedder.name,
-                node_id=item.node_id,
-                node_path=item.node_path,
-                timestamp=item.timestamp,
-                source=item.source,
-                conversation_id=item.conversation_id,
-                metadata=item.metadata,
-                supersedes=item.supersedes,
-                valid_until=item.valid_until,
+                tenant_id=tenant_id, embedding=(), embedding_model=self.embedder.name, **item.memory_fields()
             )
             doc["embedding"] = vec  # numpy, encoded by orjson (avoids a Python float per component)
             doc_id = memory_doc_id(tenant_id, item.memory_id)

@@ -14,6 +14,7 @@ from brain_search.graph.store import Node
 from brain_search.ingest.chunking import chunk_id, chunk_text, id_problem
 from brain_search.ingest.models import IngestRequest, MemoryIn, MemoryItem
 from brain_search.models.inputs import json_depth
+from brain_search.models.memory import RESOLVED_FIELDS
 from brain_search.store.documents import derive_memory_id
 
 
@@ -83,15 +84,13 @@ class _NodeResolver:
 def _expand(m: MemoryIn, node: Node | None, chunk: bool, settings: Settings) -> list[MemoryItem]:
     ts = iso_utc(m.timestamp)
     memory_id = m.memory_id or derive_memory_id(m.content, node.id if node else None, ts)
+    given = m.model_dump(exclude=set(RESOLVED_FIELDS))
     base = MemoryItem(
+        **given,
         memory_id=memory_id,
-        content=m.content,
         node_id=node.id if node else None,
         node_path=node.label if node else None,
         timestamp=ts,
-        source=m.source,
-        conversation_id=m.conversation_id,
-        metadata=m.metadata,
         supersedes=sorted(set(m.supersedes)) if m.supersedes else None,
         valid_until=iso_utc(m.valid_until),
     )

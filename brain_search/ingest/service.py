@@ -39,6 +39,7 @@ from brain_search.ingest.models import (
 from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.ingest.prepare import NodeLookup, prepare_items
 from brain_search.ingest.versions import VersionClock, engine_version_clock
+from brain_search.models.memory import MemoryAbout
 
 
 class IngestQueue(Protocol):
@@ -139,8 +140,8 @@ class IngestService:
         a delete or another edit stored since makes it a 412 (with ``If-Match``) or a 409, never
         an overwrite; so is a write of the memory still queued."""
         if not body.model_fields_set - {"create_nodes", "refresh"}:
-            fields = "content, node_id, timestamp, source, conversation_id, metadata, supersedes or valid_until"
-            raise InvalidInput("body", f"nothing to change: send {fields}")
+            fields = ["content", *MemoryAbout.model_fields]
+            raise InvalidInput("body", f"nothing to change: send {', '.join(fields[:-1])} or {fields[-1]}")
         self._no_queued_write(tenant_id, memory_id)
         at = self.memories.read(tenant_id, memory_id)
         check_if_match(if_match, at.version)

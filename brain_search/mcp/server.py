@@ -13,6 +13,7 @@ from mcp.server.lowlevel import Server
 from pydantic import ValidationError
 
 from brain_search.errors import MESSAGE_CHARS, BrainSearchError, Unauthorized, cut
+from brain_search.ingest.models import MemoryIn
 from brain_search.models import RecallRequest, RecallResponse
 
 TOOL_NAME = "brain_recall"
@@ -92,30 +93,43 @@ TOOL_DESCRIPTION = (
 
 REMEMBER_TOOL = "brain_remember"
 REMEMBER_WAIT_S = 30.0  # `wait: true` returns by then, searchable or not (the answer says which)
-REMEMBER_INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "content": {"type": "string", "description": "what to remember (the text)"},
-        "memory_id": {"type": "string", "description": "your id for it (derived from the content when absent)"},
-        "node_id": {"type": "string", "description": "Knowledge Graph node: id or label path"},
-        "timestamp": {"type": "string", "description": "when it happened (ISO 8601)"},
-        "source": {"type": "string"},
-        "conversation_id": {"type": "string"},
-        "create_nodes": {"type": "boolean", "default": False, "description": "create an unknown node_id path"},
-        "wait": {
-            "type": "boolean",
-            "default": False,
-            "description": "return once the memory is stored and searchable, so a recall right after finds it "
-            f"(up to {REMEMBER_WAIT_S:.0f} s; implies refresh). Without it the answer is `queued` at once",
-        },
-        "refresh": {
-            "type": "boolean",
-            "default": False,
-            "description": "the write's task makes the memory searchable as it ends, without waiting for it here",
-        },
+
+
+def _memory_properties() -> dict[str, Any]:
+    """A memory's given fields as JSON Schema, from the one schema (``models/memory.py``), with
+    the text and the id first; nullable fields read as their plain type (leave one out instead)."""
+    schema = MemoryIn.model_json_schema()
+    props: dict[str, Any] = {}
+    for name in ("content", "memory_id", *schema["properties"]):
+        prop = dict(schema["properties"][name])
+        prop.pop("title", None)
+        prop.pop("default", None)
+        plain = [t for t in prop.pop("anyOf", []) if t.get("type") != "null"]
+        props[name] = {**(plain[0] if len(plain) == 1 else {}), **prop}
+    return props
+
+
+REMEMBER_OPTIONS: dict[str, Any] = {
+    "create_nodes": {"type": "boolean", "default": False, "description": "create an unknown node_id path"},
+    "wait": {
+        "type": "boolean",
+        "default": False,
+        "description": "return once the memory is stored and searchable, so a recall right after finds it "
+        f"(up to {REMEMBER_WAIT_S:.0f} s; implies refresh). Without it the answer is `queued` at once",
     },
-    "required": ["content"],
+    "refresh": {
+        "type": "boolean",
+        "default": False,
+        "description": "the write's task makes the memory searchable as it ends, without waiting for it here",
+    },
 }
+
+
+def remember_input_schema() -> dict[str, Any]:
+    """``brain_remember``'s input: a memory's given fields and the write's options."""
+    return {"type": "object", "properties": {**_memory_properties(), **REMEMBER_OPTIONS}, "required": ["content"]}
+
+
 FORGET_TOOL = "brain_forget"
 FORGET_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -185,7 +199,7 @@ def build_server(
             remember,
             "Store a memory in Brain (embedded and indexed by a task: `queued`). With wait: true the answer comes "
             "once it is searchable (`searchable: true`), so a recall right after finds it.",
-            REMEMBER_INPUT_SCHEMA,
+            remember_input_schema(),
         )
     if forget is not None:
         extra[FORGET_TOOL] = (

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from brain_search.models.memory import VIEW_FIELDS
+from brain_search.models.memory import STORED_FIELDS, VIEW_FIELDS
 
 ID_SEPARATOR = "\x1f"
 
@@ -30,6 +30,16 @@ VIEW_MARK = "view_v"
 VIEW_VERSION = 2
 TOMBSTONE_FIELD = "tombstone_of"
 """the field a delete's tombstone holds its tenant in (``ingest/tombstones.py``)"""
+OPTIONAL_FIELDS = frozenset(STORED_FIELDS) - {
+    "tenant_id",
+    "memory_id",
+    "content",
+    "content_hash",
+    "embedding",
+    "embedding_model",
+    "ingested_at",
+}
+"""the fields ``build_memory_doc`` writes when given (the rest it always writes)"""
 VIEW_KEYS = VIEW_FIELDS
 """the fields of the view (``models/memory.py``)"""
 
@@ -77,17 +87,15 @@ def build_memory_doc(
     content: str,
     embedding: Sequence[float],
     embedding_model: str,
-    node_id: str | None = None,
-    node_path: str | None = None,
-    timestamp: datetime | str | None = None,
-    source: str | None = None,
-    conversation_id: str | None = None,
-    metadata: dict[str, Any] | None = None,
     ingested_at: datetime | None = None,
-    supersedes: Sequence[str] | None = None,
-    valid_until: str | None = None,
+    **fields: Any,
 ) -> dict[str, Any]:
-    ts = timestamp.isoformat() if isinstance(timestamp, datetime) else timestamp
+    """A memory's document: the service's own fields, then each of the memory's ``fields``
+    (``models/memory.py``) that is set, with its view. A time may be given as a datetime; a
+    field the schema does not hold is a TypeError (pure)."""
+    unknown = set(fields) - OPTIONAL_FIELDS
+    if unknown:
+        raise TypeError(f"build_memory_doc: not a memory field: {', '.join(sorted(unknown))}")
     doc: dict[str, Any] = {
         "tenant_id": tenant_id,
         "memory_id": memory_id,
@@ -97,15 +105,13 @@ def build_memory_doc(
         "embedding_model": embedding_model,
         "ingested_at": (ingested_at or datetime.now(UTC)).isoformat(),
     }
-    optional = {
-        "node_id": node_id,
-        "node_path": node_path or node_id,
-        "timestamp": ts,
-        "source": source,
-        "conversation_id": conversation_id,
-        "metadata": metadata or None,
-        "supersedes": list(supersedes) if supersedes else None,
-        "valid_until": valid_until,
-    }
-    doc.update({k: v for k, v in optional.items() if v is not None})
+    for name, value in fields.items():
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif isinstance(value, list | tuple):
+            value = list(value)
+        if value is not None and value != [] and value != {}:
+            doc[name] = value
+    if doc.get("node_id") and not doc.get("node_path"):
+        doc["node_path"] = doc["node_id"]
     return with_view(doc)

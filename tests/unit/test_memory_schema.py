@@ -1,20 +1,30 @@
 """One schema for a memory (issue 54): every list of a memory's fields agrees with
-``models/memory.py``, so a field added there and in ``MemoryIn`` cannot be forgotten elsewhere."""
+``models/memory.py``, and a given field flows from a request to the stored document with no edit
+outside that file and the template (``test_a_given_field_flows_from_the_request_to_the_document``)."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from brain_search.commands.memories import EXPORT_FIELDS
+from brain_search.config import load_settings
+from brain_search.graph.store import Node, derive_node_id
 from brain_search.ingest.edits import KEPT_FIELDS as EDIT_KEPT
-from brain_search.ingest.models import MemoryIn, MemoryItem, MemoryOut
+from brain_search.ingest.models import IngestRequest, MemoryIn, MemoryItem, MemoryOut, MemoryPatch, MemoryReplace
+from brain_search.ingest.prepare import prepare_items
 from brain_search.models.memory import (
     GIVEN_FIELDS,
     KEPT_FIELDS,
+    RESOLVED_FIELDS,
     SHOWN_FIELDS,
     STORED_FIELDS,
     VIEW_FIELDS,
+    MemoryQueued,
+    MemoryStored,
 )
 from brain_search.retrieval.queries import RESULT_FIELDS
 from brain_search.store.documents import TOMBSTONE_FIELD, VIEW_FIELD, VIEW_KEYS, build_memory_doc, read_view
@@ -27,8 +37,49 @@ SERVICE_FIELDS = {TOMBSTONE_FIELD, "deleted_at", "view", VIEW_FIELD, "view_v", "
 
 def test_the_api_takes_exactly_the_given_fields() -> None:
     assert set(MemoryIn.model_fields) == set(GIVEN_FIELDS)
-    assert set(GIVEN_FIELDS) | {"node_path"} <= set(MemoryItem.model_fields)
-    assert set(STORED_FIELDS) - {"tenant_id", "content_hash", "embedding"} <= set(MemoryOut.model_fields)
+    assert set(MemoryQueued.model_fields) == set(GIVEN_FIELDS) | {"node_path"}
+    assert set(MemoryItem.model_fields) - set(MemoryQueued.model_fields) == {"if_seq_no", "if_primary_term"}
+    assert set(MemoryStored.model_fields) == set(STORED_FIELDS) - {"tenant_id", "content_hash", "embedding"}
+    assert set(MemoryOut.model_fields) - set(MemoryStored.model_fields) == {"version", "superseded_by"}
+    edit_fields = set(MemoryReplace.model_fields) - {"refresh", "create_nodes"}
+    assert (
+        edit_fields == set(GIVEN_FIELDS) - {"memory_id"} == set(MemoryPatch.model_fields) - {"refresh", "create_nodes"}
+    )
+
+
+class _Graph:
+    def get(self, tenant_id: str, ref: str) -> Node:
+        now = datetime.now(UTC)
+        return Node(id=derive_node_id(ref), label=ref, created_at=now, updated_at=now)
+
+    def ensure(self, tenant_id: str, label: str, description: str | None = None) -> Node:
+        return self.get(tenant_id, label)
+
+
+def test_a_given_field_flows_from_the_request_to_the_document() -> None:
+    """Every given field set in a request reaches the task item and the stored document, each
+    plain field as given: the path a field added to ``models/memory.py`` takes by itself."""
+    body = {
+        "memory_id": "m1",
+        "content": "text",
+        "node_id": "Work",
+        "timestamp": "2026-01-01T00:00:00+02:00",
+        "source": "note",
+        "conversation_id": "c1",
+        "metadata": {"k": "v"},
+        "supersedes": ["m0", "m0b"],
+        "valid_until": "2027-01-01T00:00:00Z",
+    }
+    assert set(body) == set(GIVEN_FIELDS)
+    [item] = prepare_items(IngestRequest.model_validate(body), "t", load_settings(), _Graph())
+    doc = build_memory_doc(tenant_id="t", embedding=[0.1], embedding_model="e", **item.memory_fields())
+    assert set(doc) - {VIEW_FIELD, "view_v"} == set(STORED_FIELDS)
+    for name in set(GIVEN_FIELDS) - set(RESOLVED_FIELDS):
+        assert doc[name] == body[name], name
+    assert datetime.fromisoformat(doc["timestamp"]) == datetime(2025, 12, 31, 22, tzinfo=UTC)
+    assert doc["node_path"] == "Work" and doc["supersedes"] == ["m0", "m0b"]
+    with pytest.raises(TypeError, match="not a memory field: colour"):
+        build_memory_doc(tenant_id="t", memory_id="m", content="x", embedding=[], embedding_model="e", colour="red")
 
 
 def test_the_lists_derive_from_the_schema() -> None:
