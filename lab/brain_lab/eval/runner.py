@@ -221,7 +221,10 @@ class EvalRunner:
                 tenants = set(load_locomo_ids(self.data_dir, indices))
                 self.split_queries[(name, split)] = {q.query_id for q in ds.queries if q.tenant_id in tenants}
         elif name == "realmem":
-            ds = _quick_realmem(self.data_dir) if self.options.quick else load_realmem(self.data_dir)
+            # one split asked: only its personas are encoded and indexed (RealMem's long turns
+            # cost most of an evaluation's encoding)
+            only = self.options.splits[0] if len(self.options.splits) == 1 else None
+            ds = _quick_realmem(self.data_dir) if self.options.quick else load_realmem(self.data_dir, only)
             for split, indices in REALMEM_SPLITS.items():
                 tenants = set(realmem_tenants(self.data_dir, indices))
                 self.split_queries[(name, split)] = {q.query_id for q in ds.queries if q.tenant_id in tenants}
