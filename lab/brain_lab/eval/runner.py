@@ -41,10 +41,12 @@ from brain_lab.eval.intent_eval import DEFAULT_QUERIES, evaluate_intents, load_l
 from brain_lab.eval.realmem import REALMEM_SPLITS, load_realmem, realmem_files, realmem_tenants
 from brain_lab.eval.report import EvalReport
 from brain_lab.eval.retrieval_eval import LIMIT_OF, METRICS_OF, evaluate_systems
+from brain_lab.eval.z_eval import NothingMatchedResult
 from brain_lab.eval.z_run import ZResult
 from brain_search.config import Settings
 from brain_search.encoders.base import E5_SMALL
 from brain_search.encoders.embedding import Embedder, e5_side, make_embedder, make_query_embedder, query_cut
+from brain_search.models import RecallRequest, RecallResponse
 
 PARTS = ("retrieval", "exact", "intent", "z")
 DATASETS = ("locomo", "scifact", "realmem")
@@ -378,7 +380,7 @@ class EvalRunner:
             full = self.load("scifact")
             scifact = scifact_split(full, self.split_queries[("scifact", "dev")])
         quick = self.options.quick
-        return run_z(
+        result = run_z(
             retriever,
             self.embedder,
             ds,
@@ -390,6 +392,28 @@ class EvalRunner:
             scifact=scifact,
             query_embedder=self.query_side,
         )
+        if "realmem" in self.options.datasets:
+            result.realmem = self._realmem_nothing_matched(split, encoder)
+        return result
+
+    def _realmem_nothing_matched(self, split: Split, encoder: Embedder) -> NothingMatchedResult:
+        """RealMem's questions of ``split`` asked with their evidence present and left out (issue
+        55: the floor should tell them apart), each over the sessions before it."""
+        from brain_lab.eval.z_eval import evaluate_nothing_matched, question_sample
+        from brain_search.encoders.embedding import QueryCache
+        from brain_search.retrieval.pipeline import Retriever
+
+        ds = self.split_of("realmem", split)
+        s = self.indexed["realmem"].settings
+        retriever = Retriever(self.client, s, QueryCache(encoder, s.query_cache_size))
+        questions = question_sample(ds.queries, 40 if self.options.quick else len(ds.queries), self.options.seed)
+        self.query_side.encode([q.text for q in questions])
+        bar = self.progress(f"Z {split}: RealMem nothing matched, evidence removed ({len(questions)})", len(questions))
+
+        def recall(tenant: str, req: RecallRequest, exclude: Sequence[str]) -> RecallResponse:
+            return retriever.recall(tenant, req, exclude=exclude)
+
+        return evaluate_nothing_matched(questions, recall, split, progress=bar)
 
     def _meta(self) -> dict[str, str]:
         o = self.options

@@ -273,7 +273,8 @@ def evaluate_nothing_matched(
 ) -> NothingMatchedResult:
     result = NothingMatchedResult(split=split)
     for q in queries:
-        req = RecallRequest(query=q.text, tiered=True, limit=limit, time_words=False)
+        # a question asked at a time (RealMem) is asked of what was said before it
+        req = RecallRequest(query=q.text, tiered=True, limit=limit, time_words=False, until=q.until)
         full = recall(q.tenant_id, req, ())
         gone = recall(q.tenant_id, req, list(q.relevant))
         result.present.append(signal_of(full))

@@ -127,6 +127,8 @@ def z_markdown(results: Sequence[ZResult]) -> list[str]:
             nm_rows.append(_nm_row("evidence present vs removed", z.removed))
         if z.foreign is not None:
             nm_rows.append(_nm_row("own conversation vs another one", z.foreign))
+        if z.realmem is not None:
+            nm_rows.append(_nm_row("RealMem: evidence present vs removed", z.realmem))
         if nm_rows:
             lines += ["Nothing matched: the signal is `query_analysis.best_match`; the flag is `nothing_matched`.", ""]
             header = [
@@ -197,7 +199,7 @@ def z_json(z: ZResult) -> dict[str, Any]:
         "tier_spread": {f: {"shares": s.shares(), "questions": s.n_queries} for f, s in z.spread.items()},
         "nothing_matched": {
             name: {"auroc": r.auroc, "interval": list(r.interval()), "n": r.n}
-            for name, r in (("removed", z.removed), ("foreign", z.foreign))
+            for name, r in (("removed", z.removed), ("foreign", z.foreign), ("realmem_removed", z.realmem))
             if r is not None
         },
         "relevance_fit": None

@@ -49,6 +49,8 @@ class ZResult:
     """evidence present vs left out of the search"""
     foreign: NothingMatchedResult | None = None
     """asked of its own conversation vs of another one"""
+    realmem: NothingMatchedResult | None = None
+    """RealMem's questions (each over the sessions before it): evidence present vs left out"""
     kinds: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     """Z formula → labelled kind of match → Z of each such (query, memory) pair"""
     fit: CalibrationFit | None = None
