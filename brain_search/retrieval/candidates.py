@@ -45,7 +45,9 @@ class CandidateFeatures:
     nodes: list[str] | None = None
     """each candidate's knowledge-graph node (its own id when it has none): node evidence"""
     shown: list[bool] | None = None
-    """whether each candidate clears the relevance floor (``ZCalibration.clears_floor``): only
+    """whether each candidate clears the relevance floor (``ZCalibration.clears_floor``)"""
+    liftable: list[bool] | None = None
+    """whether each candidate's strength is above the floor (``ZCalibration.above_floor``): only
     those are lifted by their node (None: every one)"""
 
 

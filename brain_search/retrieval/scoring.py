@@ -88,7 +88,8 @@ def features(
         strength=[m.strength for m in found],
         kinds=[m.kind.value for m in found],
         nodes=[str(c.source.get("node_id") or c.doc_id) for c in cands],
-        shown=[cal.clears_floor(m.kind, m.strength) for m in found],
+        shown=[cal.clears_floor(m.kind, m.strength, m.sigma) for m in found],
+        liftable=[cal.above_floor(m.kind, m.strength) for m in found],
     )
 
 
@@ -108,7 +109,7 @@ def relevance(intent: QueryIntent, f: CandidateFeatures, ranking: RankingParams,
         n_terms=n_terms,
         z_positions=f.z,
         nodes=f.nodes,
-        liftable=f.shown,
+        liftable=f.liftable,
     )
 
 

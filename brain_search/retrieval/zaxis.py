@@ -62,6 +62,8 @@ class ZCalibration:
     window: float = 4.0
     floor: float = 0.266
     lexical_weight: float = 0.6
+    meaning_sigma: float = 0.5
+    """a match in other words clears the floor only at this calibrated cosine or above"""
     relevance_knots: tuple[tuple[float, float], ...] = ((0.0, 0.0), (1.0, 1.0))
     """(match strength, chance) knots, strength ascending: the calibrated relevance, interpolated
     linearly (``fit_relevance_curve`` in the lab)"""
@@ -83,9 +85,25 @@ class ZCalibration:
             relevance_knots=fitted.relevance_knots,
         )
 
-    def clears_floor(self, kind: MatchKind, strength: float) -> bool:
-        """A memory shows in a tier: an exact match always, any other when ``strength`` ≥ ``floor``."""
+    def above_floor(self, kind: MatchKind, strength: float) -> bool:
+        """An exact match, or any other at ``strength`` ≥ ``floor`` (what the ranking lets its node
+        lift)."""
         return kind in EXACT_KINDS or strength >= self.floor
+
+    def clears_floor(self, kind: MatchKind, strength: float, sigma: float = 1.0) -> bool:
+        """A memory matches (it shows in a tier, strict mode keeps it, and a recall none of whose
+        memories does says "nothing matched"): an exact match always; a match on most of the
+        query's terms at ``strength`` ≥ ``floor``; a match in other words (``meaning``) only when,
+        beyond that, its cosine is at least ``meaning_sigma`` of the way from unrelated memories'
+        to a relevant one's (``sigma``). One shared word with a middling cosine lifts a memory
+        over the floor by strength alone ("What is my blood type?" and a blood-pressure reading);
+        the cosine must then say the same. No parameter of its own: 0.5 is the midpoint of the
+        two cosines the dev split fitted (``cos_unrelated``, ``cos_strong``)."""
+        if kind in EXACT_KINDS:
+            return True
+        if strength < self.floor:
+            return False
+        return kind != MatchKind.meaning or sigma >= self.meaning_sigma
 
     def relevance(self, kind: MatchKind, strength: float) -> float:
         """The calibrated relevance (0–1) of a match of ``kind`` and ``strength``: the chance that
