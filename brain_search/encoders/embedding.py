@@ -419,8 +419,9 @@ def e5_side(
     intra_op_threads: int = 1,
     sessions: int = 1,
 ) -> Embedder:
-    """multilingual-e5-small's query or passage side (``encoders.e5``), reading at most 256 word
-    pieces. Passages are encoded by the int8 model too (``EncoderInfo.version`` says so): twice the
+    """multilingual-e5-small's query or passage side (``encoders.e5``), reading at most
+    ``E5_SMALL.max_tokens`` (512) word pieces (a query is cut to ``query_max_tokens`` before).
+    Passages are encoded by the int8 model too (``EncoderInfo.version`` says so): twice the
     layers of MiniLM, so fp32 would halve a worker's throughput (lab/reports/performance.md,
     "Encoders side by side")."""
     from brain_search.encoders.e5 import E5Encoder, E5Side

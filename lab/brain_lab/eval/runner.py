@@ -169,7 +169,7 @@ def eval_embedder(settings: Settings) -> CachedEmbedder:
     e5 = settings.embedding_model == E5_SMALL.name
     return CachedEmbedder(
         settings.cache_dir / "embeddings",
-        f"{settings.embedding_model}-passage-int8-256" if e5 else settings.embedding_model,
+        f"{settings.embedding_model}-passage-int8-{E5_SMALL.max_tokens}" if e5 else settings.embedding_model,
         settings.embedding_dimension,
         lambda: make_embedder(settings),
     )
