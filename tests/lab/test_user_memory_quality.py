@@ -37,8 +37,10 @@ def test_the_user_memory_set(client, stack_settings, capsys) -> None:  # type: i
     assert answerable["R@5"] >= 0.95, text
     assert answerable["strict_kept"] >= 0.88, text
     assert answerable["nothing_matched"] <= 0.08, text
-    assert unanswerable["strict_empty"] >= 0.33, text
-    assert unanswerable["nothing_matched"] >= 0.33, text
+    # a match in other words needs its cosine too (third session): 0.611 of the unanswerable
+    # return nothing, 0.906 of the answerable keep their answer
+    assert unanswerable["strict_empty"] >= 0.55, text
+    assert unanswerable["nothing_matched"] >= 0.55, text
     assert figures["spec phrasings"]["behave"] >= 0.8, text
     assert figures["changing-fact"]["right_first"] >= 0.85, text  # the current version first (item 3)
     assert figures["broad-theme"]["right_first"] >= 0.85, text  # the theme (item 2)
