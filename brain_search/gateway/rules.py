@@ -45,6 +45,7 @@ class Role(StrEnum):
 INDEX_SUFFIXES = (
     "memories",
     "memories-v[0-9]+",
+    "memories-tenant-[a-z0-9_.-]+",  # a tenant's own index and its alias (store/placement.py)
     "tenants",
     "keys",
     "nodes",
@@ -87,6 +88,8 @@ def rules(prefix_pattern: str) -> list[Rule]:
     idx = f"{p}-(?:{'|'.join(INDEX_SUFFIXES)})"
     idx_list = f"(?:{idx}(?:,{idx})*|{p}-\\*)"
     memories = f"{p}-memories"
+    tenant_memories = f"{memories}(?:-tenant-[a-z0-9_.-]+)?"  # the shared alias or a tenant's own
+    placements = f"/_alias/{memories}-tenant-\\*{_ARGS}"  # every tenant's own index (store/placement.py)
     api, worker = Role.api, Role.worker
     read = ("GET", "HEAD")
     write = ("PUT", "POST")
@@ -101,6 +104,7 @@ def rules(prefix_pattern: str) -> list[Rule]:
         # the API: documents, searches and by-query changes on the deployment's own indices
         Rule(api, read, f"/{idx_list}{_ARGS}"),
         Rule(api, read, f"/_alias/{memories}{_ARGS}"),
+        Rule(api, ("GET",), placements),
         Rule(api, ("GET", "POST"), f"/{idx_list}/(?:_search|_msearch|_count|_mget|_refresh){_ARGS}"),
         Rule(api, write, f"/{idx_list}/_bulk{_ARGS}"),
         Rule(api, ("POST",), f"/{idx_list}/(?:_delete_by_query|_update_by_query){_ARGS}"),
@@ -112,8 +116,14 @@ def rules(prefix_pattern: str) -> list[Rule]:
         # workers: write-only on memories, their task records, their dead letters
         Rule(worker, ("HEAD",), f"/{idx}{_ARGS}"),
         Rule(worker, read, f"/_alias/{memories}{_ARGS}"),
-        Rule(worker, write, f"/(?:{memories}|{p}-dead-letters)/_bulk{_BULK_ARGS}", WORKER_BULK_RESPONSE),
-        Rule(worker, ("GET", "POST"), f"/{memories}/_mget\\?_source=tombstone_of%2Cmemory_id$", WORKER_MGET_RESPONSE),
+        Rule(worker, ("GET",), placements),
+        Rule(worker, write, f"/(?:{tenant_memories}|{p}-dead-letters)/_bulk{_BULK_ARGS}", WORKER_BULK_RESPONSE),
+        Rule(
+            worker,
+            ("GET", "POST"),
+            f"/{tenant_memories}/_mget\\?_source=tombstone_of%2Cmemory_id$",
+            WORKER_MGET_RESPONSE,
+        ),
         Rule(worker, ("GET", "HEAD", "PUT", "POST"), f"/{p}-ingest-tasks/_doc/{_ID}{_ARGS}"),
         Rule(worker, ("POST",), f"/{p}-ingest-tasks/_update/{_ID}{_ARGS}"),
         Rule(

@@ -94,7 +94,7 @@ def task_doc_id(tenant_id: str, task_id: str) -> str:
 # ------------------------------------------------------------------ operations
 def count_memories(graph: GraphStore, tenant_id: str, label: str) -> int:
     r = graph.client.count(
-        index=graph.memories_alias,
+        index=graph.memories(tenant_id),
         body={"query": subtree_memories_query(tenant_id, label)},
         params={"routing": tenant_id},
     )
@@ -135,7 +135,7 @@ def move_node(graph: GraphStore, tenant_id: str, ref: str, new_label: str) -> Mo
     bulk(graph.client, actions, index=graph.index, refresh=True, raise_on_error=True)
     body = {"query": subtree_memories_query(tenant_id, old), "script": relabel_script(old, new)}
     r = graph.client.update_by_query(
-        index=graph.memories_alias,
+        index=graph.memories(tenant_id),
         body=body,
         params={"routing": tenant_id, "wait_for_completion": "false", "conflicts": "proceed", "refresh": "true"},
     )
@@ -172,7 +172,7 @@ def delete_node(
         task = _record(graph, tenant_id, "delete", node.id, node.label, None, forget(tenant_id, node.label))
     elif memories:
         r = graph.client.delete_by_query(
-            index=graph.memories_alias,
+            index=graph.memories(tenant_id),
             body={"query": subtree_memories_query(tenant_id, node.label)},
             params={"routing": tenant_id, "wait_for_completion": "false", "conflicts": "proceed", "refresh": "true"},
         )

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.store.indices import IndexNames
+from brain_search.store.placement import placement_for
 
 NODE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 LABEL_SEGMENT_RE = re.compile(r"^[^/\x00-\x1f]{1,100}$")
@@ -113,7 +114,11 @@ class GraphStore:
         names = IndexNames.of(settings)
         self.index = names.nodes
         self.tasks_index = names.node_tasks
-        self.memories_alias = settings.memories_alias
+        self.placement = placement_for(client, settings)
+
+    def memories(self, tenant_id: str) -> str:
+        """The alias ``tenant_id``'s memories are read and written through (store/placement.py)."""
+        return self.placement.index(tenant_id)
 
     # ---------------------------------------------------------------- reads
     def get_by_id(self, tenant_id: str, node_id: str) -> Node:

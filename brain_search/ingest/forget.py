@@ -36,6 +36,7 @@ from brain_search.graph.ops import task_doc_id
 from brain_search.ingest.tombstones import tombstone_entries, write_versioned
 from brain_search.models.inputs import EngineTime, Text
 from brain_search.store.indices import IndexNames
+from brain_search.store.placement import placement_for
 from brain_search.store.scope import scope_filter
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ class Forgetter:
         self.client = client
         self.settings = settings
         self.names = IndexNames.of(settings)
+        self.placement = placement_for(client, settings)
         # told of each page of memories deleted (None: the whole tenant): IngestService.set_forgotten
         self.forgotten: Callable[[str, list[str] | None], object] = lambda tenant, ids: None
 
@@ -167,13 +169,14 @@ class Forgetter:
     ) -> ForgetStatus:
         """Tombstone every match, page by page, then the copies; the status is saved as it goes.
         Idempotent: run again from the start after a kill, it ends the same."""
-        alias = self.names.memories_alias
+        alias = self.placement.index(tenant_id)
         job = {"request": req.model_dump(mode="json"), "node_label": node_label, "version": version}
         before = status.created_at.isoformat()
         query = self.query(tenant_id, req, node_label)
         self.client.indices.refresh(index=alias)  # a memory indexed a moment ago is found too
         after: list[Any] | None = None
         while True:
+            alias = self.placement.index(tenant_id)  # each page where the tenant's memories are now
             body: dict[str, Any] = {"query": query, "size": PAGE, "sort": [{"memory_id": "asc"}], "_source": False}
             if after:
                 body["search_after"] = after
@@ -200,7 +203,7 @@ class Forgetter:
             # records of writes accepted after the forget began stay: they are still to land
             status.task_records += self._delete(self.names.ingest_tasks, tenant_id, earlier)
             self.forgotten(tenant_id, None)
-        self.client.indices.refresh(index=alias)
+        self.client.indices.refresh(index=self.placement.index(tenant_id))
         status.state, status.finished_at = "succeeded", datetime.now(UTC)
         self._save(tenant_id, status, job)
         return status

@@ -18,6 +18,7 @@ from brain_search.errors import Conflict, InvalidInput, NotFound, StoreUnavailab
 from brain_search.ingest.models import MemoryOut
 from brain_search.ingest.tombstones import is_tombstone, purge_query, tombstone_entries, write_versioned
 from brain_search.store.documents import memory_doc_id, with_view
+from brain_search.store.placement import placement_for
 
 
 def encode_cursor(memory_id: str) -> str:
@@ -58,7 +59,11 @@ class Deletion:
 class MemoryStore:
     def __init__(self, client: OpenSearch, settings: Settings) -> None:
         self.client = client
-        self.alias = settings.memories_alias
+        self.placement = placement_for(client, settings)
+
+    def index(self, tenant_id: str) -> str:
+        """The alias ``tenant_id``'s memories are read and written through (store/placement.py)."""
+        return self.placement.index(tenant_id)
 
     def get(self, tenant_id: str, memory_id: str) -> MemoryOut:
         src, version = self.stored(tenant_id, memory_id, with_vector=False)
@@ -73,7 +78,7 @@ class MemoryStore:
         """A live memory as stored (real-time); NotFound otherwise (a tombstone included)."""
         params = {"routing": tenant_id, **({} if with_vector else {"_source_excludes": "embedding"})}
         try:
-            r = self.client.get(index=self.alias, id=memory_doc_id(tenant_id, memory_id), params=params)
+            r = self.client.get(index=self.index(tenant_id), id=memory_doc_id(tenant_id, memory_id), params=params)
         except NotFoundError:
             raise NotFound("memory", memory_id) from None
         src = r["_source"]
@@ -92,14 +97,16 @@ class MemoryStore:
             params["refresh"] = "wait_for"
         doc = with_view(source)  # the view follows the changed fields
         try:
-            r = self.client.index(index=self.alias, id=memory_doc_id(tenant_id, memory_id), body=doc, params=params)
+            r = self.client.index(
+                index=self.index(tenant_id), id=memory_doc_id(tenant_id, memory_id), body=doc, params=params
+            )
         except ConflictError:
             return None
         return Stored(doc, int(r["_version"]), int(r["_seq_no"]), int(r["_primary_term"]))
 
     def _is_live(self, tenant_id: str, memory_id: str) -> bool:
         r = self.client.get(
-            index=self.alias,
+            index=self.index(tenant_id),
             id=memory_doc_id(tenant_id, memory_id),
             params={"routing": tenant_id, "_source_includes": "tenant_id"},
             ignore=[404],
@@ -109,7 +116,7 @@ class MemoryStore:
     def _stored_pieces(self, tenant_id: str, memory_id: str) -> list[str]:
         """Ids of the stored pieces of a chunked memory (after a refresh, so a piece written a
         moment ago is seen)."""
-        self.client.indices.refresh(index=self.alias)
+        self.client.indices.refresh(index=self.index(tenant_id))
         body = {
             "query": {
                 "bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"metadata.chunk_of": memory_id}}]}
@@ -117,7 +124,7 @@ class MemoryStore:
             "size": 10_000,
             "_source": ["memory_id"],
         }
-        r = self.client.search(index=self.alias, body=body, params={"routing": tenant_id})
+        r = self.client.search(index=self.index(tenant_id), body=body, params={"routing": tenant_id})
         return [h["_source"]["memory_id"] for h in r["hits"]["hits"]]
 
     def delete(self, tenant_id: str, memory_id: str, version: int, pending: bool = True) -> Deletion:
@@ -128,13 +135,15 @@ class MemoryStore:
         stored = self._is_live(tenant_id, memory_id)
         if not stored and not pending and not self._stored_pieces(tenant_id, memory_id):
             return Deletion(stored=False, pieces=0)
-        [outcome] = write_versioned(self.client, self.alias, tombstone_entries(tenant_id, [memory_id], version))
+        [outcome] = write_versioned(
+            self.client, self.index(tenant_id), tombstone_entries(tenant_id, [memory_id], version)
+        )
         if outcome.superseded:
             raise Conflict("a write of this memory accepted after the delete is already stored", memory_id=memory_id)
         if not outcome.ok:
             raise StoreUnavailable(f"the delete of {memory_id!r} was not stored: {outcome.reason}")
         pieces = self._stored_pieces(tenant_id, memory_id)
-        buried = write_versioned(self.client, self.alias, tombstone_entries(tenant_id, pieces, version))
+        buried = write_versioned(self.client, self.index(tenant_id), tombstone_entries(tenant_id, pieces, version))
         failed = [o for o in buried if not (o.ok or o.superseded)]
         if failed:
             raise StoreUnavailable(f"{len(failed)} pieces of {memory_id!r} were not deleted: {failed[0].reason}")
@@ -154,7 +163,7 @@ class MemoryStore:
         }
         if cursor:
             body["search_after"] = [decode_cursor(cursor)]
-        hits = self.client.search(index=self.alias, body=body, params={"routing": tenant_id})["hits"]["hits"]
+        hits = self.client.search(index=self.index(tenant_id), body=body, params={"routing": tenant_id})["hits"]["hits"]
         page = [memory_out(h["_source"], h.get("_version")) for h in hits]
         more = encode_cursor(hits[-1]["sort"][0]) if len(hits) == limit else None
         return page, more
@@ -162,5 +171,7 @@ class MemoryStore:
     def purge_tombstones(self, ttl_s: float) -> None:
         """Delete tombstones older than ``ttl_s`` in the background (workers and the API do it at start)."""
         self.client.delete_by_query(
-            index=self.alias, body=purge_query(ttl_s), params={"wait_for_completion": "false", "conflicts": "proceed"}
+            index=",".join(self.placement.every()),
+            body=purge_query(ttl_s),
+            params={"wait_for_completion": "false", "conflicts": "proceed"},
         )

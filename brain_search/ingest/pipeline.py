@@ -38,6 +38,7 @@ from brain_search.ingest.models import IngestJob, MemoryItem
 from brain_search.ingest.retry_policy import backoff_delay
 from brain_search.ingest.tombstones import stored_versions, tombstone_entries, tombstoned
 from brain_search.store.documents import build_memory_doc, memory_doc_id
+from brain_search.store.placement import placement_for
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +96,7 @@ class IngestPipeline:
         self.client = client
         self.embedder = embedder
         self.settings = settings
+        self.placement = placement_for(client, settings)
         self.sleep = sleep
         self.clock = clock
         self.rng = rng
@@ -125,15 +127,16 @@ class IngestPipeline:
         return entries
 
     # ---------------------------------------------------------------- writing
-    def _send(self, entries: Sequence[BulkEntry], refresh: bool) -> list[ItemOutcome]:
+    def _send(self, tenant_id: str, entries: Sequence[BulkEntry], refresh: bool) -> list[ItemOutcome]:
         params = {"refresh": "wait_for"} if refresh else {}
+        index = self.placement.index(tenant_id)  # looked up per send: a retry follows a tenant's move
         try:
-            response = self.client.bulk(body=bulk_body(entries), index=self.settings.memories_alias, params=params)
+            response = self.client.bulk(body=bulk_body(entries), index=index, params=params)
         except TransportError as exc:  # includes connection errors and timeouts
             return outcomes_for_exception(entries, exc)
         return parse_bulk_response(response, entries)
 
-    def write(self, entries: Sequence[BulkEntry], refresh: bool) -> list[ItemOutcome]:
+    def write(self, tenant_id: str, entries: Sequence[BulkEntry], refresh: bool) -> list[ItemOutcome]:
         """Send one chunk; re-send the retriable items with backoff until the deadline.
         Returns the final outcome of every entry (a still-retriable failure is pending)."""
         deadline = self.clock() + self.settings.ingest_retry_deadline_s
@@ -141,7 +144,7 @@ class IngestPipeline:
         todo = list(entries)
         attempt = 0
         while todo:
-            outcomes = self._send(todo, refresh)
+            outcomes = self._send(tenant_id, todo, refresh)
             retry_ids = set()
             for o in outcomes:
                 if o.ok or not o.retriable:
@@ -187,7 +190,7 @@ class IngestPipeline:
             # embedding is lazy: the next chunk is embedded while the previous one is being written
             for chunk in chunk_entries(self._all_entries(job, out, deadline), s.bulk_max_docs, s.bulk_max_bytes):
                 collect(in_flight)  # at most one request in flight: back-pressure on embedding
-                in_flight = writer.submit(self.write, chunk, job.refresh)
+                in_flight = writer.submit(self.write, job.tenant_id, chunk, job.refresh)
             collect(in_flight)
         self._bury_deleted_chunks(job, out)
         self._settle_documents(job, out)
@@ -203,7 +206,7 @@ class IngestPipeline:
         if job.version is None:
             return {}
         parents = sorted({p for it in job.items if (p := chunk_parent(it))})
-        found = tombstoned(self.client, self.settings.memories_alias, job.tenant_id, parents)
+        found = tombstoned(self.client, self.placement.index(job.tenant_id), job.tenant_id, parents)
         return {p: v for p, v in found.items() if v > job.version}
 
     def _drop_deleted_chunks(self, job: IngestJob, out: AttemptOutcome) -> IngestJob:
@@ -222,7 +225,7 @@ class IngestPipeline:
         for parent, version in deleted.items():
             written = [m for m in out.indexed if parent_of.get(m) == parent]
             entries = tombstone_entries(job.tenant_id, written, version)
-            outcomes = self.write(entries, job.refresh)
+            outcomes = self.write(job.tenant_id, entries, job.refresh)
             buried = {o.memory_id for o in outcomes if o.ok or o.superseded}
             out.indexed = [m for m in out.indexed if m not in buried]
             out.superseded += sorted(buried)
@@ -249,7 +252,8 @@ class IngestPipeline:
         mine: dict[str, list[str]] = {}
         for m in out.indexed:
             mine.setdefault(parent_of[m], []).append(m)
-        alias, tenant = self.settings.memories_alias, job.tenant_id
+        tenant = job.tenant_id
+        alias = self.placement.index(tenant)
         wholes = stored_versions(self.client, alias, tenant, [p for p, n in counts.items() if n])
         stale: list[str] = []
         bury: set[str] = {p for p in lost if counts.get(p)}
@@ -265,7 +269,9 @@ class IngestPipeline:
                 continue
             stale += [chunk_id(parent, k) for k, (live, v) in sorted(found.items()) if live and v <= version]
         ours = [m for p in bury for m in mine.get(p, [])]
-        outcomes = self.write(tombstone_entries(tenant, stale + ours, version), job.refresh) if stale or ours else []
+        outcomes = (
+            self.write(tenant, tombstone_entries(tenant, stale + ours, version), job.refresh) if stale or ours else []
+        )
         failed = [o for o in outcomes if not (o.ok or o.superseded)]
         if failed:
             log.error("task %s: %d earlier pieces not removed: %s", job.task_id, len(failed), failed[0].reason)
@@ -281,7 +287,7 @@ class IngestPipeline:
         todo, window = dict(starts), 1
         while todo:
             ids = {chunk_id(p, k): (p, k) for p, s in todo.items() for k in range(s, s + window)}
-            got = stored_versions(self.client, self.settings.memories_alias, tenant_id, list(ids))
+            got = stored_versions(self.client, self.placement.index(tenant_id), tenant_id, list(ids))
             more = {}
             for p, s in todo.items():
                 for k in range(s, s + window):

@@ -61,6 +61,7 @@ from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources
 from brain_search.retrieval.zaxis import ZCalibration
 from brain_search.store.client import counted_requests
+from brain_search.store.placement import placement_for
 from brain_search.store.scope import scope_filter
 
 TIERED_POOL = 50
@@ -169,7 +170,7 @@ class Retriever:
         self._calibration = calibration
         self._calibrations: dict[str, ZCalibration] = {}
         self.stats_cache = StatsCache()
-        self.alias = settings.memories_alias  # a property that builds every index name
+        self.placement = placement_for(client, settings)  # the tenant's index: shared, or its own
         # DFS gathers index statistics across shards; with the tenant's own (constant-score
         # clauses) nothing reads them, so the extra per-shard phase would be spent for nothing
         dfs = settings.shards > 1 and settings.lexical_stats == "index"
@@ -242,7 +243,7 @@ class Retriever:
         found = self.search(tenant_id, plan, req.allow_partial)
         candidates, missing, superseders, plan = found.candidates, found.missing, found.superseders, found.plan
         ids = [c.source.get("memory_id", "") for c in candidates.values()]
-        newer = newer_versions(self.client, self.alias, tenant_id, ids, superseders)
+        newer = newer_versions(self.client, self.placement.index(tenant_id), tenant_id, ids, superseders)
         replaced = [c for c in candidates.values() if c.source.get("memory_id", "") in newer]
         if replaced:  # the current versions answer what their old ones answered: they must be candidates
             candidates = {**candidates, **self._successors(tenant_id, plan, set(newer.values()) - set(ids))}
@@ -277,7 +278,7 @@ class Retriever:
         nothing = not any(shown)
         payload = partial(self.msearch_payload, tenant_id)  # one more round trip only when asked
         conversations = recall_conversations(
-            self.client, self.alias, tenant_id, payload, plan, ranked, req, superseders, nothing
+            self.client, self.placement.index(tenant_id), tenant_id, payload, plan, ranked, req, superseders, nothing
         )
         t_context = t_tiers if conversations is None else time.perf_counter()
 
@@ -332,7 +333,7 @@ class Retriever:
         after = timedelta(days=self.settings.time_words_after_days)
         when = time_scope(req.query, intent.phrases, req.since, req.until, req.reference_time, req.time_words, after)
         if when is None and req.time_words and req.since is None and req.until is None:  # "before the launch"
-            when = event_scope(self.client, self.alias, tenant_id, req.query, intent.phrases)
+            when = event_scope(self.client, self.placement.index(tenant_id), tenant_id, req.query, intent.phrases)
         if when is not None and when.words:  # no memory says "last week" of its own day
             intent = replace(intent, lexical_query=without_words(intent.lexical_query, tuple(when.words)))
         t_intent = time.perf_counter()
@@ -359,7 +360,7 @@ class Retriever:
             words = words_to_weigh(terms, intent.phrases)
             stats = self.stats_cache.get(tenant_id, words)
             if stats is None:  # not every word counted for this tenant yet: count first
-                stats = count_terms(self.client, self.alias, tenant_id, words)
+                stats = count_terms(self.client, self.placement.index(tenant_id), tenant_id, words)
                 self.stats_cache.put(tenant_id, stats)
             else:  # search with the last count, count again in the search itself (``_search`` checks)
                 riding = tuple(words)
@@ -420,7 +421,7 @@ class Retriever:
         narrow = replace(narrow, bodies=narrow.bodies[:-1])  # the superseders are known already
         responses, _, _ = self._msearch(tenant_id, narrow)
         hits = [r["hits"]["hits"] for r in responses]
-        fill_sources(self.client, self.alias, tenant_id, hits)
+        fill_sources(self.client, self.placement.index(tenant_id), tenant_id, hits)
         return legs_candidates(hits, narrow.has_lexical, len(memory_ids))
 
     def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:
@@ -461,7 +462,7 @@ class Retriever:
     ) -> tuple[list[dict[str, Any]], PartialResults | None, TenantStats | None]:
         """The plan's sub-search answers (checked), what was missing, and the tenant's fresh
         count when it rode along (None otherwise)."""
-        resp = self.client.msearch(body=self.plan_payload(tenant_id, plan), index=self.alias)
+        resp = self.client.msearch(body=self.plan_payload(tenant_id, plan), index=self.placement.index(tenant_id))
         answers = resp["responses"]
         checked = [complete(r, allow_partial) for r in answers[: len(plan.bodies)]]
         missing = next((m for _, m in checked if m is not None), None)
@@ -483,5 +484,7 @@ class Retriever:
             responses, missing, _ = self._msearch(tenant_id, plan, allow_partial)
         superseders = responses[-1]
         hits = [r["hits"]["hits"] for r in responses[:-1]]
-        fill_sources(self.client, self.alias, tenant_id, hits)  # in place: the lists ``hits`` holds
+        fill_sources(
+            self.client, self.placement.index(tenant_id), tenant_id, hits
+        )  # in place: the lists ``hits`` holds
         return Searched(legs_candidates(hits, plan.has_lexical, plan.k), missing, superseders, plan)

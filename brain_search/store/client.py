@@ -62,6 +62,17 @@ def counted_requests() -> Iterator[list[int]]:
         _COUNTER.reset(token)
 
 
+@contextmanager
+def uncounted() -> Iterator[None]:
+    """Requests that ``counted_requests`` leaves out: a cache's occasional refresh (the tenant
+    placement's, at most every 2 s) is no round trip of the recall that happened to make it."""
+    token = _COUNTER.set(None)
+    try:
+        yield
+    finally:
+        _COUNTER.reset(token)
+
+
 def make_client(settings: Settings) -> OpenSearch:
     auth = None
     if settings.opensearch_user and settings.opensearch_password:

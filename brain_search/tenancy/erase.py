@@ -28,6 +28,7 @@ from opensearchpy import OpenSearch
 from brain_search.config import Settings
 from brain_search.store.documents import TOMBSTONE_FIELD
 from brain_search.store.indices import IndexNames
+from brain_search.store.placement import placement_for
 from brain_search.tenancy.auth import ERASING_FIELD, KeyStore, erase_marker_hit
 
 log = logging.getLogger(__name__)
@@ -63,9 +64,11 @@ def count_everywhere(client: OpenSearch, settings: Settings, tenant_id: str) -> 
     return out
 
 
-def _pass(client: OpenSearch, names: IndexNames, tenant_id: str) -> dict[str, int]:
+def _pass(client: OpenSearch, settings: Settings, tenant_id: str) -> dict[str, int]:
+    names = IndexNames.of(settings)
+    own = placement_for(client, settings).index(tenant_id)  # its own index, where it has one
     deleted = {}
-    for index in tenant_indices(names):
+    for index in tenant_indices(names) + ([own] if own != names.memories_alias else []):
         r = client.delete_by_query(
             index=index, body=tenant_query(tenant_id), params={"refresh": "true", "conflicts": "proceed"}
         )
@@ -86,7 +89,7 @@ def erase_tenant(client: OpenSearch, settings: Settings, keys: KeyStore, tenant_
     }
     client.index(index=names.tenants, id=tenant_id, body=marker, params={"refresh": "true"})  # the record goes
     deleted = {names.tenants: 1, names.keys: keys.forget_tenant_keys(tenant_id)}
-    for index, n in _pass(client, names, tenant_id).items():
+    for index, n in _pass(client, settings, tenant_id).items():
         deleted[index] = deleted.get(index, 0) + n
 
     def second_pass() -> None:
@@ -108,7 +111,7 @@ def finish_erase(client: OpenSearch, settings: Settings, tenant_id: str, erase_i
     r = erase_marker_hit(client, names.tenants, tenant_id)
     if r is None or (erase_id is not None and r["_source"].get("erase_id") != erase_id):
         return False
-    left = _pass(client, names, tenant_id)
+    left = _pass(client, settings, tenant_id)
     if any(left.values()):
         log.warning("erase %s: the second pass deleted %s", tenant_id, left)
     client.delete(

@@ -16,6 +16,7 @@ from brain_search.ingest.execute import Done, RetryLater, run_attempt
 from brain_search.ingest.models import IngestJob, MemoryItem
 from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.store.documents import memory_doc_id
+from tests.unit.fakes import NoOwnIndices
 
 S = load_settings(
     embedding_dimension=4,
@@ -36,6 +37,8 @@ class FakeEmbedder:
 
 class FakeClient:
     """Answers each _bulk with the next script entry: a dict id→status, or an exception."""
+
+    indices = NoOwnIndices()
 
     def __init__(self, script: list[Any]) -> None:
         self.script = script

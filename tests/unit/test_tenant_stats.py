@@ -33,6 +33,7 @@ from brain_search.retrieval.tenant_stats import (
     words_to_weigh,
 )
 from brain_search.store.documents import VIEW_FIELD, view_of
+from tests.unit.fakes import NoOwnIndices
 
 STATS = TenantStats(docs=10, length_sum=200.0, length_docs=10, df={"zzqx": 1, "yyqw": 4, "a": 9})
 
@@ -129,6 +130,8 @@ class Encoder:
 class Engine:
     """Answers every ``_msearch`` item in order: counts (``df`` per word, ``docs`` memories), the
     lexical sub-search (one hit), the kNN one and the superseders (none)."""
+
+    indices = NoOwnIndices()
 
     def __init__(self, df: dict[str, int], docs: int) -> None:
         self.df, self.docs = df, docs

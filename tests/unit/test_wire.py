@@ -12,6 +12,7 @@ from brain_search.config import Settings
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever, request_vector
 from brain_search.retrieval.queries import BM25_SCRIPT
+from tests.unit.fakes import NoOwnIndices
 
 VECTOR = [float(x) for x in np.full(384, 1 / np.sqrt(384), dtype=np.float32)]
 
@@ -24,6 +25,8 @@ class Encoder:
 class Engine:
     """Records each ``_msearch`` and answers: counts for a counts item (``df`` 1 and 30, 40
     memories of 5 words), no hits otherwise."""
+
+    indices = NoOwnIndices()
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, str]] = []

@@ -4,6 +4,7 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from brain_search.api.deps import StateDep
+from brain_search.store.placement import placement_for
 
 router = APIRouter(tags=["health"])
 
@@ -30,15 +31,17 @@ def _redis_ok(url: str) -> tuple[bool, str | None]:
 
 @router.get("/readyz")
 def readyz(state: StateDep) -> JSONResponse:
-    """Readiness: OpenSearch answers, the memories alias exists and, in worker mode, Redis (the
-    task queue) answers."""
+    """Readiness: OpenSearch answers, the memories alias exists, the tenants' own indices can be
+    looked up (``own_indices``: how many) and, in worker mode, Redis (the task queue) answers."""
     try:
         health = state.client.cluster.health(params={"request_timeout": 2})
         alias_ok = state.client.indices.exists_alias(name=state.settings.memories_alias)
+        own = len(placement_for(state.client, state.settings).own())  # the tenant lookup answers
     except Exception as exc:  # readiness reports, it does not raise
         return JSONResponse({"status": "unavailable", "reason": str(exc)[:200]}, status_code=503)
     ok = alias_ok and health.get("status") in ("green", "yellow")
     body: dict[str, object] = {"cluster": health.get("status"), "alias": alias_ok, "mode": state.ingest.mode}
+    body["own_indices"] = own
     if state.settings.redis_url:
         redis_ok, reason = _redis_ok(state.settings.redis_url)
         body["redis"] = redis_ok

@@ -88,7 +88,7 @@ def get_memory(memory_id: str, response: Response, tenant: TenantDep, ingest: In
     ``superseded_by``: the live memory that replaces it, if one does (recall leaves it out)."""
     memory = ingest.memories.get(tenant, memory_id)
     store = ingest.memories
-    memory.superseded_by = newer_versions(store.client, store.alias, tenant, [memory_id]).get(memory_id)
+    memory.superseded_by = newer_versions(store.client, store.index(tenant), tenant, [memory_id]).get(memory_id)
     response.headers["ETag"] = f'"{memory.version}"'
     return memory
 

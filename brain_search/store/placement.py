@@ -1,0 +1,117 @@
+"""Where a tenant's memories live: the shared memories alias, or the tenant's own index.
+
+A tenant gets its own index with ``brain-search tenant-index TENANT`` (``store/tenant_move.py``).
+The placement is recorded in the engine as an alias, ``<prefix>-memories-tenant-<id>-<hash>``,
+which that move puts on the tenant's index in one alias action once its memories are copied: the
+alias exists exactly when the tenant's reads and writes go to it. Every path that reads or writes
+memories asks ``Placement.index(tenant)`` for the name to use, so a process finds the tenant's
+index through one lookup: every tenant alias of the prefix listed in one request, cached
+``ttl_s`` (2 s, as ``encoders/follow.py``), so a process follows a move within ``ttl_s``.
+
+The names are pure (``tenant_alias``, ``tenant_index``); the lookup is shared per client and
+prefix (``placement_for``), made on first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+import weakref
+from collections.abc import Callable
+
+from opensearchpy import NotFoundError, OpenSearch
+
+from brain_search.index_names import HasPrefix, IndexNames
+from brain_search.store.client import uncounted
+
+TTL_S = 2.0
+
+
+def tenant_alias(names: IndexNames, tenant_id: str) -> str:
+    """The alias of ``tenant_id``'s own index (pure). An index name is lower case, so the id is
+    lowered and a hash of the exact id keeps ``Acme`` and ``acme`` apart."""
+    slug = re.sub(r"[^a-z0-9_.-]", "_", tenant_id.lower()).lstrip("_.-") or "t"
+    digest = hashlib.sha256(tenant_id.encode()).hexdigest()[:10]
+    return f"{names.memories_alias}-tenant-{slug}-{digest}"
+
+
+def tenant_index(names: IndexNames, tenant_id: str) -> str:
+    """The concrete index behind ``tenant_alias`` (pure). It matches the memories template's
+    pattern, so it is made with the memories mappings and settings."""
+    return f"{tenant_alias(names, tenant_id)}-v1"
+
+
+def tenant_aliases_pattern(names: IndexNames) -> str:
+    return f"{names.memories_alias}-tenant-*"
+
+
+class Placement:
+    """Tenant → the alias its memories are read from and written to, for one prefix."""
+
+    def __init__(
+        self,
+        client: OpenSearch,
+        settings: HasPrefix,
+        ttl_s: float = TTL_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client, self.names, self.ttl_s, self.clock = client, IndexNames.of(settings), ttl_s, clock
+        self._own: frozenset[str] = frozenset()
+        self._at = float("-inf")
+        self._lock = threading.Lock()
+
+    @property
+    def shared(self) -> str:
+        return self.names.memories_alias
+
+    def index(self, tenant_id: str) -> str:
+        """The alias to read and write ``tenant_id``'s memories through."""
+        alias = tenant_alias(self.names, tenant_id)
+        return alias if alias in self.own() else self.shared
+
+    def own(self) -> frozenset[str]:
+        """The tenant aliases that exist (looked up again at most every ``ttl_s``)."""
+        now = self.clock()
+        with self._lock:
+            if now - self._at < self.ttl_s:
+                return self._own
+        own = self._lookup()
+        with self._lock:
+            self._own, self._at = own, now
+        return own
+
+    def every(self) -> list[str]:
+        """The shared alias and every tenant alias: what a cross-tenant chore (purging old
+        tombstones) covers."""
+        return [self.shared, *sorted(self.own())]
+
+    def forget(self) -> None:
+        """Look up again on the next call (after this process moved a tenant)."""
+        with self._lock:
+            self._at = float("-inf")
+
+    def _lookup(self) -> frozenset[str]:
+        try:
+            with uncounted():
+                got = self.client.indices.get_alias(name=tenant_aliases_pattern(self.names))
+        except NotFoundError:
+            return frozenset()
+        # one name per own index: the cache is as small as the engine's list of them
+        return frozenset(a for index in got.values() for a in (index.get("aliases") or {}))
+
+
+_shared: weakref.WeakKeyDictionary[OpenSearch, dict[str, Placement]] = weakref.WeakKeyDictionary()
+_shared_lock = threading.Lock()
+
+
+def placement_for(client: OpenSearch, settings: HasPrefix) -> Placement:
+    """The one ``Placement`` of ``client`` and ``settings``' prefix in this process (made on
+    first use), so every store of a process shares one cache."""
+    with _shared_lock:
+        by_prefix = _shared.setdefault(client, {})
+        found = by_prefix.get(settings.index_prefix)
+        if found is None:
+            found = by_prefix[settings.index_prefix] = Placement(client, settings)
+        return found
