@@ -21,7 +21,7 @@ import functools
 import json
 import re
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -317,12 +317,15 @@ class LearnedIntentDetector:
         model_path: Path = DEFAULT_MODEL_PATH,
         rule: HybridRule | None = None,
         max_chars: int = MAX_QUERY_CHARS,
+        cache_size: int = 1024,
     ) -> None:
         self.model_path = model_path
         self.rule = rule
         self.max_chars = max_chars
+        self.cache_size = cache_size
         self._model: IntentModel | None = None
         self._lock = threading.Lock()
+        self._seen: OrderedDict[tuple[str, bytes], QueryIntent] = OrderedDict()
 
     @property
     def model(self) -> IntentModel:
@@ -344,9 +347,26 @@ class LearnedIntentDetector:
         )
 
     def analyze(self, query: str, vector: np.ndarray | None = None) -> QueryIntent:
-        regex = analyze(query, self.max_chars)
+        """The query's intent; the last ``cache_size`` answers are kept by query and vector (a
+        repeated question, as the query-vector cache serves it, costs no parsing or features:
+        ~0.5 ms of the API's CPU per recall, lab/reports/performance.md)."""
         if vector is None:
-            return regex
+            return analyze(query, self.max_chars)
+        key = (query, np.ascontiguousarray(vector, dtype=np.float32).tobytes())
+        with self._lock:
+            seen = self._seen.get(key)
+            if seen is not None:
+                self._seen.move_to_end(key)
+                return seen
+        intent = self._analyze(query, vector)
+        with self._lock:
+            self._seen[key] = intent
+            if len(self._seen) > self.cache_size:
+                self._seen.popitem(last=False)
+        return intent
+
+    def _analyze(self, query: str, vector: np.ndarray) -> QueryIntent:
+        regex = analyze(query, self.max_chars)
         rule = self.hybrid_rule()
         if regex_stands(query, regex, rule):  # no features or model run where the regex stands anyway
             return regex
