@@ -20,6 +20,7 @@ from brain_search.commands import (
     remember,
     serve,
     stack,
+    tenant_index,
 )
 from brain_search.commands.common import old_spelling
 
@@ -41,6 +42,7 @@ app.command("import")(ingest.import_memories)
 app.command("export")(memories.export)
 app.command("forget")(memories.forget)
 app.command("reindex")(reindex.reindex)
+app.command("tenant-index")(tenant_index.tenant_index)
 app.add_typer(stack.opensearch_app, name="opensearch")
 app.add_typer(stack.redis_app, name="redis")
 app.add_typer(gateway.gateway_app, name="gateway")

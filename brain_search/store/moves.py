@@ -1,25 +1,33 @@
-"""Moving the memories to a new index while the current one serves: the re-embedding migration of
-an encoder change (``brain-search reindex --encoder NAME``), built so that a tenant's own index can
-reuse it (a move is a source, a target and what to re-embed).
+"""Moving memories to another index while the current one serves. One machinery (``Move``) and
+two moves built on it: the re-embedding migration of an encoder change (``IndexMove``,
+``brain-search reindex --encoder NAME``) and a tenant's own index (``store/tenant_move.py``,
+``brain-search tenant-index TENANT``). A move is a source, a target, the documents it carries
+(``Scope``: every one, or one tenant's, routed by tenant) and what it re-encodes (every memory
+with the target encoder, or nothing: vectors copied as they are).
 
-A move from the alias's current index ``A`` to the next version ``B``:
+A move from ``A`` to ``B``:
 
-1. **copy**: every document of ``A`` (memories and tombstones) is written into ``B`` with its
-   own external version (``external_gte``, as every write of the service), its vector
-   re-encoded by the target encoder's passage side, and marked ``moved_from: A``. Documents whose
-   version ``B`` already holds are skipped (``_mget`` of ``B``'s versions first), so a pass can
-   restart from the beginning at no encoding cost: that is how a killed move resumes.
+1. **copy**: every document of the scope in ``A`` (memories and tombstones) is written into ``B``
+   with its own external version (``external_gte``, as every write of the service), its vector
+   re-encoded where the move re-encodes, and marked ``moved_from: A``. Documents whose version
+   ``B`` already holds are skipped (``_mget`` of ``B``'s versions first), so a pass can restart
+   from the beginning at no encoding cost: that is how a killed move resumes.
 2. **catch-up**: the same pass again, for what was written to ``A`` during the copy.
-3. **swap**: the alias (reads and writes) moves to ``B`` in one atomic alias action.
+3. **swap**: reads and writes move to ``B`` (the memories alias, or the tenant's placement) in
+   one atomic alias action.
 4. **grace**, then **final**: a last forward pass copies what landed in ``A`` while writers
-   still held the old alias resolution; then a pass over ``B`` deletes what the move copied and
-   ``A`` no longer holds (forgotten or erased during the move), and re-encodes any memory that a
+   still held the old resolution; then a pass over ``B`` deletes what the move copied and ``A``
+   no longer holds (forgotten or erased during the move), and re-encodes any memory that a
    writer which had not yet followed the swap wrote with the old encoder.
+5. **purge**: what the move leaves in ``A`` (nothing for an encoder move: ``A`` is kept for
+   rollback; a tenant's documents for a tenant move: the shared index must not hold a second
+   copy). Its own phase: the final pass compares ``B`` with ``A``, so it must never run again
+   over a half-purged ``A``.
 
 Because every copy carries its source version and ``B`` keeps the larger one, a write or delete
 accepted during the move is never undone by the copy: nothing comes back, nothing is doubled
 (the document ``_id`` is the tenant and memory id). The move's state (phase, started, swapped)
-lives in ``B``'s mapping ``_meta``; ``A`` is kept (for rollback) and can be deleted after.
+lives in ``B``'s mapping ``_meta``.
 """
 
 from __future__ import annotations
@@ -39,12 +47,13 @@ from brain_search.encoders.base import EncoderInfo, index_meta
 from brain_search.encoders.embedding import Embedder
 from brain_search.errors import SetupError
 from brain_search.index_names import IndexNames
+from brain_search.store.placement import placement_for
 
 log = logging.getLogger(__name__)
 
 MOVED_FROM = "moved_from"
 PAGE = 200
-PHASES = ("copy", "catch-up", "swapped", "final", "done")
+PHASES = ("copy", "catch-up", "swapped", "final", "purge", "done")
 
 
 @dataclass
@@ -69,6 +78,18 @@ class MoveReport:
     resumed: bool = False
 
 
+@dataclass(frozen=True)
+class Scope:
+    """The documents of the source a move carries: ``query`` (every document by default), on the
+    shard of ``routing`` where they are all routed alike (one tenant's)."""
+
+    query: dict[str, Any] = field(default_factory=lambda: {"match_all": {}})
+    routing: str | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {"routing": self.routing} if self.routing is not None else {}
+
+
 Progress = Callable[[str, int, int], None]
 """(phase, documents seen in this pass, documents in the source)"""
 
@@ -83,31 +104,43 @@ def next_index(settings: Settings, current: str) -> str:
     return f"{base}-v{n + 1}"
 
 
-class IndexMove:
-    """One move of the memories alias to a new index, with ``embedder`` (the target encoder's
-    passage side) re-encoding every memory. ``grace_s``: how long after the swap writers may
-    still land in the old index (their alias resolution is cached at most ``encoder_ttl_s``)."""
+class Move:
+    """The machinery of a move: its phases, state and passes. A kind of move says where it goes
+    (``locate``: the source and target, the target made when new), what the swap changes
+    (``swap``) and what the purge removes (``purge``). ``embedder``: the target encoder's passage
+    side, which re-encodes every memory; None copies the vectors as they are. ``grace_s``: how
+    long after the swap writers may still land in the source (they resolve where to write at
+    most every 2 s)."""
 
     def __init__(
         self,
         client: OpenSearch,
         settings: Settings,
-        target: EncoderInfo,
-        embedder: Embedder,
+        embedder: Embedder | None,
+        scope: Scope,
         grace_s: float = 10.0,
         progress: Progress | None = None,
     ) -> None:
-        if embedder.name != target.name:
-            raise SetupError(f"the move's embedder is {embedder.name}, not {target.name}")
-        self.client, self.settings, self.target, self.embedder = client, settings, target, embedder
+        self.client, self.settings, self.embedder, self.scope = client, settings, embedder, scope
         self.grace_s = grace_s
         self.progress = progress or (lambda phase, seen, total: None)
-        self.alias = settings.memories_alias
+
+    # -- what a kind of move says ------------------------------------------------------------------
+    def locate(self) -> tuple[str, str, bool]:
+        """(source, target, resumed): the move begun and not done, or a new one (its target made)."""
+        raise NotImplementedError
+
+    def swap(self, source: str, target: str) -> None:
+        raise NotImplementedError
+
+    def purge(self, source: str, target: str) -> PassCounts:
+        """After the final passes: remove what the move leaves in ``source`` (nothing by default)."""
+        return PassCounts()
+
+    def encoder_name(self, target: str) -> str:
+        return str((self._meta(target).get("encoder") or {}).get("name", ""))
 
     # -- state -----------------------------------------------------------------------------------
-    def current(self) -> str:
-        return next(iter(self.client.indices.get_alias(name=self.alias)))
-
     def _meta(self, index: str) -> dict[str, Any]:
         mapping = self.client.indices.get_mapping(index=index)
         return dict(next(iter(mapping.values()))["mappings"].get("_meta") or {})
@@ -120,38 +153,35 @@ class IndexMove:
         meta["move"] = {**(meta.get("move") or {}), **update}
         self.client.indices.put_mapping(index=target, body={"_meta": meta})
 
-    def pending(self) -> tuple[str, str] | None:
-        """(source, target) of a move begun and not done, found from the alias's index and the next."""
-        current = self.current()
-        for source, target in ((current, next_index(self.settings, current)), (self._moved_from(current), current)):
-            if source and self.client.indices.exists(index=target):
-                state = self._state(target)
-                if state.get("from") == source and state.get("phase") != "done":
-                    return source, target
-        return None
-
     def _moved_from(self, index: str) -> str | None:
         return str(self._state(index).get("from") or "") or None
 
+    def _create(self, target: str, body: dict[str, Any], source: str, **state: Any) -> None:
+        """Create ``target`` from ``body`` with the move's state in its ``_meta``."""
+        if self.client.indices.exists(index=target):
+            raise SetupError(
+                f"{target} exists and is no move from {source}: delete it, or move the alias by hand "
+                "(docs/operations.md)"
+            )
+        body["mappings"]["_meta"] = {
+            **(body["mappings"].get("_meta") or {}),
+            "move": {"from": source, "phase": "copy", "started_at": time.time(), **state},
+        }
+        self.client.indices.create(index=target, body=body, params={"wait_for_active_shards": "1"})
+
     # -- the move --------------------------------------------------------------------------------
     def run(self) -> MoveReport:
-        """Move (or resume a move) to ``self.target``; returns what each pass did."""
-        found = self.pending()
-        resumed = found is not None
-        if found is None:
-            source = self.current()
-            target = next_index(self.settings, source)
-            self._create(source, target)
-        else:
-            source, target = found
-        report = MoveReport(source, target, self.target.name, resumed=resumed)
-        state = self._state(target)
-        phase = str(state.get("phase", "copy"))
+        """Move (or resume the move); returns what each pass did."""
+        source, target, resumed = self.locate()
+        report = MoveReport(source, target, self.encoder_name(target), resumed=resumed)
+        phase = str(self._state(target).get("phase", "copy"))
         if phase in ("copy", "catch-up"):
             report.passes["copy"] = self._forward(source, target, "copy")
             self._set_state(target, phase="catch-up")
             report.passes["catch-up"] = self._forward(source, target, "catch-up")
-            self._swap(source, target)
+            self.client.indices.refresh(index=target)
+            self.swap(source, target)
+            self._set_state(target, phase="swapped", swapped_at=time.time())
             phase = "swapped"
         if phase == "swapped":
             since = float(self._state(target).get("swapped_at", 0.0))
@@ -164,53 +194,33 @@ class IndexMove:
         if phase == "final":
             report.passes["final"] = self._forward(source, target, "final")
             report.passes["clean-up"] = self._backward(source, target)
+            self._set_state(target, phase="purge")
+            phase = "purge"
+        if phase == "purge":
+            report.passes["purge"] = self.purge(source, target)
             self._set_state(target, phase="done", done_at=time.time())
         return report
 
-    def _create(self, source: str, target: str) -> None:
-        from brain_search.store.templates import memories_template
-
-        s = self.settings.model_copy(update={"embedding_model": self.target.name})
-        template = memories_template(s, self.target.dimension)["template"]
-        body = {"settings": template["settings"], "mappings": template["mappings"]}
-        body["mappings"]["_meta"] = {
-            **index_meta(self.target),
-            "move": {"from": source, "phase": "copy", "started_at": time.time()},
-        }
-        if self.client.indices.exists(index=target):
-            raise SetupError(
-                f"{target} exists and is no move from {source}: delete it, or move the alias by hand "
-                "(docs/operations.md)"
-            )
-        self.client.indices.create(index=target, body=body, params={"wait_for_active_shards": "1"})
-
-    def _swap(self, source: str, target: str) -> None:
-        self.client.indices.refresh(index=target)
-        self.client.indices.update_aliases(
-            body={
-                "actions": [
-                    {"remove": {"index": source, "alias": self.alias}},
-                    {"add": {"index": target, "alias": self.alias, "is_write_index": True}},
-                ]
-            }
-        )
-        self._set_state(target, phase="swapped", swapped_at=time.time())
-        log.warning("memories alias %s moved from %s to %s (%s)", self.alias, source, target, self.target.name)
-
     def _pages(self, index: str, label: str) -> Iterator[list[dict[str, Any]]]:
-        """Every document of ``index`` (without its vector), a page at a time, with its version,
-        sequence number and routing; progress reported under ``label`` after each page."""
-        total = int(self.client.count(index=index)["count"])
+        """Every document of the scope in ``index`` (with its vector only where the move copies
+        vectors), a page at a time, with its version, sequence number and routing; progress
+        reported under ``label`` after each page."""
+        params = self.scope.params()
+        total = int(self.client.count(index=index, body={"query": self.scope.query}, params=params)["count"])
+        body: dict[str, Any] = {"query": self.scope.query}
+        if self.embedder is not None:
+            body["_source"] = {"excludes": ["embedding"]}
         page: list[dict[str, Any]] = []
         seen = 0
         for hit in scan(
             self.client,
             index=index,
-            query={"query": {"match_all": {}}, "_source": {"excludes": ["embedding"]}},
+            query=body,
             size=PAGE,
             scroll="5m",
             version=True,
             seq_no_primary_term=True,
+            **params,
         ):
             page.append(hit)
             if len(page) == PAGE:
@@ -229,7 +239,8 @@ class IndexMove:
         return {d["_id"]: int(d["_version"]) for d in got["docs"] if d.get("found")}
 
     def _forward(self, source: str, target: str, label: str) -> PassCounts:
-        """Copy what ``target`` lacks or holds older from ``source``, re-encoded."""
+        """Copy what ``target`` lacks or holds older from ``source`` (re-encoded where the move
+        re-encodes)."""
         counts = PassCounts()
         for hits in self._pages(source, label):
             counts.seen += len(hits)
@@ -238,21 +249,27 @@ class IndexMove:
             counts.skipped += len(hits) - len(todo)
             if not todo:
                 continue
-            texts = [h["_source"]["content"] for h in todo if _has_vector(h["_source"])]
-            vectors = iter(self.embedder.encode(texts)) if texts else iter(())
-            counts.encoded += len(texts)
+            encoded = self._encoded([h for h in todo if _has_vector(h["_source"])])
+            counts.encoded += len(encoded)
             lines: list[str] = []
             for h in todo:
-                doc = dict(h["_source"])
-                if _has_vector(doc):
-                    doc["embedding"] = [float(x) for x in next(vectors)]
-                    doc["embedding_model"] = self.target.name
-                doc[MOVED_FROM] = source
+                doc = {**h["_source"], **encoded.get(h["_id"], {}), MOVED_FROM: source}
                 action = {**_addressed(h), "version": int(h["_version"]), "version_type": "external_gte"}
                 lines += [json.dumps({"index": action}), json.dumps(doc)]
             counts.written += self._bulk(target, lines)
         self.client.indices.refresh(index=target)
         return counts
+
+    def _encoded(self, hits: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """``_id`` → the vector fields the target encoder gives its memory (none without one)."""
+        if self.embedder is None or not hits:
+            return {}
+        vectors = self.embedder.encode([h["_source"]["content"] for h in hits])
+        name = self.embedder.name
+        return {
+            h["_id"]: {"embedding": [float(x) for x in vec], "embedding_model": name}
+            for h, vec in zip(hits, vectors, strict=True)
+        }
 
     def _backward(self, source: str, target: str) -> PassCounts:
         """In ``target``: delete what the move copied that ``source`` no longer holds, and
@@ -267,17 +284,17 @@ class IndexMove:
                 if h["_id"] not in still:  # forgotten or erased in the source during the move
                     lines.append(json.dumps({"delete": _unchanged_since(h)}))
                     counts.deleted += 1
+            name = self.embedder.name if self.embedder is not None else None
             stale = [
                 h
                 for h in hits
-                if _has_vector(h["_source"]) and h["_source"].get("embedding_model") not in (None, self.target.name)
+                if name and _has_vector(h["_source"]) and h["_source"].get("embedding_model") not in (None, name)
             ]
-            if stale:
-                vectors = self.embedder.encode([h["_source"]["content"] for h in stale])
-                for h, vec in zip(stale, vectors, strict=True):
-                    doc = {**h["_source"], "embedding": [float(x) for x in vec], "embedding_model": self.target.name}
-                    lines += [json.dumps({"index": _unchanged_since(h)}), json.dumps(doc)]
-                counts.repaired += len(stale)
+            fresh = self._encoded(stale)
+            for h in stale:
+                doc = {**h["_source"], **fresh[h["_id"]]}
+                lines += [json.dumps({"index": _unchanged_since(h)}), json.dumps(doc)]
+            counts.repaired += len(stale)
             if lines:
                 self._bulk(target, lines)
         self.client.indices.refresh(index=target)
@@ -296,6 +313,77 @@ class IndexMove:
             elif status not in (404, 409):
                 raise RuntimeError(f"move into {index}: {op.get('error')}")
         return written
+
+
+class IndexMove(Move):
+    """The memories alias moved to the next index version, every memory re-encoded by
+    ``embedder`` (the target encoder's passage side). The old index is kept (rollback)."""
+
+    def __init__(
+        self,
+        client: OpenSearch,
+        settings: Settings,
+        target: EncoderInfo,
+        embedder: Embedder,
+        grace_s: float = 10.0,
+        progress: Progress | None = None,
+    ) -> None:
+        if embedder.name != target.name:
+            raise SetupError(f"the move's embedder is {embedder.name}, not {target.name}")
+        super().__init__(client, settings, embedder, Scope(), grace_s, progress)
+        self.target = target
+        self.alias = settings.memories_alias
+
+    def current(self) -> str:
+        return next(iter(self.client.indices.get_alias(name=self.alias)))
+
+    def pending(self) -> tuple[str, str] | None:
+        """(source, target) of a move begun and not done, found from the alias's index and the next."""
+        current = self.current()
+        for source, target in ((current, next_index(self.settings, current)), (self._moved_from(current), current)):
+            if source and self.client.indices.exists(index=target):
+                state = self._state(target)
+                if state.get("from") == source and state.get("phase") != "done":
+                    return source, target
+        return None
+
+    def locate(self) -> tuple[str, str, bool]:
+        found = self.pending()
+        if found is not None:
+            return (*found, True)
+        own = placement_for(self.client, self.settings).own()
+        if own:  # their indices hold the old encoder's vectors, and this move would not touch them
+            raise SetupError(
+                f"{len(own)} tenants have their own index ({', '.join(sorted(own)[:3])}…): an encoder "
+                "move covers the shared index only (docs/operations.md)"
+            )
+        source = self.current()
+        target = next_index(self.settings, source)
+        self._create(target, self._body(), source)
+        return source, target, False
+
+    def encoder_name(self, target: str) -> str:
+        return self.target.name
+
+    def _body(self) -> dict[str, Any]:
+        from brain_search.store.templates import memories_template
+
+        s = self.settings.model_copy(update={"embedding_model": self.target.name})
+        template = memories_template(s, self.target.dimension)["template"]
+        body = {"settings": template["settings"], "mappings": template["mappings"]}
+        body["mappings"]["_meta"] = index_meta(self.target)
+        return body
+
+    def swap(self, source: str, target: str) -> None:
+        self.client.indices.update_aliases(
+            body={
+                "actions": [
+                    {"remove": {"index": source, "alias": self.alias}},
+                    {"add": {"index": target, "alias": self.alias, "is_write_index": True}},
+                ]
+            }
+        )
+        log.warning("memories alias %s moved from %s to %s (%s)", self.alias, source, target, self.target.name)
 
 
 def _addressed(hit: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,111 @@
+"""A tenant's own index (``brain-search tenant-index TENANT``): its memories moved out of the
+shared index while both serve, with the machinery of every move (``store/moves.py``).
+
+The move's source is the shared alias's index, its target the tenant's index
+(``store/placement.py``: ``<prefix>-memories-tenant-<id>-<hash>-v1``, made from the memories
+template with the shared index's encoder record), its scope the tenant's documents (memories and
+tombstones, on the tenant's routing), and it re-encodes nothing: vectors are copied as they are.
+
+- **swap**: the tenant's alias is put on its index. That alias *is* the placement: every process
+  finds it through ``Placement`` within 2 s and reads and writes the tenant there from then on.
+- **grace**, **final** and **clean-up** as every move: what a process still on the old placement
+  wrote or deleted in the shared index is carried over or honoured.
+- **purge**: the tenant's documents go from the shared index (tombstones too: the final pass has
+  copied them), so nothing holds a second copy. A recall only ever reads one index per tenant.
+
+Rollback before the purge: remove the tenant's alias (the shared index still holds everything
+the final pass compares). After it, the way back is a move in the other direction (not built).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from opensearchpy import OpenSearch
+
+from brain_search.config import Settings
+from brain_search.encoders.base import encoder_info, recorded_encoder
+from brain_search.errors import SetupError
+from brain_search.index_names import IndexNames
+from brain_search.store.documents import TOMBSTONE_FIELD
+from brain_search.store.moves import Move, PassCounts, Progress, Scope, next_index
+from brain_search.store.placement import placement_for, tenant_alias, tenant_index
+
+log = logging.getLogger(__name__)
+
+
+def tenant_documents(tenant_id: str) -> dict[str, Any]:
+    """Every memories document of the tenant: its memories and its tombstones (pure)."""
+    either = [{"term": {"tenant_id": tenant_id}}, {"term": {TOMBSTONE_FIELD: tenant_id}}]
+    return {"bool": {"should": either, "minimum_should_match": 1}}
+
+
+class TenantMove(Move):
+    """``tenant_id``'s memories moved from the shared index to its own."""
+
+    def __init__(
+        self,
+        client: OpenSearch,
+        settings: Settings,
+        tenant_id: str,
+        grace_s: float = 10.0,
+        progress: Progress | None = None,
+    ) -> None:
+        super().__init__(client, settings, None, Scope(tenant_documents(tenant_id), tenant_id), grace_s, progress)
+        self.tenant_id = tenant_id
+        self.names = IndexNames.of(settings)
+        self.alias = tenant_alias(self.names, tenant_id)
+        self.index = tenant_index(self.names, tenant_id)
+
+    def locate(self) -> tuple[str, str, bool]:
+        if self.client.indices.exists(index=self.index):
+            source = self._moved_from(self.index)
+            if source is None:
+                raise SetupError(f"{self.index} exists and is no move of tenant {self.tenant_id}: delete it first")
+            return source, self.index, True
+        source = self._shared_index()
+        self._create(self.index, self._body(source), source, tenant=self.tenant_id)
+        return source, self.index, False
+
+    def _shared_index(self) -> str:
+        """The shared alias's index, refused while an encoder move of it is under way."""
+        current = next(iter(self.client.indices.get_alias(name=self.names.memories_alias)))
+        following = next_index(self.settings, current)
+        moving = self._state(current).get("phase") not in (None, "done")
+        if not moving and self.client.indices.exists(index=following):
+            state = self._state(following)
+            moving = state.get("from") == current and state.get("phase") != "done"
+        if moving:
+            raise SetupError("an encoder move of the shared index is under way: finish it first (brain-search reindex)")
+        return current
+
+    def _body(self, source: str) -> dict[str, Any]:
+        """The memories template's settings and mappings for the shared index's encoder, with its
+        encoder record."""
+        from brain_search.store.templates import memories_template
+
+        meta = {k: v for k, v in self._meta(source).items() if k != "move"}
+        info = encoder_info(str(recorded_encoder(meta)["name"]))
+        s = self.settings.model_copy(update={"embedding_model": info.name})
+        template = memories_template(s, info.dimension)["template"]
+        body = {"settings": template["settings"], "mappings": template["mappings"]}
+        body["mappings"]["_meta"] = meta
+        return body
+
+    def swap(self, source: str, target: str) -> None:
+        self.client.indices.update_aliases(
+            body={"actions": [{"add": {"index": target, "alias": self.alias, "is_write_index": True}}]}
+        )
+        placement_for(self.client, self.settings).forget()  # this process follows at once
+        log.warning("tenant %s: reads and writes go to %s (alias %s)", self.tenant_id, target, self.alias)
+
+    def purge(self, source: str, target: str) -> PassCounts:
+        """The tenant's documents go from the shared index: its own index holds them all now."""
+        r = self.client.delete_by_query(
+            index=source,
+            body={"query": self.scope.query},
+            params={**self.scope.params(), "refresh": "true", "conflicts": "proceed", "request_timeout": 600},
+        )
+        self.progress("purge", int(r.get("deleted", 0)), int(r.get("total", 0)))
+        return PassCounts(seen=int(r.get("total", 0)), deleted=int(r.get("deleted", 0)))
