@@ -35,6 +35,8 @@ TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 KEY_CHARS = re.compile(r"[!-~]{1,256}")
 KEY_PREFIX = "bsk_"
 REFUSED_CACHE_SIZE = 100_000  # refused keys remembered (a flood of random keys costs at most this)
+KEY_CACHE_SIZE = 50_000  # valid keys remembered (each for cache_ttl_s)
+TENANT_CACHE_SIZE = 50_000  # tenants whose rate limit is remembered (each for cache_ttl_s)
 ERASING_FIELD = "erasing"  # a tenants-index doc with this field marks an erase still under way
 
 
@@ -48,6 +50,14 @@ class TenantErasing(Conflict):
             due=due.isoformat(),
         )
         self.due = due
+
+
+def _bounded_put(cache: OrderedDict[str, Any], key: str, value: Any, size: int) -> None:
+    """``cache[key] = value`` as its newest entry, the oldest out past ``size``."""
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > size:
+        cache.popitem(last=False)
 
 
 def erase_marker_hit(client: OpenSearch, tenants_index: str, tenant_id: str) -> dict[str, Any] | None:
@@ -92,10 +102,12 @@ class KeyStore:
         self.keys_index = names.keys
         self.cache_ttl_s = cache_ttl_s
         self.unknown_ttl_s = unknown_ttl_s
-        self._cache: dict[str, tuple[str, float]] = {}
-        # the negative cache: hash → (why it is refused, until when), bounded, oldest out
+        # key hash → (tenant, until when); tenant → (its rate limit, until when); the negative
+        # cache: hash → (why it is refused, until when). Each bounded, the oldest out (issue 56.4:
+        # 10,000 tenants keep an API's memory flat)
+        self._cache: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._refused: OrderedDict[str, tuple[str, float]] = OrderedDict()
-        self._limits: dict[str, tuple[Limit | None, float]] = {}
+        self._limits: OrderedDict[str, tuple[Limit | None, float]] = OrderedDict()
         self._lock = threading.Lock()
 
     # ---------------------------------------------------------------- tenants
@@ -156,7 +168,7 @@ class KeyStore:
         per_s, burst = src.get("rate_limit_per_s"), src.get("rate_limit_burst")
         limit = Limit(float(per_s), int(burst)) if per_s is not None and burst is not None else None
         with self._lock:
-            self._limits[tenant_id] = (limit, time.monotonic() + self.cache_ttl_s)
+            _bounded_put(self._limits, tenant_id, (limit, time.monotonic() + self.cache_ttl_s), TENANT_CACHE_SIZE)
         return limit
 
     # ---------------------------------------------------------------- keys
@@ -197,7 +209,7 @@ class KeyStore:
             params={"refresh": "true", "conflicts": "proceed"},
         )
         with self._lock:
-            self._cache = {k: v for k, v in self._cache.items() if v[0] != tenant_id}
+            self._cache = OrderedDict((k, v) for k, v in self._cache.items() if v[0] != tenant_id)
         return int(r.get("deleted", 0))
 
     def revoke_key(self, key_id: str) -> str:
@@ -251,7 +263,7 @@ class KeyStore:
                 raise self._refuse(h, "expired API key", now)
             until = min(until, now + left)  # never cached past its expiry
         with self._lock:
-            self._cache[h] = (doc["tenant_id"], until)
+            _bounded_put(self._cache, h, (doc["tenant_id"], until), KEY_CACHE_SIZE)
         return str(doc["tenant_id"])
 
     def _refuse(self, h: str, reason: str, now: float) -> Unauthorized:

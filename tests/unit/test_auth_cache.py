@@ -77,3 +77,18 @@ def test_a_revocation_takes_effect_within_the_positive_cache_ttl() -> None:
     with pytest.raises(Unauthorized, match="revoked API key"):
         keys.resolve("bsk_k")
     assert engine.gets == gets
+
+
+def test_the_key_cache_is_bounded(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Many tenants' keys keep the API's memory flat: the oldest key leaves the cache (and costs
+    one lookup again), the newest stay (issue 56.4)."""
+    import brain_search.tenancy.auth as auth
+
+    monkeypatch.setattr(auth, "KEY_CACHE_SIZE", 3)
+    engine = _Engine({hash_key(f"bsk_{i}"): {"tenant_id": f"t{i}", "revoked": False} for i in range(5)})
+    keys = KeyStore(engine, load_settings())  # type: ignore[arg-type]
+    for i in range(5):
+        assert keys.resolve(f"bsk_{i}") == f"t{i}"
+    assert len(keys._cache) == 3 and engine.gets == 5
+    assert keys.resolve("bsk_4") == "t4" and engine.gets == 5  # kept
+    assert keys.resolve("bsk_0") == "t0" and engine.gets == 6  # evicted: looked up again
