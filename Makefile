@@ -20,7 +20,8 @@ down:
 SECURED_TESTS := tests/integration/test_engine_gateway.py tests/integration/test_tenant_isolation.py \
 	tests/integration/test_ingest_workers.py tests/integration/test_forget.py tests/integration/test_mcp.py \
 	tests/integration/test_api_admin.py tests/integration/test_recall.py tests/integration/test_memory_versions.py \
-	tests/integration/test_graph_ops.py tests/integration/test_rate_limits.py tests/integration/test_memory_identity.py
+	tests/integration/test_graph_ops.py tests/integration/test_rate_limits.py tests/integration/test_memory_identity.py \
+	tests/integration/test_tenant_index.py
 
 test: setup validate-deploy   ## everything CI runs: lint, types, unit + integration tests on the real stack
 	$(VENV)/ruff check .
