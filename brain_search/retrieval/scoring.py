@@ -137,7 +137,7 @@ def rank(
         if f.shown is not None
         else [calibration.clears_floor(k, s) for k, s in zip(kinds, strength, strict=True)]
     )
-    calibrated = [calibration.relevance(k, s) for k, s in zip(kinds, strength, strict=True)]
+    calibrated = [calibration.relevance(k, s, c) for k, s, c in zip(kinds, strength, shown, strict=True)]
     return Ranked(cands, f.lexical, f.semantic, f.z or [], rel, kinds, strength, order, calibrated, shown)
 
 

@@ -105,13 +105,19 @@ class ZCalibration:
             return False
         return kind != MatchKind.meaning or sigma >= self.meaning_sigma
 
-    def relevance(self, kind: MatchKind, strength: float) -> float:
+    def relevance(self, kind: MatchKind, strength: float, clears: bool | None = None) -> float:
         """The calibrated relevance (0–1) of a match of ``kind`` and ``strength``: the chance that
         a memory at that strength is relevant rather than unrelated, the two equally likely a priori
         (fitted on the dev split: ``relevance_knots``, linear between knots). An exact match reads
-        at least what the floor reads: it always clears it."""
+        at least what the floor reads: it always clears it. A memory that does not clear the floor
+        (``clears`` False: a match in other words whose cosine does not say so, ``clears_floor``)
+        reads at most what the floor reads, so a relevance at or above the floor's reading is one
+        that clears it."""
         value = interpolate(self.relevance_knots, strength)
-        return max(value, interpolate(self.relevance_knots, self.floor)) if kind in EXACT_KINDS else value
+        at_floor = interpolate(self.relevance_knots, self.floor)
+        if kind in EXACT_KINDS:
+            return max(value, at_floor)
+        return min(value, at_floor) if clears is False else value
 
     @cached_property
     def _strong(self) -> float:

@@ -27,6 +27,20 @@ def test_an_exact_match_reads_at_least_what_the_floor_reads() -> None:
     assert cal.relevance(MatchKind.words, 0.9) == cal.relevance(MatchKind.meaning, 0.9)
 
 
+def test_a_meaning_match_needs_its_cosine_to_clear_and_reads_at_most_the_floor_without_it() -> None:
+    cal = ZCalibration(
+        cos_unrelated=0.1, cos_strong=0.5, floor=0.3, relevance_knots=((0.0, 0.0), (0.3, 0.5), (1.0, 1.0))
+    )
+    # one shared word lifts the strength over the floor; the cosine (sigma 0.4) does not follow
+    assert cal.above_floor(MatchKind.meaning, 0.6) and not cal.clears_floor(MatchKind.meaning, 0.6, sigma=0.4)
+    assert cal.clears_floor(MatchKind.meaning, 0.6, sigma=0.5)
+    assert cal.clears_floor(MatchKind.terms, 0.6, sigma=0.0)  # most of the query's terms: the strength decides
+    assert cal.clears_floor(MatchKind.phrase, 0.0, sigma=0.0)
+    assert cal.relevance(MatchKind.meaning, 0.6, clears=False) == 0.5  # the floor's reading, no more
+    assert cal.relevance(MatchKind.meaning, 0.6, clears=True) == pytest.approx(0.714, abs=1e-3)
+    assert cal.relevance(MatchKind.meaning, 0.1, clears=False) < 0.5
+
+
 def test_floor_first_keeps_each_group_in_its_order() -> None:
     assert floor_first([3, 0, 2, 1], [True, False, False, True]) == [3, 0, 2, 1]
     assert floor_first([2, 1, 0, 3], [True, False, False, True]) == [0, 3, 2, 1]
