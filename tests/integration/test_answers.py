@@ -54,11 +54,15 @@ def test_strict_keeps_the_matches_and_only_them(api, alice) -> None:  # type: ig
 
 def test_calibrated_relevance_follows_the_match(api, alice) -> None:  # type: ignore[no-untyped-def]
     out = recall(api, alice, query="How far did I run in the park?", limit=9)
-    rows = [(r["scores"]["match"], r["scores"]["relevance"], r["match_kind"]) for r in out["results"]]
+    rows = [
+        (r["scores"]["match"], r["scores"]["relevance"], r["match_kind"], r["scores"]["clears_floor"])
+        for r in out["results"]
+    ]
     for r in out["results"]:
         assert 0.0 <= r["scores"]["relevance"] <= 1.0
-    meaning = sorted((m, rel) for m, rel, kind in rows if kind not in ("phrase", "words"))
-    assert [rel for _, rel in meaning] == sorted(rel for _, rel in meaning), rows  # monotone in strength
+    for clears in (True, False):  # monotone in strength among what clears the floor, and among the rest
+        meaning = sorted((m, rel) for m, rel, kind, c in rows if kind not in ("phrase", "words") and c == clears)
+        assert [rel for _, rel in meaning] == sorted(rel for _, rel in meaning), rows
     top = out["results"][0]
     assert top["id"] == "run" and top["scores"]["relevance"] >= max(
         r["scores"]["relevance"] for r in out["results"][1:]
