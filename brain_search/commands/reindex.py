@@ -3,12 +3,11 @@ while the current one serves (store/moves.py), with progress; a killed move resu
 
 from __future__ import annotations
 
-import time
-
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from brain_search.commands.move_progress import move_progress
 from brain_search.config import load_settings
 from brain_search.encoders.base import ENCODERS, encoder_info
 from brain_search.errors import SetupError
@@ -37,14 +36,7 @@ def reindex(
     settings = load_settings()
     s = settings.model_copy(update={"embedding_model": target.name})
     client = make_client(settings)
-    last = [0.0]
-
-    def progress(phase: str, seen: int, total: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 2 or seen >= total:
-            last[0] = now
-            share = f" ({100 * seen / total:.0f} %)" if total else ""
-            console.print(f"[dim]·[/dim] {phase}: {seen:,} of {total:,} documents{share}")
+    progress = move_progress(console)
 
     try:
         move = IndexMove(client, settings, target, make_document_embedder(s), grace_s=grace_s, progress=progress)

@@ -5,12 +5,11 @@ role, which the API never holds."""
 
 from __future__ import annotations
 
-import time
-
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from brain_search.commands.move_progress import move_progress
 from brain_search.config import load_settings
 from brain_search.errors import NotFound, SetupError
 
@@ -39,14 +38,7 @@ def tenant_index(
     except NotFound:
         console.print(f"[bold red]error:[/bold red] no tenant {tenant!r}")
         raise typer.Exit(1) from None
-    last = [0.0]
-
-    def progress(phase: str, seen: int, total: int) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 2 or seen >= total:
-            last[0] = now
-            share = f" ({100 * seen / total:.0f} %)" if total else ""
-            console.print(f"[dim]·[/dim] {phase}: {seen:,} of {total:,} documents{share}")
+    progress = move_progress(console)
 
     move = TenantMove(client, settings, tenant, grace_s=grace_s, progress=progress)
     try:
