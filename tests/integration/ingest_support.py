@@ -173,3 +173,21 @@ def tenant_headers(api: Any, tenant: str) -> dict[str, str]:
     assert api.post("/v1/admin/tenants", json={"tenant_id": tenant}, headers=admin).status_code == 201
     key = api.post(f"/v1/admin/tenants/{tenant}/keys", json={}, headers=admin).json()["key"]
     return {"Authorization": f"Bearer {key}"}
+
+
+def kill_move_mid_copy(cmd: list[str], env: dict[str, str]) -> None:
+    """Run a move command (``reindex``, ``tenant-index``) and SIGKILL its process group at its
+    first ``copy:`` progress line, once a page is in the target index."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    assert proc.stdout is not None
+    seen = ""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline().decode()
+        seen += line
+        if "copy:" in line:
+            os.killpg(proc.pid, signal.SIGKILL)
+            break
+        assert line or proc.poll() is None, seen
+    proc.wait(30)
+    assert proc.returncode == -signal.SIGKILL, seen

@@ -5,12 +5,9 @@ then run again."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import threading
-import time
 from typing import Any
 
 import numpy as np
@@ -27,7 +24,7 @@ from brain_search.ingest.service import IngestService, embedded_service
 from brain_search.store.indices import install_all
 from brain_search.store.moves import IndexMove
 from brain_search.store.templates import delete_indices, index_encoder_meta
-from tests.integration.ingest_support import worker_env
+from tests.integration.ingest_support import kill_move_mid_copy, worker_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -141,19 +138,7 @@ def test_a_killed_move_resumes(client: OpenSearch, stack_settings: Settings) -> 
     svc.close()
     env = worker_env(s, embedding_model=E5_SMALL.name)
     cmd = [sys.executable, "-m", "brain_search.commands.cli", "reindex", "--encoder", E5_SMALL.name, "--grace-s", "0"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    assert proc.stdout is not None
-    seen = ""
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline().decode()
-        seen += line
-        if "copy:" in line:  # a page is in the new index: kill it mid-copy
-            os.killpg(proc.pid, signal.SIGKILL)
-            break
-        assert line or proc.poll() is None, seen
-    proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL, seen
+    kill_move_mid_copy(cmd, env)
     assert next(iter(client.indices.get_alias(name=s.memories_alias))).endswith("-v1")  # not swapped yet
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -5,12 +5,9 @@ SIGKILL in the middle of its copy and run again, and the tenant's reads and writ
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -30,7 +27,7 @@ from brain_search.store.placement import placement_for, tenant_alias, tenant_ind
 from brain_search.store.templates import delete_indices
 from brain_search.store.tenant_move import TenantMove, tenant_documents
 from brain_search.tenancy.auth import KeyStore
-from tests.integration.ingest_support import worker_env
+from tests.integration.ingest_support import kill_move_mid_copy, worker_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -193,19 +190,7 @@ def test_a_killed_tenant_move_resumes(client: OpenSearch, stack_settings: Settin
     svc.close()
     env = worker_env(s)
     cmd = [sys.executable, "-m", "brain_search.commands.cli", "tenant-index", TENANT, "--grace-s", "0"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    assert proc.stdout is not None
-    seen = ""
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline().decode()
-        seen += line
-        if "copy:" in line:  # a page is in the tenant's index: kill it mid-copy
-            os.killpg(proc.pid, signal.SIGKILL)
-            break
-        assert line or proc.poll() is None, seen
-    proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL, seen
+    kill_move_mid_copy(cmd, env)
     own = tenant_index(names, TENANT)
     assert client.indices.exists(index=own)
     assert not client.indices.exists_alias(name=tenant_alias(names, TENANT))  # not swapped yet
