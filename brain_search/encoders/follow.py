@@ -21,6 +21,7 @@ import numpy as np
 from opensearchpy import OpenSearch
 
 from brain_search.encoders.base import recorded_encoder
+from brain_search.store.client import uncounted
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +42,14 @@ class IndexEncoder:
         with self._lock:
             if self._index is not None and now - self._at < self.ttl_s:
                 return self._by_index[self._index]
-        index = next(iter(self.client.indices.get_alias(name=self.alias)))
-        if index not in self._by_index:
-            mapping = self.client.indices.get_mapping(index=index)
-            meta = next(iter(mapping.values()))["mappings"].get("_meta")
-            self._by_index[index] = str(recorded_encoder(meta)["name"])
+        # a cache's refresh, not a round trip of the recall that happened to make it (the count a
+        # recall reports, ``timings.engine_requests``, stays what the recall itself asked)
+        with uncounted():
+            index = next(iter(self.client.indices.get_alias(name=self.alias)))
+            if index not in self._by_index:
+                mapping = self.client.indices.get_mapping(index=index)
+                meta = next(iter(mapping.values()))["mappings"].get("_meta")
+                self._by_index[index] = str(recorded_encoder(meta)["name"])
         with self._lock:
             self._index, self._at = index, now
         return self._by_index[index]
