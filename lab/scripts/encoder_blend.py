@@ -1,0 +1,133 @@
+"""Two encoders read together: each memory's all-MiniLM-L6-v2 and multilingual-e5-small vectors,
+normalised and concatenated (768 dimensions), so one cosine is the mean of the two encoders'
+cosines (issue 53: the lever left after e5 alone trailed MiniLM on SciFact and RealMem).
+
+A screen before any service change: dense retrieval alone and a plain min-max fusion with a
+BM25 computed here (Lucene's formula, k1 1.2, b 0.75, the pool's own statistics, the service's
+analyzer approximated by lower-cased word tokens), each pool as the evaluation builds it (LoCoMo:
+a conversation; SciFact: the corpus; RealMem: a persona's turns before the question).
+
+    BRAIN_DATA_DIR=../shared/data PYTHONPATH=.:lab .venv/bin/python lab/scripts/encoder_blend.py --split dev
+
+Vectors come from the evaluation's cache (``<cache dir>/embeddings``); a text not there is encoded.
+Prints R@10 / nDCG@10 / MRR@10 per dataset and variant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from brain_lab.eval.datasets import Dataset, Memory, load_locomo, load_scifact
+from brain_lab.eval.metrics import ndcg_at_k, recall_at_k, reciprocal_rank
+from brain_lab.eval.realmem import load_realmem
+from brain_lab.eval.runner import eval_embedder, eval_query_embedder
+
+from brain_search.config import Settings
+from brain_search.encoders.base import E5_SMALL
+
+WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+
+
+def bm25(docs: Sequence[list[str]], query: list[str], k1: float = 1.2, b: float = 0.75) -> np.ndarray:
+    n = len(docs)
+    lens = np.array([len(d) for d in docs], dtype=np.float64)
+    avg = float(lens.mean()) if n else 1.0
+    df: Counter[str] = Counter()
+    for d in docs:
+        df.update(set(d))
+    scores = np.zeros(n)
+    qset = set(query)
+    for i, d in enumerate(docs):
+        tf = Counter(t for t in d if t in qset)
+        for t, f in tf.items():
+            idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            scores[i] += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * lens[i] / avg))
+    return scores
+
+
+def minmax(x: np.ndarray) -> np.ndarray:
+    lo, hi = float(x.min()), float(x.max())
+    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--split", default="dev")
+    ap.add_argument("--datasets", default="locomo,scifact,realmem")
+    args = ap.parse_args()
+    data = Path(os.environ.get("BRAIN_DATA_DIR", "../shared/data"))
+    minilm = Settings(embedding_model="all-MiniLM-L6-v2")
+    e5s = Settings(embedding_model=E5_SMALL.name)
+    m_side = eval_embedder(minilm)
+    e_pass = eval_embedder(e5s)
+    e_query = eval_query_embedder(e5s, e_pass)
+    loaders = {
+        "locomo": lambda: load_locomo(data, args.split),
+        "scifact": lambda: load_scifact(data, args.split),
+        "realmem": lambda: load_realmem(data, split=args.split),
+    }
+    for name in args.datasets.split(","):
+        ds: Dataset = loaders[name]()
+        report(name, ds, m_side, e_pass, e_query)
+
+
+def report(name: str, ds: Dataset, m_side, e_pass, e_query) -> None:  # type: ignore[no-untyped-def]
+    qtexts = [q.text for q in ds.queries]
+    qm = unit(np.asarray(m_side.encode(qtexts), dtype=np.float32))
+    qe = unit(np.asarray(e_query.encode(qtexts), dtype=np.float32))
+    pools: dict[str, tuple[list[Memory], np.ndarray, np.ndarray, list[list[str]]]] = {}
+    for tenant, mems in ds.memories.items():
+        texts = [m.content for m in mems]
+        pools[tenant] = (
+            mems,
+            unit(np.asarray(m_side.encode(texts), dtype=np.float32)),
+            unit(np.asarray(e_pass.encode(texts), dtype=np.float32)),
+            [WORD.findall(t.lower()) for t in texts],
+        )
+    weights = (0.5, 0.7, 0.8, 0.9)  # e5's share of the cosine (its cosines span a band ~4x narrower)
+    variants = ["bm25", "minilm", "e5", "mm minilm", "mm e5"]
+    variants += [f"blend {w}" for w in weights] + [f"mm blend {w}" for w in weights]
+    got: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
+    for i, q in enumerate(ds.queries):
+        mems, vm, ve, toks = pools[q.tenant_id]
+        keep = np.array([q.until is None or m.timestamp is None or m.timestamp <= q.until for m in mems])
+        idx = np.flatnonzero(keep)
+        if not len(idx):
+            continue
+        ids = [mems[j].memory_id for j in idx]
+        sm, se = vm[idx] @ qm[i], ve[idx] @ qe[i]
+        lex = bm25([toks[j] for j in idx], WORD.findall(q.text.lower()))
+        scores = {
+            "bm25": lex,
+            "minilm": sm,
+            "e5": se,
+            "mm minilm": 0.5 * minmax(lex) + 0.5 * minmax(sm),
+            "mm e5": 0.5 * minmax(lex) + 0.5 * minmax(se),
+        }
+        for w in weights:
+            scores[f"blend {w}"] = (1 - w) * sm + w * se
+            scores[f"mm blend {w}"] = 0.5 * minmax(lex) + 0.5 * minmax((1 - w) * sm + w * se)
+        for v, s in scores.items():
+            top = [ids[j] for j in np.argsort(-s, kind="stable")[:10]]
+            got[v].append(
+                (recall_at_k(top, q.relevant, 10), ndcg_at_k(top, q.relevant, 10), reciprocal_rank(top, q.relevant, 10))
+            )
+    print(f"{name} {ds.split} ({len(got['bm25'])} queries)  R@10 / nDCG@10 / MRR@10", flush=True)
+    for v in variants:
+        a = np.array(got[v])
+        print(f"  {v:10s} {a[:, 0].mean():.3f} / {a[:, 1].mean():.3f} / {a[:, 2].mean():.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
