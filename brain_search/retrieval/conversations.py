@@ -30,6 +30,22 @@ CONVERSATION_CUES = frozenset(
 """intent cues (``intent/cues.py``) that ask for a conversation: "what was that conversation
 about…", "the chat where…", "what did we discuss…", "when we talked about…"."""
 
+NAMES_A_CONVERSATION = frozenset(
+    {"that_conversation_about", "that_conversation_where", "find_conversation_where", "conversations_about"}
+)
+"""the cues among them that name a conversation ("that conversation about…", "the chat where…",
+"conversations with Ana about…")"""
+
+_SPOKEN = re.compile(r"\b(?:conversation|chat|discussion|talk|exchange)s?\b", re.IGNORECASE)
+
+
+def asks_for_conversation(query: str, cues: Sequence[str]) -> bool:
+    """Whether the question asks for a conversation's turns rather than a note (pure): a cue
+    that names one, with a word for something spoken ("that email about…" may be a note, and
+    "what did I say about…" either)."""
+    return bool(NAMES_A_CONVERSATION.intersection(cues)) and _SPOKEN.search(query) is not None
+
+
 AUTO_CONTEXT = 2
 """turns each side of the best hit when a conversation cue turns the context on"""
 MAX_CONVERSATIONS = 10

@@ -11,6 +11,7 @@ from types import MappingProxyType
 from brain_search.errors import StoreUnavailable
 from brain_search.retrieval import queries
 from brain_search.retrieval.candidates import Candidate, CandidateFeatures, Ranked
+from brain_search.retrieval.conversations import conversation_key
 from brain_search.retrieval.intent import QueryIntent
 from brain_search.retrieval.ranking import RankingParams, embedding_similarity, lexical_precision, z_relevance
 from brain_search.retrieval.text import padded_text
@@ -146,6 +147,25 @@ def floor_first(order: Sequence[int], shown: Sequence[bool]) -> list[int]:
     order (pure): a chosen Z changes what comes first among matches and among the rest, and never
     puts a memory that does not match above one that does."""
     return [i for i in order if shown[i]] + [i for i in order if not shown[i]]
+
+
+def conversations_asked(ranked: Ranked, calibration: ZCalibration) -> None:
+    """In place, for a question that asks for a conversation ("what was that conversation
+    about…", ``conversations.asks_for_conversation``): a memory that belongs to no conversation is not
+    what was asked, so it does not clear the floor (its relevance reads as such), and the turns
+    of conversations come before it within each floor group. Among the candidates of a tenant
+    that stores no conversation at all nothing changes. "What was that conversation about
+    changing jobs?" then answers with the job-offer conversation, not the memory of the first
+    day at the new job."""
+    turn = [conversation_key(c.source) is not None for c in ranked.cands]
+    if not any(turn) or all(turn):
+        return
+    for i, is_turn in enumerate(turn):
+        if not is_turn and ranked.shown[i]:
+            ranked.shown[i] = False
+            ranked.calibrated[i] = calibration.relevance(ranked.kinds[i], ranked.strength[i], False)
+    turns_first = [i for i in ranked.order if turn[i]] + [i for i in ranked.order if not turn[i]]
+    ranked.order = floor_first(turns_first, ranked.shown)
 
 
 def kept_results(ranked: Ranked, strict: bool, min_relevance: float | None) -> list[int]:

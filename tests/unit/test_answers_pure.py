@@ -1,13 +1,16 @@
 """Pure parts of issue 55's answers: the calibrated relevance curve, strict / min_relevance
-selection, and a chosen Z that keeps matches above non-matches."""
+selection, a chosen Z that keeps matches above non-matches, and a question that asks for a
+conversation answered with conversations."""
 
 from __future__ import annotations
 
 import pytest
 
 from brain_search.models import MatchKind
-from brain_search.retrieval.candidates import Ranked
-from brain_search.retrieval.scoring import floor_first, kept_results
+from brain_search.retrieval.candidates import Candidate, Ranked
+from brain_search.retrieval.conversations import asks_for_conversation
+from brain_search.retrieval.intent import RegexIntentDetector
+from brain_search.retrieval.scoring import conversations_asked, floor_first, kept_results
 from brain_search.retrieval.zaxis import ZCalibration, interpolate
 
 
@@ -58,3 +61,53 @@ def test_kept_results_strict_and_min_relevance() -> None:
     assert kept_results(r, True, None) == [0, 2]
     assert kept_results(r, False, 0.65) == [0, 3]
     assert kept_results(r, True, 0.65) == [0]
+
+
+def _with_conversations(convs: list[str | None], shown: list[bool]) -> Ranked:
+    n = len(convs)
+    zero = [0.0] * n
+    cands = [
+        Candidate(f"d{i}", {"memory_id": f"m{i}", "conversation_id": c, "node_id": "n"}) for i, c in enumerate(convs)
+    ]
+    kinds = [MatchKind.meaning] * n
+    strength = [0.6] * n
+    return Ranked(
+        cands, zero, zero, zero, zero, kinds, strength, list(range(n)), [0.9 if s else 0.2 for s in shown], shown
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("What was that conversation about changing jobs?", True),
+        ("What was that chat with Ana about Lisbon?", True),
+        ("What was that email about the lease?", False),  # an email may be a note
+        ("What did I say about books I can't put down?", False),  # a note or a turn
+        ("Where do I live?", False),
+    ],
+)
+def test_a_question_asks_for_a_conversation_only_when_it_names_one(query: str, asks: bool) -> None:
+    cues = RegexIntentDetector().analyze(query).cues
+    assert asks_for_conversation(query, cues) is asks
+
+
+def test_asked_for_a_conversation_its_turns_come_first_and_a_note_does_not_clear_the_floor() -> None:
+    cal = ZCalibration(floor=0.3, relevance_knots=((0.0, 0.0), (0.3, 0.5), (1.0, 1.0)))
+    # the note (no conversation) ranked first and cleared the floor; the turns did not
+    r = _with_conversations([None, "c1", "c1", "c2"], [True, False, False, False])
+    conversations_asked(r, cal)
+    assert r.order == [1, 2, 3, 0]
+    assert r.shown == [False] * 4
+    assert r.calibrated[0] == cal.relevance(MatchKind.meaning, 0.6, clears=False)
+    # a turn that clears stays first; the note comes after every turn
+    r = _with_conversations([None, "c1", None, "c2"], [True, False, True, True])
+    conversations_asked(r, cal)
+    assert r.order == [3, 1, 0, 2] and r.shown == [False, False, False, True]
+
+
+@pytest.mark.parametrize("convs", [[None, None], ["c1", "c2"]])
+def test_asked_for_a_conversation_a_tenant_of_only_notes_or_only_turns_is_ranked_as_before(convs) -> None:  # type: ignore[no-untyped-def]
+    cal = ZCalibration(floor=0.3, relevance_knots=((0.0, 0.0), (0.3, 0.5), (1.0, 1.0)))
+    r = _with_conversations(convs, [True, False])
+    conversations_asked(r, cal)
+    assert r.order == [0, 1] and r.shown == [True, False] and r.calibrated == [0.9, 0.2]
