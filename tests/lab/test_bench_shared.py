@@ -11,6 +11,7 @@ from brain_lab.bench.shared import (
     ShardLayout,
     SharedLayout,
     parse_layouts,
+    reindexed,
     shared_rows,
     source_conversation,
     tenant_rows,
@@ -107,3 +108,8 @@ def test_rss_and_tenant_ids() -> None:
     with pytest.raises(ValueError):
         rss_kib("Name: x\n")
     assert tenant_ids(4) == ["small-00000", "small-00001", "small-00002", "small-00003"]
+
+
+def test_reindex_progress_counts_the_slices() -> None:
+    assert reindexed({"created": 5, "updated": 1}) == 6
+    assert reindexed({"created": 0, "slices": [{"created": 3, "updated": 0}, None, {"created": 4}]}) == 7

@@ -241,6 +241,12 @@ def _bulk(
         raise RuntimeError(f"{len(failed)} memories failed to index, first: {failed[0]}")
 
 
+def reindexed(status: dict[str, Any]) -> int:
+    """Documents a ``_reindex`` task wrote so far (pure): a sliced one counts in its slices."""
+    parts = [x for x in status.get("slices") or [] if x] or [status]
+    return sum(int(p.get("created", 0)) + int(p.get("updated", 0)) for p in parts)
+
+
 def _reindex(client: OpenSearch, source: str, dest: str, total: int, log: Callable[[str], None]) -> None:
     """The engine copies ``source`` into ``dest`` (ids and routing kept), two slices; progress
     from the task every 10 s."""
@@ -252,8 +258,7 @@ def _reindex(client: OpenSearch, source: str, dest: str, total: int, log: Callab
     while True:
         time.sleep(10.0)
         got = client.tasks.get(task_id=task)
-        status = got["task"]["status"]
-        done = int(status.get("created", 0)) + int(status.get("updated", 0))
+        done = reindexed(got["task"]["status"])
         if got.get("completed"):
             failures = (got.get("response") or {}).get("failures") or []
             if failures or got.get("error"):
