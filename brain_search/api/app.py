@@ -36,11 +36,13 @@ from brain_search.tenancy.audit import AuditLog
 from brain_search.tenancy.auth import KeyStore
 from brain_search.tenancy.ratelimit import RateLimiter
 
-# Routers of the service, in order.
+# Routers of the service, in order. A request is matched against the routes one by one, so the
+# busiest route comes first (recall: 13 routes tried before it was found, 0.1 ms of the web stack);
+# no route of another router shares a path with it.
 ROUTERS: tuple[APIRouter, ...] = (
+    recall.router,
     health.router,
     admin.router,
-    recall.router,
     feedback.router,
     versions.router,  # before memories: `/memories/{id}/history` ahead of `/memories/{id:path}`
     memories.router,
