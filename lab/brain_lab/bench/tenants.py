@@ -3,8 +3,9 @@
 Over the shared index (``shared.py``: tenants ``small-*`` of ~100 memories each): ``n`` recalls of
 random small tenants, each asked a real LoCoMo question of its conversation, against the same
 question asked of a tenant of the same size and conversation **alone in an index of its own**
-(``small-0000c``'s memories copied by ``_reindex`` into ``bt-shared-alone-c<c>``, one shard, one
-segment). Paths interleaved question by question in a rotating order; an unmeasured pass over the
+(conversation ``c``'s first small tenant, ``small-0000c``, copied by ``_reindex`` into the index
+of prefix ``bt-shared-alone-small-0000c``: one shard, one segment; one such index per conversation
+asked). Paths interleaved question by question in a rotating order; an unmeasured pass over the
 same pairs first (every path's statistics cached and the engine warm: a steady state, not a first
 recall). Figures as ``shards.py``: the node's CPU per recall, the index's own shard time, wall p50/p95.
 
