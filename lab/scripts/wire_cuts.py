@@ -27,7 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 import orjson
 from brain_lab.bench.cpu import node_cpu_ms, node_pids, questions, until_idle
-from brain_lab.commands.bench import _pool, _settings
+from brain_lab.commands.bench_common import _pool, _settings
 
 from brain_search.encoders.embedding import QueryCache, make_query_embedder
 from brain_search.models import RecallRequest
