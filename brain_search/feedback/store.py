@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,6 +35,8 @@ from brain_search.store.indices import IndexNames
 
 log = logging.getLogger(__name__)
 RETENTION_CACHE_S = 30.0
+RETENTION_CACHE_SIZE = 50_000
+"""tenants whose retention is remembered (the oldest forgotten first), as the key store's caches"""
 UPDATE_TRIES = 5
 
 
@@ -45,7 +48,7 @@ class FeedbackStore:
         self.tenants_index = names.tenants
         self.max_retention_s = settings.feedback_retention_max_s
         self.default_retention_s = min(settings.feedback_retention_s, self.max_retention_s)
-        self._retention: dict[str, tuple[int, float]] = {}
+        self._retention: OrderedDict[str, tuple[int, float]] = OrderedDict()  # at most RETENTION_CACHE_SIZE
         self._lock = threading.Lock()
 
     # ---------------------------------------------------------------- retention
@@ -62,6 +65,9 @@ class FeedbackStore:
         value = min(int(own), self.max_retention_s) if own else self.default_retention_s
         with self._lock:
             self._retention[tenant_id] = (value, now + RETENTION_CACHE_S)
+            self._retention.move_to_end(tenant_id)
+            while len(self._retention) > RETENTION_CACHE_SIZE:  # the oldest out: bounded however many tenants
+                self._retention.popitem(last=False)
         return value
 
     def set_retention(self, tenant_id: str, retention_s: int | None) -> int:
