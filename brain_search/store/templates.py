@@ -45,6 +45,11 @@ def memories_template(settings: Settings, dimension: int, directory: Path | None
         if settings.routing_partition_size >= settings.shards:
             raise ValueError("routing_partition_size must be smaller than the number of shards")
         index_settings["routing_partition_size"] = settings.routing_partition_size
+        # without it the engine routes by its default routing shards (a multiple of the shards,
+        # kept for a later _split) and the partition has no effect: every tenant on one shard
+        # (OpenSearch 3.5.0; measured by `brain-search bench shards`, issue 56). With it a tenant
+        # spreads over the partition's shards, as the setting says; the index can then not be split
+        index_settings["number_of_routing_shards"] = settings.shards
     body["template"]["mappings"]["_meta"] = index_meta(encoder_info(settings.embedding_model))
     emb = body["template"]["mappings"]["properties"]["embedding"]
     emb["dimension"] = dimension

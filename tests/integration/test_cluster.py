@@ -264,6 +264,11 @@ def _compare(
     _index_all(client, idx1, items)
     shards = {s["shard"] for s in client.cat.shards(index=idx3, format="json") if s["prirep"] == "p"}
     assert len(shards) == 3
+    # the partition is in effect (the template's number_of_routing_shards): each tenant on 2 of
+    # the 3 shards, its routed search asks those 2 (without it, OpenSearch 3.5.0 kept each on 1)
+    for tenant in TENANTS:
+        routed = client.search_shards(index=idx3, params={"routing": tenant})["shards"]
+        assert len(routed) == settings3.routing_partition_size == 2, (tenant, routed)
 
     compared = differs_without_dfs = 0
     for tenant, text in QUERIES:

@@ -13,6 +13,9 @@ def test_memories_template_follows_settings() -> None:
     assert body["index_patterns"] == ["x-memories-*"]
     idx = body["template"]["settings"]["index"]
     assert idx["number_of_shards"] == 3 and idx["number_of_replicas"] == 1 and idx["routing_partition_size"] == 2
+    assert idx["number_of_routing_shards"] == 3  # else the partition has no effect on OpenSearch 3.5.0
+    one = memories_template(load_settings(index_prefix="x", shards=3), 384)["template"]["settings"]["index"]
+    assert "routing_partition_size" not in one and "number_of_routing_shards" not in one
     props = body["template"]["mappings"]["properties"]
     assert props["embedding"]["dimension"] == 384
     assert props["embedding"]["method"]["engine"] == "lucene"
