@@ -20,6 +20,7 @@ from brain_search.retrieval.intent.detect import (
     is_statement,
     named_entities,
     quotes_as_emphasis,
+    reads_as_english,
     z_tolerance_for,
 )
 from brain_search.retrieval.intent.types import Cue, IntentDetector, QueryIntent
@@ -42,5 +43,6 @@ __all__ = [
     "is_statement",
     "named_entities",
     "quotes_as_emphasis",
+    "reads_as_english",
     "z_tolerance_for",
 ]

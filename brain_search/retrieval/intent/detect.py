@@ -9,6 +9,8 @@ linear-time: no nested quantifiers, and the input is length-checked before any m
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 
 from brain_search.errors import InvalidInput
@@ -26,6 +28,7 @@ from brain_search.retrieval.intent.lexicon import (
     CODE,
     CODE_SEARCH_WORDS,
     DATE,
+    ENGLISH_WORDS,
     ENTITY,
     GERMAN_WORDS,
     IMPERATIVE_NEXT,
@@ -33,6 +36,7 @@ from brain_search.retrieval.intent.lexicon import (
     MONEY,
     NAME_AFTER_PREP,
     NUMBER,
+    OTHER_WORDS,
     POSSESSIVE_NAME,
     QUOTED,
     RELATIVE_DATE,
@@ -82,6 +86,19 @@ def reads_as_german(text: str) -> bool:
     words = {w.lower() for w in WORD.findall(text)}
     hits = len(GERMAN_WORDS.intersection(words))
     return hits >= 2 or (hits == 1 and any(c in w for w in words for c in "äöüß"))
+
+
+def reads_as_english(text: str) -> bool:
+    """Whether a question is written in English (pure): mostly Latin letters (not Chinese,
+    Japanese, Korean, Cyrillic, Greek, Arabic …; a claim's "IL-1β" stays English) and no more
+    function words of German, Spanish, French, Portuguese or Italian than of English. A name with
+    an accent ("Tomás") stays English."""
+    letters = [c for c in text if c.isalpha()]
+    latin = sum("LATIN" in unicodedata.name(c, "") for c in letters)
+    if latin * 2 < len(letters):
+        return False
+    words = {w.lower().strip("'’") for w in WORD.findall(text)}
+    return len(OTHER_WORDS.intersection(words)) <= len(ENGLISH_WORDS.intersection(words))
 
 
 def extract_phrases(query: str) -> list[str]:

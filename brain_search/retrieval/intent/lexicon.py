@@ -46,6 +46,23 @@ GERMAN_WORDS = frozenset(
     "unser unsere unseren ab bis vom zum zur beim".split()
 )
 
+# English function words, and those of the other languages the multilingual set holds that
+# English does not share ("a", "as", "in", "an", "on", "was", "die", "mia" left out of both): which ones a
+# question holds more of says in which of them it is written (``reads_as_english``)
+ENGLISH_WORDS = frozenset(
+    "what when where who whom whose why how which is are was were do does did my the me to of for "
+    "about with have has had that this it and or you we our your their they there been will would "
+    "should could can".split()
+)
+OTHER_WORDS = GERMAN_WORDS | frozenset(
+    "qué que quién quien cuándo cuando dónde donde cómo como cuál cuánto cuánta el la los las del mi "
+    "mis es está son un una y por para con se lo le les "  # Spanish
+    "quel quelle quels quelles qui quoi quand où comment est sont je tu il elle nous vous ils mon ma "
+    "mes ton ta le des du au aux et pour avec dans sur ce cette ai-je "  # French
+    "qual quais quem quando onde como é são meu minha os do da dos das em um uma e para com "  # Portuguese
+    "chi cosa quando dove come è sono il lo gli mio di del della e per con".split()  # Italian
+)
+
 ABSTRACT_NOUNS = frozenset(
     [
         "fairness",

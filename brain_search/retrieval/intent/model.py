@@ -37,6 +37,7 @@ from brain_search.retrieval.intent import (
     RegexIntentDetector,
     analyze,
     intent_for_z,
+    reads_as_english,
     z_tolerance_for,
 )
 from brain_search.retrieval.zscale import TIER_TARGETS
@@ -370,6 +371,8 @@ class LearnedIntentDetector:
         rule = self.hybrid_rule()
         if regex_stands(query, regex, rule):  # no features or model run where the regex stands anyway
             return regex
+        if not reads_as_english(query):  # the model learned from English questions only: elsewhere
+            return regex  # it sent "我最喜欢喝什么茶？" to Exact (multilingual set, e5's model)
         probs = self.model.proba(self.model.featurize(query, regex, vector))[0]
         return combine(query, regex, probs, rule)
 
