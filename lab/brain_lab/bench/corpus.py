@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -144,17 +144,20 @@ def corpus_rows(pool: Pool, size: int, noise: float = 0.01, seed: int = 7) -> It
         tenant, mem = pool.memories[j]
         vec = pool.vectors[j]
         if replica:
-            vec = vec + rng.normal(0.0, noise, vec.shape[0]).astype(np.float32)
-            vec = vec / (np.linalg.norm(vec) or 1.0)
-            mem = Memory(
-                memory_id=replica_id(mem.memory_id, replica),
-                content=mem.content,
-                node_id=mem.node_id,
-                timestamp=mem.timestamp,
-                source=mem.source,
-                conversation_id=mem.conversation_id,
-            )
+            vec = noised(vec, rng, noise)
+            mem = replica_of(mem, replica)
         yield tenant, mem, vec
+
+
+def noised(vec: np.ndarray, rng: np.random.Generator, noise: float) -> np.ndarray:
+    """A recycled copy's vector: ``vec`` plus per-component noise, normalised again."""
+    vec = vec + np.asarray(rng.normal(0.0, noise, vec.shape[0]), dtype=np.float32)
+    return vec / (np.linalg.norm(vec) or 1.0)
+
+
+def replica_of(mem: Memory, replica: int) -> Memory:
+    """The ``replica``-th recycled copy of ``mem``: the same memory under ``replica_id``."""
+    return replace(mem, memory_id=replica_id(mem.memory_id, replica))
 
 
 def _actions(rows: Iterator[tuple[str, Memory, np.ndarray]], index: str, model: str) -> Iterator[dict[str, Any]]:

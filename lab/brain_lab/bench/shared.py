@@ -26,7 +26,7 @@ import numpy as np
 from opensearchpy import OpenSearch
 from opensearchpy.helpers import parallel_bulk
 
-from brain_lab.bench.corpus import BULK_CHUNK, Pool, replica_id, size_label
+from brain_lab.bench.corpus import BULK_CHUNK, Pool, noised, replica_of, size_label
 from brain_lab.eval.datasets import Memory
 from brain_lab.eval.indexing import index_action
 from brain_search.config import Settings
@@ -153,17 +153,9 @@ def shared_rows(
         _, mem = pool.memories[rows[k]]
         vec = pool.vectors[rows[k]]
         if replica or not big:
-            vec = vec + rng.normal(0.0, noise, vec.shape[0]).astype(np.float32)
-            vec = vec / (np.linalg.norm(vec) or 1.0)
+            vec = noised(vec, rng, noise)
         if replica:
-            mem = Memory(
-                memory_id=replica_id(mem.memory_id, replica),
-                content=mem.content,
-                node_id=mem.node_id,
-                timestamp=mem.timestamp,
-                source=mem.source,
-                conversation_id=mem.conversation_id,
-            )
+            mem = replica_of(mem, replica)
         yield tenant, mem, vec
 
 
