@@ -224,10 +224,10 @@ def run_shards(
     )
 
 
-def fanout_ratios(report: ShardsReport, built: Sequence[Built]) -> list[tuple[str, float, float, float]]:
-    """Each path's engine CPU (net of the background), shard time and p95 over the first layout's
-    routed figures (pure over the report): (path, engine CPU ×, shard ms ×, p95 ×)."""
-    base = report.paths[path_label(built[0], True)]
+def ratios_over(paths: dict[str, dict[str, float]], base_label: str) -> list[tuple[str, float, float, float]]:
+    """Each path's engine CPU (net of the background), shard time and p95 over those of the path
+    ``base_label`` (pure): (path, engine CPU ×, shard ms ×, p95 ×)."""
+    base = paths[base_label]
     return [
         (
             label,
@@ -235,5 +235,10 @@ def fanout_ratios(report: ShardsReport, built: Sequence[Built]) -> list[tuple[st
             ratio(p["shard_ms"], base["shard_ms"]),
             ratio(p["p95_ms"], base["p95_ms"]),
         )
-        for label, p in report.paths.items()
+        for label, p in paths.items()
     ]
+
+
+def fanout_ratios(report: ShardsReport, built: Sequence[Built]) -> list[tuple[str, float, float, float]]:
+    """Every path over the first layout's routed figures (``ratios_over``)."""
+    return ratios_over(report.paths, path_label(built[0], True))

@@ -30,7 +30,7 @@ from opensearchpy import OpenSearch
 
 from brain_lab.bench.corpus import Pool, cached_embedder
 from brain_lab.bench.load import CachedVectors
-from brain_lab.bench.shards import IDLE, IDLE_S, IndexMeter, PathCost, background_rate, ratio, rotated
+from brain_lab.bench.shards import IDLE, IDLE_S, IndexMeter, PathCost, background_rate, ratios_over, rotated
 from brain_lab.bench.shared import PREFIX, Built, SharedLayout, conversations, small_tenant, source_conversation
 from brain_search.config import Settings
 from brain_search.models import RecallRequest
@@ -157,18 +157,8 @@ def run_tenants(
 
 
 def alone_ratios(report: TenantsReport) -> list[tuple[str, float, float, float]]:
-    """Each path's engine CPU (net of the background), shard time and p95 over the lone tenant's
-    (pure over the report)."""
-    base = report.paths[ALONE]
-    return [
-        (
-            label,
-            ratio(p["engine_cpu_net_ms"], base["engine_cpu_net_ms"]),
-            ratio(p["shard_ms"], base["shard_ms"]),
-            ratio(p["p95_ms"], base["p95_ms"]),
-        )
-        for label, p in report.paths.items()
-    ]
+    """Every path over the lone tenant's figures (``ratios_over``)."""
+    return ratios_over(report.paths, ALONE)
 
 
 def rss_kib(status: str) -> int:
