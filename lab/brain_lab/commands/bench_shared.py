@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
@@ -14,6 +14,8 @@ from rich.table import Table
 from brain_lab.commands.bench_common import _load_avg, _log, _out, _pool, _settings, console
 
 if TYPE_CHECKING:
+    from opensearchpy import OpenSearch
+
     from brain_lab.bench.corpus import Pool
     from brain_lab.bench.shared import Built, SharedLayout
 
@@ -88,7 +90,6 @@ def shards(
     routed (the service) beside unrouted (before routing), engine CPU and p50/p95 one at a time,
     ratios to the first layout's routed figure, and whether the answers equal its answers."""
     from brain_lab.bench.shards import fanout_ratios, path_label, run_shards
-    from brain_lab.bench.shared import drop_shared
     from brain_search.store.client import make_client
 
     pool, layout, built = _shared_indices(size, layouts, merge, force)
@@ -119,11 +120,7 @@ def shards(
             f" {r['shard_ms'] / one['shard_ms']:.2f}× routed, {u['shard_ms'] / one['shard_ms']:.2f}× unrouted;"
             f" p95 {r['p95_ms'] / one['p95_ms']:.2f}× routed, {u['p95_ms'] / one['p95_ms']:.2f}× unrouted"
         )
-    (folder / "shards.json").write_text(json.dumps(rep.__dict__, indent=2))
-    if not keep:
-        drop_shared(client, built)
-        console.print("shared indices deleted")
-    console.print(f"results in {folder}")
+    _finish(folder / "shards.json", rep.__dict__, client, built, keep)
 
 
 def tenants(
@@ -142,7 +139,6 @@ def tenants(
     """Random ~100-memory tenants of a shared index beside a tenant of the same size alone in an
     index of its own (issue 56.4): engine CPU and p50/p95 per recall, ratios to the lone tenant;
     then the API's resident memory after serving ``--rss-tenants`` tenants through its caches."""
-    from brain_lab.bench.shared import drop_shared
     from brain_lab.bench.tenants import alone_ratios, rss_over_tenants, run_tenants
     from brain_search.store.client import make_client
     from brain_search.store.templates import delete_indices
@@ -171,11 +167,18 @@ def tenants(
             f" {built[-1].layout.label}): {rss['rss_before_kib'] / 1024:.0f} MiB before,"
             f" {rss['rss_after_kib'] / 1024:.0f} MiB after; caches after {rss['caches_after']}"
         )
-    (folder / "tenants.json").write_text(json.dumps(rep.__dict__, indent=2))
+    _finish(folder / "tenants.json", rep.__dict__, client, built, keep)
+
+
+def _finish(path: Path, report: dict[str, Any], client: OpenSearch, built: list[Built], keep: bool) -> None:
+    """The report written to ``path``; the shared indices deleted unless ``keep``."""
+    from brain_lab.bench.shared import drop_shared
+
+    path.write_text(json.dumps(report, indent=2))
     if not keep:
         drop_shared(client, built)
         console.print("shared indices deleted")
-    console.print(f"results in {folder}")
+    console.print(f"results in {path.parent}")
 
 
 def add_shared_commands(app: typer.Typer) -> None:
