@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 from opensearchpy import OpenSearch
@@ -160,9 +159,39 @@ def replica_of(mem: Memory, replica: int) -> Memory:
     return replace(mem, memory_id=replica_id(mem.memory_id, replica))
 
 
-def _actions(rows: Iterator[tuple[str, Memory, np.ndarray]], index: str, model: str) -> Iterator[dict[str, Any]]:
-    for tenant, m, vec in rows:
-        yield index_action(index, tenant, m, vec.tolist(), model)
+def bulk_rows(
+    client: OpenSearch,
+    index: str,
+    rows: Iterator[tuple[str, Memory, np.ndarray]],
+    model: str,
+    total: int,
+    log: Callable[[str], None],
+    threads: int = 2,
+    label: str = "",
+) -> None:
+    """Send (tenant, memory, vector) rows to ``index`` by parallel bulk, progress every 20,000;
+    raises when any memory failed to index."""
+    t0 = time.perf_counter()
+    actions = (index_action(index, tenant, m, vec.tolist(), model) for tenant, m, vec in rows)
+    failed: list[str] = []
+    for done, (ok, item) in enumerate(
+        parallel_bulk(
+            client,
+            actions,
+            index=index,  # in the path: the engine refuses an index named in a bulk body
+            thread_count=threads,
+            chunk_size=BULK_CHUNK,
+            raise_on_error=False,
+            request_timeout=300,
+        ),
+        start=1,
+    ):
+        if not ok:
+            failed.append(str(item)[:300])
+        if done % 20_000 == 0:
+            log(f"{label}{done:,} / {total:,} memories sent ({done / (time.perf_counter() - t0):,.0f}/s)")
+    if failed:
+        raise RuntimeError(f"{len(failed)} memories failed to index, first: {failed[0]}")
 
 
 @dataclass(frozen=True)
@@ -210,25 +239,7 @@ def load_corpus(
     graph = GraphStore(client, settings)
     client.indices.put_settings(index=index, body={"index": {"refresh_interval": "-1"}})
     t0 = time.perf_counter()
-    failed: list[str] = []
-    for done, (ok, item) in enumerate(
-        parallel_bulk(
-            client,
-            _actions(corpus_rows(pool, size, noise), index, settings.embedding_model),
-            index=index,  # in the path: the engine refuses an index named in a bulk body
-            thread_count=threads,
-            chunk_size=BULK_CHUNK,
-            raise_on_error=False,
-            request_timeout=300,
-        ),
-        start=1,
-    ):
-        if not ok:
-            failed.append(str(item)[:300])
-        if done % 20_000 == 0:
-            log(f"{done:,} / {size:,} memories sent ({done / (time.perf_counter() - t0):,.0f}/s)")
-    if failed:
-        raise RuntimeError(f"{len(failed)} memories failed to index, first: {failed[0]}")
+    bulk_rows(client, index, corpus_rows(pool, size, noise), settings.embedding_model, size, log, threads)
     client.indices.put_settings(index=index, body={"index": {"refresh_interval": "1s"}})
     client.indices.refresh(index=index)
     load_s = time.perf_counter() - t0

@@ -24,17 +24,14 @@ from typing import Any
 
 import numpy as np
 from opensearchpy import OpenSearch
-from opensearchpy.helpers import parallel_bulk
 
-from brain_lab.bench.corpus import BULK_CHUNK, Pool, noised, replica_of, size_label
+from brain_lab.bench.corpus import Pool, bulk_rows, noised, replica_of, size_label
 from brain_lab.eval.datasets import Memory
-from brain_lab.eval.indexing import index_action
 from brain_search.config import Settings
 from brain_search.index_names import IndexNames
 from brain_search.store.templates import delete_indices, install_memories_index, memories_template
 
 PREFIX = "bt-shared"
-PROGRESS_EVERY = 20_000
 
 
 @dataclass(frozen=True)
@@ -210,27 +207,8 @@ def _fresh_index(client: OpenSearch, settings: Settings, dimension: int, routing
 def _bulk(
     client: OpenSearch, settings: Settings, index: str, pool: Pool, layout: SharedLayout, log: Callable[[str], None]
 ) -> None:
-    t0 = time.perf_counter()
-    actions = (index_action(index, t, m, v.tolist(), settings.embedding_model) for t, m, v in shared_rows(pool, layout))
-    failed: list[str] = []
-    for done, (ok, item) in enumerate(
-        parallel_bulk(
-            client,
-            actions,
-            index=index,
-            thread_count=2,
-            chunk_size=BULK_CHUNK,
-            raise_on_error=False,
-            request_timeout=300,
-        ),
-        start=1,
-    ):
-        if not ok:
-            failed.append(str(item)[:300])
-        if done % PROGRESS_EVERY == 0:
-            log(f"{index}: {done:,} / {layout.documents:,} sent ({done / (time.perf_counter() - t0):,.0f}/s)")
-    if failed:
-        raise RuntimeError(f"{len(failed)} memories failed to index, first: {failed[0]}")
+    rows = shared_rows(pool, layout)
+    bulk_rows(client, index, rows, settings.embedding_model, layout.documents, log, label=f"{index}: ")
 
 
 def reindexed(status: dict[str, Any]) -> int:
