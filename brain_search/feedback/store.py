@@ -32,6 +32,7 @@ from brain_search.feedback.models import (
 from brain_search.feedback.records import apply_feedback, record_doc_id, with_expiry
 from brain_search.feedback.summary import parse_summary
 from brain_search.store.indices import IndexNames
+from brain_search.store.lru import bounded_put
 
 log = logging.getLogger(__name__)
 RETENTION_CACHE_S = 30.0
@@ -64,10 +65,7 @@ class FeedbackStore:
         own = (r.get("_source") or {}).get("feedback_retention_s")
         value = min(int(own), self.max_retention_s) if own else self.default_retention_s
         with self._lock:
-            self._retention[tenant_id] = (value, now + RETENTION_CACHE_S)
-            self._retention.move_to_end(tenant_id)
-            while len(self._retention) > RETENTION_CACHE_SIZE:  # the oldest out: bounded however many tenants
-                self._retention.popitem(last=False)
+            bounded_put(self._retention, tenant_id, (value, now + RETENTION_CACHE_S), RETENTION_CACHE_SIZE)
         return value
 
     def set_retention(self, tenant_id: str, retention_s: int | None) -> int:

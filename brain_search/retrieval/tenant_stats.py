@@ -36,6 +36,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.retrieval import queries
 from brain_search.retrieval.text import query_terms
+from brain_search.store.lru import bounded_put
 
 
 def idf(docs: int, df: int) -> float:
@@ -149,10 +150,7 @@ class StatsCache:
             )
             if same_corpus and old is not None:
                 stats = TenantStats(stats.docs, stats.length_sum, stats.length_docs, {**old.df, **stats.df})
-            self._stats[tenant_id] = stats
-            self._stats.move_to_end(tenant_id)
-            while len(self._stats) > self.max_tenants:
-                self._stats.popitem(last=False)
+            bounded_put(self._stats, tenant_id, stats, self.max_tenants)
 
 
 def count_terms(client: OpenSearch, alias: str, tenant_id: str, words: Sequence[str]) -> TenantStats:

@@ -29,6 +29,7 @@ from opensearchpy import ConflictError, NotFoundError, OpenSearch
 from brain_search.config import Settings
 from brain_search.errors import Conflict, InvalidInput, NotFound, Unauthorized
 from brain_search.store.indices import IndexNames
+from brain_search.store.lru import bounded_put
 from brain_search.tenancy.ratelimit import Limit
 
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -50,14 +51,6 @@ class TenantErasing(Conflict):
             due=due.isoformat(),
         )
         self.due = due
-
-
-def _bounded_put(cache: OrderedDict[str, Any], key: str, value: Any, size: int) -> None:
-    """``cache[key] = value`` as its newest entry, the oldest out past ``size``."""
-    cache[key] = value
-    cache.move_to_end(key)
-    while len(cache) > size:
-        cache.popitem(last=False)
 
 
 def erase_marker_hit(client: OpenSearch, tenants_index: str, tenant_id: str) -> dict[str, Any] | None:
@@ -168,7 +161,7 @@ class KeyStore:
         per_s, burst = src.get("rate_limit_per_s"), src.get("rate_limit_burst")
         limit = Limit(float(per_s), int(burst)) if per_s is not None and burst is not None else None
         with self._lock:
-            _bounded_put(self._limits, tenant_id, (limit, time.monotonic() + self.cache_ttl_s), TENANT_CACHE_SIZE)
+            bounded_put(self._limits, tenant_id, (limit, time.monotonic() + self.cache_ttl_s), TENANT_CACHE_SIZE)
         return limit
 
     # ---------------------------------------------------------------- keys
@@ -263,7 +256,7 @@ class KeyStore:
                 raise self._refuse(h, "expired API key", now)
             until = min(until, now + left)  # never cached past its expiry
         with self._lock:
-            _bounded_put(self._cache, h, (doc["tenant_id"], until), KEY_CACHE_SIZE)
+            bounded_put(self._cache, h, (doc["tenant_id"], until), KEY_CACHE_SIZE)
         return str(doc["tenant_id"])
 
     def _refuse(self, h: str, reason: str, now: float) -> Unauthorized:

@@ -24,6 +24,7 @@ from typing import Any
 
 from brain_search.config import Settings
 from brain_search.errors import RateLimited
+from brain_search.store.lru import bounded_put
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +81,7 @@ class LocalBuckets:
         with self._lock:
             tokens, last = self._buckets.get(bucket, (float(limit.burst), now))
             tokens, wait = take(tokens, last, now, limit)
-            self._buckets[bucket] = (tokens, now)
-            self._buckets.move_to_end(bucket)
-            while len(self._buckets) > LOCAL_BUCKETS:
-                self._buckets.popitem(last=False)
+            bounded_put(self._buckets, bucket, (tokens, now), LOCAL_BUCKETS)
         return wait
 
 
