@@ -48,14 +48,17 @@ def fill_sources(client: OpenSearch, alias: str, tenant_id: str, hit_lists: Sequ
     view, or from its stored ``_source`` for hits without one (one ``mget``); a memory deleted in
     between is dropped from its list. Returns how many hits needed the ``mget``."""
     missing: dict[str, list[dict[str, Any]]] = {}
+    read: dict[str, dict[str, Any]] = {}  # a memory in both legs is read once (the same dict)
     for hits in hit_lists:
         for hit in hits:
-            hit["_id"] = hit_id(tenant_id, hit)
-            src = view_source(hit)
+            hit["_id"] = doc_id = hit_id(tenant_id, hit)
+            src = read.get(doc_id)
             if src is None:
-                missing.setdefault(hit["_id"], []).append(hit)
+                src = view_source(hit)
+            if src is None:
+                missing.setdefault(doc_id, []).append(hit)
             else:
-                hit["_source"] = src
+                hit["_source"] = read[doc_id] = src
     if not missing:
         return 0
     resp = client.mget(

@@ -7,6 +7,7 @@ searchable by both or by neither.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -65,7 +66,7 @@ def view_of(doc: Mapping[str, Any]) -> str:
 def read_view(value: str) -> dict[str, Any]:
     """``view_of``'s inverse: the fields a view holds (pure). The engine returns a binary doc
     value as base64 without its padding; ``_source`` holds it as written (padded)."""
-    out: dict[str, Any] = orjson.loads(base64.b64decode(value + "=" * (-len(value) % 4)))
+    out: dict[str, Any] = orjson.loads(binascii.a2b_base64(value + "=" * (-len(value) % 4)))
     return out
 
 

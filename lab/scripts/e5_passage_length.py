@@ -1,7 +1,7 @@
-"""Dense retrieval alone on SciFact with e5's passages read to 256 or 512 word pieces (issue 53:
+"""Dense retrieval alone on SciFact with e5's passages read to 256, 384 or 512 word pieces (issue 53:
 "e5's published SciFact figure is at 512 pieces"), beside MiniLM's, on both splits.
 
-    BRAIN_DATA_DIR=../shared/data .venv/bin/python lab/scripts/e5_passage_length.py
+    BRAIN_DATA_DIR=../shared/data .venv/bin/python lab/scripts/e5_passage_length.py [256,384,512]
 
 Vectors are cached under ``<cache dir>/embeddings`` (``multilingual-e5-small-passage-int8-<n>``);
 prints nDCG@10 and R@10 per split and the encode rate of each length (documents/s, one thread).
@@ -10,6 +10,7 @@ prints nDCG@10 and R@10 per split and the encode rate of each length (documents/
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -57,7 +58,8 @@ def main() -> None:
     cached_minilm = eval_embedder(minilm)
     rows.append(("MiniLM 256", cached_minilm, cached_minilm))
     e5_query = eval_query_embedder(e5, eval_embedder(e5))
-    for n in (256, 512):
+    lengths = [int(n) for n in (sys.argv[1] if len(sys.argv) > 1 else "256,512").split(",")]
+    for n in lengths:
         rows.append((f"e5 {n}", e5_passages(e5, n), e5_query))
     for name, passages, queries_side in rows:
         t0 = time.process_time()
