@@ -228,7 +228,10 @@ def _reindex(client: OpenSearch, source: str, dest: str, total: int, log: Callab
     while True:
         time.sleep(10.0)
         got = client.tasks.get(task_id=task)
-        done = reindexed(got["task"]["status"])
+        # the parent holds only its finished slices: the running ones are its child tasks
+        running = client.tasks.list(params={"parent_task_id": task, "detailed": "true"})
+        children = [t["status"] for n in running.get("nodes", {}).values() for t in n.get("tasks", {}).values()]
+        done = reindexed(got["task"]["status"]) + sum(reindexed(c) for c in children)
         if got.get("completed"):
             failures = (got.get("response") or {}).get("failures") or []
             if failures or got.get("error"):
