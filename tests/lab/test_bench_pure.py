@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from brain_lab.bench.corpus import Pool, corpus_rows, parse_size, size_label
+from brain_lab.bench.corpus import Pool, corpus_rows, loaded_part, parse_size, size_label
 from brain_lab.bench.load import PhaseResult, knee, per_second, ratio, summarize
 from brain_lab.bench.workload import KINDS, build_workload, parse_mix
 from brain_lab.eval.datasets import Memory
@@ -53,6 +53,17 @@ def test_recycled_rows_keep_tenant_and_text_with_unit_noisy_vectors() -> None:
     assert tenant == "t1" and mem.memory_id == "D1:0~r1" and mem.content == pool.memories[0][1].content
     assert abs(float(np.linalg.norm(vec)) - 1.0) < 1e-5
     assert 0.95 < float(vec @ pool.vectors[0]) < 1.0
+
+
+def test_a_workload_drawn_from_a_partial_corpus_names_only_what_it_holds() -> None:
+    pool = _pool()
+    part = loaded_part(pool, 2)  # the corpus holds t1's first two memories only
+    assert part.tenants == ["t1"] and len(part) == 2 and part.vectors.shape[0] == 2
+    assert set(part.queries) == {"t1"}
+    wl = build_workload(part, 200, parse_mix("nodes=1,write=1"), with_writes=True)
+    assert {it.tenant for it in wl.items} == {"t1"}
+    assert all(it.body.get("node_id", "t1/session_1") == "t1/session_1" for it in wl.items if it.kind == "write")
+    assert loaded_part(pool, 10) is pool and loaded_part(pool, 0) is pool  # recycled copies; no corpus
 
 
 def test_workload_follows_the_mix_and_skips_writes_without_the_route() -> None:

@@ -86,6 +86,23 @@ class Pool:
         return len(self.memories)
 
 
+def loaded_part(pool: Pool, size: int) -> Pool:
+    """What a corpus of ``size`` memories holds of ``pool`` (pure): its first ``size`` memories
+    (``corpus_rows``; the whole pool past its length, as recycled copies), with only the tenants
+    and questions of those. A workload drawn from it names no node, tenant or memory the corpus
+    lacks (``load_corpus`` creates the graph nodes of the loaded memories only)."""
+    if size <= 0 or size >= len(pool):
+        return pool
+    memories = pool.memories[:size]
+    held = {t for t, _ in memories}
+    return Pool(
+        [t for t in pool.tenants if t in held],
+        memories,
+        pool.vectors[:size],
+        {t: q for t, q in pool.queries.items() if t in held},
+    )
+
+
 INT8_SUFFIX = "-int8"
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from brain_lab.bench.corpus import Pool, cached_embedder, load_pool
+from brain_lab.bench.corpus import Pool, cached_embedder, corpus_count, load_pool, loaded_part
 from brain_lab.bench.stats import percentiles
 from brain_lab.bench.workload import Workload, build_workload, parse_mix
 from brain_lab.paths import LOADTESTS
@@ -324,6 +324,12 @@ def prepare(
     if not with_writes:
         log("the service has no POST /v1/memories (ingestion not merged yet): the mix runs without writes")
     pool = pool or load_pool(settings, cached_embedder(settings))
+    # the corpus may hold only the pool's first memories (`bench corpus --size 20k`): draw from those
+    client = make_client(settings)
+    try:
+        pool = loaded_part(pool, corpus_count(client, settings))
+    finally:
+        client.close()
     workload = build_workload(pool, n_requests, parse_mix(mix), with_writes=with_writes)
     keys = admin_keys(host, settings.admin_key.get_secret_value(), sorted({it.tenant for it in workload.items}))
     payloads = engine_payloads(settings, workload, log) if engine else None
