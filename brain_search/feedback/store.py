@@ -101,7 +101,7 @@ class FeedbackStore:
         ok = len(records) - len(failed)
         for err in failed[:3]:
             log.warning("a recall record was not written: %s", err)
-        return int(ok), len(failed)
+        return ok, len(failed)
 
     def get(self, tenant_id: str, recall_id: str) -> dict[str, Any] | None:
         """The tenant's kept record of ``recall_id`` with its ``_seq_no``, or None (unknown, another
