@@ -37,13 +37,12 @@ from brain_search.models import (
 from brain_search.retrieval import queries
 from brain_search.retrieval.candidates import Candidate, legs_candidates
 from brain_search.retrieval.context import recall_conversations
-from brain_search.retrieval.conversations import asks_for_conversation
 from brain_search.retrieval.events import event_scope
 from brain_search.retrieval.intent import IntentDetector, QueryIntent
 from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.presets import apply_overrides
 from brain_search.retrieval.ranking import RankingParams, ranking_for
-from brain_search.retrieval.scoring import check_scores, conversations_asked, floor_first, inherit, kept_results, rank
+from brain_search.retrieval.scoring import check_scores, floor_checks, floor_first, inherit, kept_results, rank
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import newer_versions, without_superseded
 from brain_search.retrieval.tenant_stats import (
@@ -105,6 +104,11 @@ class SearchPlan:
     counted: tuple[str, ...] = ()
     """the words whose counts ride in the search itself (``stats`` then came from the
     ``StatsCache``; the search is repeated when the fresh count disagrees)"""
+
+    def name_share(self, name: str) -> float:
+        """The share of the tenant's memories that hold ``name`` (0 with index statistics)."""
+        st = self.stats
+        return st.df.get(name, 0) / st.docs if st is not None and st.counted and st.docs else 0.0
 
     @property
     def term_idf(self) -> dict[str, float] | None:
@@ -260,8 +264,7 @@ class Retriever:
         ranked = rank(plan.intent, plan.terms, cands, ranking, self.calibration, formula, plan.term_idf)
         if replaced:
             inherit(ranked, newer, drop=not req.include_superseded)
-        if asks_for_conversation(req.query, plan.intent.cues):
-            conversations_asked(ranked, self.calibration)
+        floor_checks(ranked, req.query, plan.intent.cues, self.calibration, plan.name_share)
         if plan.theme:  # every memory of the theme matches it
             ranked.shown = [True] * len(ranked.cands)
         candidates = current

@@ -10,12 +10,13 @@ from types import MappingProxyType
 
 from brain_search.errors import StoreUnavailable
 from brain_search.retrieval import queries
+from brain_search.retrieval.answer_check import Asked, answers, asked
 from brain_search.retrieval.candidates import Candidate, CandidateFeatures, Ranked
-from brain_search.retrieval.conversations import conversation_key
+from brain_search.retrieval.conversations import asks_for_conversation, conversation_key
 from brain_search.retrieval.intent import QueryIntent
 from brain_search.retrieval.ranking import RankingParams, embedding_similarity, lexical_precision, z_relevance
 from brain_search.retrieval.text import padded_text
-from brain_search.retrieval.zaxis import Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of
+from brain_search.retrieval.zaxis import EXACT_KINDS, Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of
 from brain_search.retrieval.zscale import spec_z
 
 Z_FORMULAS: Mapping[ZFormula, Callable[[float, float, Match], float]] = MappingProxyType(
@@ -166,6 +167,40 @@ def conversations_asked(ranked: Ranked, calibration: ZCalibration) -> None:
             ranked.calibrated[i] = calibration.relevance(ranked.kinds[i], ranked.strength[i], False)
     turns_first = [i for i in ranked.order if turn[i]] + [i for i in ranked.order if not turn[i]]
     ranked.order = floor_first(turns_first, ranked.shown)
+
+
+def floor_checks(
+    ranked: Ranked,
+    query: str,
+    cues: Sequence[str],
+    calibration: ZCalibration,
+    name_share: Callable[[str], float] | None = None,
+) -> None:
+    """In place, what the floor reads beyond match strength: a question that names a conversation
+    is answered with conversations (``conversations_asked``), and a memory must be able to answer
+    what the question asks (``answer_checked``; ``name_share``: a name → the share of the tenant's
+    memories that hold it, when the tenant's statistics are at hand)."""
+    if asks_for_conversation(query, cues):
+        conversations_asked(ranked, calibration)
+    question = asked(query)
+    answer_checked(ranked, question if name_share is None else question.without_common(name_share), calibration)
+
+
+def content_of(c: Candidate) -> str:
+    return str(c.source.get("content", ""))
+
+
+def answer_checked(ranked: Ranked, question: Asked, calibration: ZCalibration) -> None:
+    """In place: a memory that clears the floor but cannot answer what the question asks
+    (``answer_check.answers``: it mentions none of the names the question gives, not the person it
+    names by kinship or role, or holds no figure where one is asked for) does not clear it, and its
+    relevance reads as such. Exact matches are not checked; the order does not change."""
+    if not question.checks:
+        return
+    for i, c in enumerate(ranked.cands):
+        if ranked.shown[i] and ranked.kinds[i] not in EXACT_KINDS and not answers(question, content_of(c)):
+            ranked.shown[i] = False
+            ranked.calibrated[i] = calibration.relevance(ranked.kinds[i], ranked.strength[i], False)
 
 
 def kept_results(ranked: Ranked, strict: bool, min_relevance: float | None) -> list[int]:

@@ -39,8 +39,10 @@ def test_the_user_memory_set(client, stack_settings, capsys) -> None:  # type: i
     assert answerable["nothing_matched"] <= 0.08, text
     # a match in other words needs its cosine too (third session): 0.611 of the unanswerable
     # return nothing, 0.906 of the answerable keep their answer
-    assert unanswerable["strict_empty"] >= 0.55, text
-    assert unanswerable["nothing_matched"] >= 0.55, text
+    # a memory must be able to answer what is asked (sixth session, ``retrieval/answer_check.py``:
+    # the names, the person by role, money or an identifying number): 0.833 return nothing
+    assert unanswerable["strict_empty"] >= 0.78, text
+    assert unanswerable["nothing_matched"] >= 0.78, text
     assert figures["spec phrasings"]["behave"] >= 0.8, text
     # a question that names a conversation is answered with conversations (fourth session: 0.571
     # right first, 0.429 before; all answerable 0.906)
