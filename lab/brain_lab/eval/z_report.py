@@ -8,6 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from brain_lab.eval.intent_eval import wilson_interval
 from brain_lab.eval.z_eval import LABELLED_KINDS, NothingMatchedResult, reliability
 from brain_lab.eval.z_run import ZResult
 from brain_search.models import MatchKind
@@ -67,8 +68,8 @@ def _nm_row(name: str, r: NothingMatchedResult) -> list[str]:
         name,
         str(r.n),
         f"{r.auroc:.3f} {_iv(r.interval())}",
-        f"{r.said_nothing_present / max(r.n, 1):.3f}",
-        f"{r.said_nothing_removed / max(r.n, 1):.3f}",
+        f"{r.said_nothing_present / max(r.n, 1):.3f} {_iv(wilson_interval(r.said_nothing_present, r.n))}",
+        f"{r.said_nothing_removed / max(r.n, 1):.3f} {_iv(wilson_interval(r.said_nothing_removed, r.n))}",
     ]
 
 
