@@ -25,7 +25,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from brain_search.retrieval.intent.detect import named_entities
+from brain_search.retrieval.intent.detect import named_entities, reads_as_english
+from brain_search.retrieval.intent.lexicon import ENGLISH_WORDS, OTHER_WORDS
 
 PEOPLE: dict[str, frozenset[str]] = {
     word: frozenset(forms)
@@ -91,6 +92,9 @@ class Asked:
     """an amount of money: the memory must hold a figure"""
     identifier: bool = False
     """an identifying number: the memory must hold a string of at least five digits"""
+    english: bool = True
+    """the question reads as English: names and roles are looked for only in memories written
+    the same way ("Tokyo" is 東京 in a Japanese memory, "Munich" München in a German one)"""
 
     @property
     def checks(self) -> bool:
@@ -132,7 +136,22 @@ def asked(query: str) -> Asked:
     people = tuple(dict.fromkeys(PEOPLE[m.group(1).lower()] for m in _PERSON_AFTER.finditer(query)))
     identifier = _ID_QUESTION.search(query) is not None
     money = not identifier and _MONEY_QUESTION.search(query) is not None
-    return Asked(names=names, people=people, money=money, identifier=identifier)
+    return Asked(names=names, people=people, money=money, identifier=identifier, english=reads_as_english(query))
+
+
+_NON_LATIN = re.compile(  # Greek, Cyrillic, Hebrew, Arabic, Indic, kana, CJK, Hangul
+    r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
+)
+
+
+def _english(content: str) -> bool:
+    """``intent.detect.reads_as_english`` for a memory, cheaply: no Greek, Cyrillic, Hebrew,
+    Arabic, Indic, Japanese, Chinese or Korean letter, and no more other-language function words
+    than English ones."""
+    if _NON_LATIN.search(content):
+        return False
+    words = set(re.findall(r"[\w']+", content.lower()))
+    return len(OTHER_WORDS & words) <= len(ENGLISH_WORDS & words)
 
 
 def _words(folded: str) -> set[str]:
@@ -148,9 +167,8 @@ def answers(question: Asked, content: str) -> bool:
     folded = fold(content)
     words = _words(folded)
     names = [fold(n) for n in question.names]
-    if names and not any(n in words or (_DIGIT.search(n) and n in folded) for n in names):
-        return False
-    if any(not forms & words for forms in question.people):
+    unnamed = bool(names) and not any(n in words or (_DIGIT.search(n) and n in folded) for n in names)
+    if (unnamed or any(not forms & words for forms in question.people)) and _english(content) is question.english:
         return False
     if question.identifier and not any(sum(c.isdigit() for c in m.group(0)) >= 5 for m in _DIGIT_RUN.finditer(content)):
         return False

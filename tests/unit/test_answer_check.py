@@ -56,6 +56,10 @@ def test_a_request_of_several_sentences_or_many_words_checks_nothing() -> None:
         ("When is my next dentist appointment?", "Dentist on the 14th at 9.", True),
         ("What did Tomás and I decide about Hiroshima?", "Tomas: let's skip it and stay in Kyoto.", True),  # accents
         ("Where do I live?", "Moved to Lisbon.", True),  # nothing asked: anything may answer
+        # names and roles are looked for only in memories written the way the question is
+        ("Where am I staying in Tokyo next spring?", "来年の春に東京タワーの近くのホテルに三泊する予定です。", True),
+        ("When is my dentist appointment?", "Am Dienstag habe ich einen Termin beim Zahnarzt.", True),
+        ("¿Qué dijo Ana sobre Lisboa?", "Marta dijo que Oporto es más barato.", False),
     ],
 )
 def test_which_memories_can_answer(query: str, content: str, ok: bool) -> None:
