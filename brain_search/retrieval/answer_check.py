@@ -100,13 +100,14 @@ class Asked:
     def checks(self) -> bool:
         return bool(self.names or self.people or self.money or self.identifier)
 
-    def without_common(self, share: Callable[[str], float]) -> Asked:
-        """Without its names when ``share`` (name → the share of the tenant's memories that hold
-        it) puts every one of them at ``COMMON_NAME_SHARE`` or above: a name in most of a tenant's
-        memories is who the tenant is about (a speaker of every other turn), and the turns that
-        answer a question about Ana may call her "you". A question that also names something
-        rarer ("What did Ana buy for Scout?") keeps them all."""
-        if not self.names or any(share(n) < COMMON_NAME_SHARE for n in self.names):
+    def without_common(self, counts: Callable[[str], tuple[int, int]]) -> Asked:
+        """Without its names when ``counts`` (name → how many of the tenant's memories hold it,
+        and how many it has) puts every one of them in at least ``COMMON_NAME_MEMORIES`` memories
+        and ``COMMON_NAME_SHARE`` of them: a name in most of a tenant's memories is who the tenant
+        is about (a speaker of every other turn), and the turns that answer a question about Ana
+        may call her "you". A question that also names something rarer ("What did Ana buy for
+        Scout?") keeps them all."""
+        if not self.names or not all(_common(*counts(n)) for n in self.names):
             return self
         return replace(self, names=())
 
@@ -115,6 +116,14 @@ COMMON_NAME_SHARE = 0.2
 """a name in at least this share of a tenant's memories does not gate (``Asked.without_common``):
 LoCoMo's two speakers each open about half of a conversation's turns, the names a chat user's
 memories mention are in a few of them"""
+COMMON_NAME_MEMORIES = 20
+"""…and in at least this many: in a tenant of five memories one mention is no pattern"""
+
+
+def _common(held: int, memories: int) -> bool:
+    return held >= COMMON_NAME_MEMORIES and held >= COMMON_NAME_SHARE * memories
+
+
 MAX_QUESTION_WORDS = 25
 """a query longer than this, or of more than one sentence, is a request, not a question: nothing
 is checked (RealMem's multi-paragraph messages name every tool they mention)"""

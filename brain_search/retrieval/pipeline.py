@@ -105,10 +105,11 @@ class SearchPlan:
     """the words whose counts ride in the search itself (``stats`` then came from the
     ``StatsCache``; the search is repeated when the fresh count disagrees)"""
 
-    def name_share(self, name: str) -> float:
-        """The share of the tenant's memories that hold ``name`` (0 with index statistics)."""
+    def name_counts(self, name: str) -> tuple[int, int]:
+        """How many of the tenant's memories hold ``name``, and how many it has (0, 0 with index
+        statistics)."""
         st = self.stats
-        return st.df.get(name, 0) / st.docs if st is not None and st.counted and st.docs else 0.0
+        return (st.df.get(name, 0), st.docs) if st is not None and st.counted else (0, 0)
 
     @property
     def term_idf(self) -> dict[str, float] | None:
@@ -264,7 +265,7 @@ class Retriever:
         ranked = rank(plan.intent, plan.terms, cands, ranking, self.calibration, formula, plan.term_idf)
         if replaced:
             inherit(ranked, newer, drop=not req.include_superseded)
-        floor_checks(ranked, req.query, plan.intent.cues, self.calibration, plan.name_share)
+        floor_checks(ranked, req.query, plan.intent.cues, self.calibration, plan.name_counts)
         if plan.theme:  # every memory of the theme matches it
             ranked.shown = [True] * len(ranked.cands)
         candidates = current

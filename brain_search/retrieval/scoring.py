@@ -174,16 +174,16 @@ def floor_checks(
     query: str,
     cues: Sequence[str],
     calibration: ZCalibration,
-    name_share: Callable[[str], float] | None = None,
+    name_counts: Callable[[str], tuple[int, int]] | None = None,
 ) -> None:
     """In place, what the floor reads beyond match strength: a question that names a conversation
     is answered with conversations (``conversations_asked``), and a memory must be able to answer
-    what the question asks (``answer_checked``; ``name_share``: a name → the share of the tenant's
-    memories that hold it, when the tenant's statistics are at hand)."""
+    what the question asks (``answer_checked``; ``name_counts``: a name → how many of the tenant's
+    memories hold it and how many it has, when the tenant's statistics are at hand)."""
     if asks_for_conversation(query, cues):
         conversations_asked(ranked, calibration)
     question = asked(query)
-    answer_checked(ranked, question if name_share is None else question.without_common(name_share), calibration)
+    answer_checked(ranked, question if name_counts is None else question.without_common(name_counts), calibration)
 
 
 def content_of(c: Candidate) -> str:

@@ -245,3 +245,30 @@ def test_a_current_version_outside_the_candidates_is_fetched(api, client) -> Non
     out = retriever.recall("far", req)
     assert out.results[0].id == "home-lisbon", [(r.id, r.scores.rank) for r in out.results]
     assert "home-berlin" not in [r.id for r in out.results]
+
+
+def test_a_memory_about_someone_else_does_not_answer(api, make_tenant) -> None:  # type: ignore[no-untyped-def]
+    """Issue 55 (the unanswerable share): "How much did I earn at Finlo?" cleared the floor on the
+    Harbor offer and the first day at Harbor, "What's Priya's phone number?" on Priya the manager.
+    A memory must be able to answer what the question asks: the names it gives, the figure it
+    wants. Before the check, both strict recalls returned memories."""
+    headers = make_tenant("answers-check")
+    memories = [
+        {"content": "I work as a backend engineer at Finlo, a payments startup in Berlin.", "memory_id": "finlo"},
+        {"content": "The Harbor offer came in at 142,000 euros a year plus equity.", "memory_id": "offer"},
+        {"content": "First day at Harbor Health as a staff engineer. New job, new laptop.", "memory_id": "harbor"},
+        {"content": "My manager at Harbor is Priya Nair. We meet every other Thursday at 3pm.", "memory_id": "priya"},
+        {"content": "I'm putting 500 euros a month aside towards a deposit on a flat.", "memory_id": "savings"},
+    ]
+    store(api, headers, memories)
+    for query in ("How much did I earn at Finlo?", "What's Priya's phone number?"):
+        out = recall(api, headers, query=query, strict=True)
+        assert out["results"] == [], (query, [(r["id"], r["scores"]) for r in out["results"]])
+        assert out["query_analysis"]["nothing_matched"] is True
+        loose = recall(api, headers, query=query)
+        assert loose["results"] and all(not r["scores"]["clears_floor"] for r in loose["results"])
+    # what can answer still does
+    out = recall(api, headers, query="How much did Harbor offer me?", strict=True)
+    assert out["results"] and out["results"][0]["id"] == "offer", out["results"]
+    out = recall(api, headers, query="Who is my manager at Harbor?", strict=True)
+    assert out["results"] and out["results"][0]["id"] == "priya", out["results"]
