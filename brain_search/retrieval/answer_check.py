@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from brain_search.retrieval.intent.detect import named_entities, reads_as_english
 from brain_search.retrieval.intent.lexicon import ENGLISH_WORDS, OTHER_WORDS
@@ -100,6 +101,16 @@ class Asked:
     def checks(self) -> bool:
         return bool(self.names or self.people or self.money or self.identifier)
 
+    @cached_property
+    def named(self) -> re.Pattern[str] | None:
+        """Any of ``names`` as a word of folded text (None: no names)."""
+        return _any_word(fold(n) for n in self.names) if self.names else None
+
+    @cached_property
+    def roles(self) -> tuple[re.Pattern[str], ...]:
+        """Per person named by role, any of its words in lower-case text."""
+        return tuple(_any_word(forms) for forms in self.people)
+
     def without_common(self, counts: Callable[[str], tuple[int, int]]) -> Asked:
         """Without its names when ``counts`` (name → how many of the tenant's memories hold it,
         and how many it has) puts every one of them in at least ``COMMON_NAME_MEMORIES`` memories
@@ -132,6 +143,8 @@ _SENTENCE_END = re.compile(r"[.!?](?:\s+|$)(?=\S)")
 
 def fold(text: str) -> str:
     """Lower case without accents ("Tomás" → "tomas")."""
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
@@ -148,6 +161,7 @@ def asked(query: str) -> Asked:
     return Asked(names=names, people=people, money=money, identifier=identifier, english=reads_as_english(query))
 
 
+_WORD = re.compile(r"[\w'-]+")
 _NON_LATIN = re.compile(  # Greek, Cyrillic, Hebrew, Arabic, Indic, kana, CJK, Hangul
     r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
 )
@@ -159,12 +173,12 @@ def _english(content: str) -> bool:
     than English ones."""
     if _NON_LATIN.search(content):
         return False
-    words = set(re.findall(r"[\w']+", content.lower()))
+    words = set(_WORD.findall(content.lower()))
     return len(OTHER_WORDS & words) <= len(ENGLISH_WORDS & words)
 
 
-def _words(folded: str) -> set[str]:
-    return set(re.findall(r"\w+", folded))
+def _any_word(words: Iterable[str]) -> re.Pattern[str]:
+    return re.compile("(?<!\\w)(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + ")(?!\\w)")
 
 
 def answers(question: Asked, content: str) -> bool:
@@ -173,12 +187,11 @@ def answers(question: Asked, content: str) -> bool:
     and the kind of figure it asks for."""
     if not question.checks:
         return True
-    folded = fold(content)
-    words = _words(folded)
-    names = [fold(n) for n in question.names]
-    unnamed = bool(names) and not any(n in words or (_DIGIT.search(n) and n in folded) for n in names)
-    if (unnamed or any(not forms & words for forms in question.people)) and _english(content) is question.english:
-        return False
+    if question.names or question.people:
+        folded = fold(content)
+        unnamed = question.named is not None and question.named.search(folded) is None
+        if (unnamed or any(r.search(folded) is None for r in question.roles)) and _english(content) is question.english:
+            return False
     if question.identifier and not any(sum(c.isdigit() for c in m.group(0)) >= 5 for m in _DIGIT_RUN.finditer(content)):
         return False
     return not (question.money and not _DIGIT.search(content) and not _NUMBER_WORDS.search(content))
