@@ -4,9 +4,10 @@ The relevance floor reads how close a memory is to a question; it cannot read th
 in topic is about someone or something else. Two checks a reader makes before anything else:
 
 - **who or what the question is about.** A question that names someone or something ("How much did
-  I earn at Finlo?", "What's Priya's phone number?") or a person by kinship or role ("my sister",
-  "my next dentist appointment") is answered only by a memory that mentions at least one of them.
-  The Harbor offer is not what was earned at Finlo; the physio is not the dentist.
+  I earn at Finlo?", "What's Priya's phone number?") is answered only by a memory that mentions at
+  least one of them; one that names a person by role ("my next dentist appointment") only by a
+  memory that names the role. The Harbor offer is not what was earned at Finlo; the physio is not
+  the dentist. Kinship is not read (``PEOPLE``).
 - **what kind of answer it wants.** A question for an amount of money ("how much did I earn…")
   is answered by a memory that holds a figure; one for an identifying number (a phone, membership
   or account number) by one that holds a string of digits.
@@ -88,7 +89,7 @@ class Asked:
     names: tuple[str, ...] = ()
     """names in the question, lower case: a memory must mention one of them (accents aside)"""
     people: tuple[frozenset[str], ...] = ()
-    """persons named by kinship or role, each as the words that name them"""
+    """persons named by role, each as the words that name them"""
     money: bool = False
     """an amount of money: the memory must hold a figure"""
     identifier: bool = False
@@ -183,8 +184,9 @@ def _any_word(words: Iterable[str]) -> re.Pattern[str]:
 
 def answers(question: Asked, content: str) -> bool:
     """Whether a memory of ``content`` can answer ``question``: it mentions one of the names the
-    question gives (or the question gives none), each person the question names by kinship or role,
-    and the kind of figure it asks for."""
+    question gives (or the question gives none), each person the question names by role, and the
+    kind of figure it asks for. Names and roles are looked for only in a memory written the way the
+    question is (``Asked.english``)."""
     if not question.checks:
         return True
     if question.names or question.people:

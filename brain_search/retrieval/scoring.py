@@ -193,7 +193,7 @@ def content_of(c: Candidate) -> str:
 def answer_checked(ranked: Ranked, question: Asked, calibration: ZCalibration) -> None:
     """In place: a memory that clears the floor but cannot answer what the question asks
     (``answer_check.answers``: it mentions none of the names the question gives, not the person it
-    names by kinship or role, or holds no figure where one is asked for) does not clear it, and its
+    names by role, or holds no figure where one is asked for) does not clear it, and its
     relevance reads as such. Exact matches are not checked; the order does not change."""
     if not question.checks:
         return
