@@ -179,7 +179,9 @@ def _english(content: str) -> bool:
 
 
 def _any_word(words: Iterable[str]) -> re.Pattern[str]:
-    return re.compile("(?<!\\w)(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + ")(?!\\w)")
+    """Any of ``words`` at the start of a word: "Japan" is in "Japanese", "dentist" in "dentists"
+    (a refusal is the costly mistake here, so the match leans to finding)."""
+    return re.compile("(?<!\\w)(?:" + "|".join(sorted(map(re.escape, words), key=len, reverse=True)) + ")")
 
 
 def answers(question: Asked, content: str) -> bool:

@@ -56,6 +56,8 @@ def test_a_request_of_several_sentences_or_many_words_checks_nothing() -> None:
         ("When is my next dentist appointment?", "Dentist on the 14th at 9.", True),
         ("What did Tomás and I decide about Hiroshima?", "Tomas: let's skip it and stay in Kyoto.", True),  # accents
         ("Where do I live?", "Moved to Lisbon.", True),  # nothing asked: anything may answer
+        ("What did we plan for Japan?", "Tomás wants Japanese food every night.", True),  # a name's forms
+        ("What did Ana say about the plan?", "Banana bread recipe from the plan.", False),  # not inside a word
         # names and roles are looked for only in memories written the way the question is
         ("Where am I staying in Tokyo next spring?", "来年の春に東京タワーの近くのホテルに三泊する予定です。", True),
         ("When is my dentist appointment?", "Am Dienstag habe ich einen Termin beim Zahnarzt.", True),
