@@ -27,8 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from brain_search.retrieval.intent.detect import named_entities, reads_as_english
-from brain_search.retrieval.intent.lexicon import ENGLISH_WORDS, OTHER_WORDS
+from brain_search.retrieval.intent.detect import english_words_lead, named_entities, reads_as_english
 
 PEOPLE: dict[str, frozenset[str]] = {
     word: frozenset(forms)
@@ -95,8 +94,9 @@ class Asked:
     identifier: bool = False
     """an identifying number: the memory must hold a string of at least five digits"""
     english: bool = True
-    """the question reads as English: names and roles are looked for only in memories written
-    the same way ("Tokyo" is 東京 in a Japanese memory, "Munich" München in a German one)"""
+    """the question reads as English (read only where it gives names or roles): those are looked for
+    only in memories written the same way ("Tokyo" is 東京 in a Japanese memory, "Munich" München in
+    a German one)"""
 
     @property
     def checks(self) -> bool:
@@ -159,10 +159,10 @@ def asked(query: str) -> Asked:
     people = tuple(dict.fromkeys(PEOPLE[m.group(1).lower()] for m in _PERSON_AFTER.finditer(query)))
     identifier = _ID_QUESTION.search(query) is not None
     money = not identifier and _MONEY_QUESTION.search(query) is not None
-    return Asked(names=names, people=people, money=money, identifier=identifier, english=reads_as_english(query))
+    english = reads_as_english(query) if names or people else True  # read only beside names and roles
+    return Asked(names=names, people=people, money=money, identifier=identifier, english=english)
 
 
-_WORD = re.compile(r"[\w'-]+")
 _NON_LATIN = re.compile(  # Greek, Cyrillic, Hebrew, Arabic, Indic, kana, CJK, Hangul
     r"[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u0dff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
 )
@@ -172,10 +172,7 @@ def _english(content: str) -> bool:
     """``intent.detect.reads_as_english`` for a memory, cheaply: no Greek, Cyrillic, Hebrew,
     Arabic, Indic, Japanese, Chinese or Korean letter, and no more other-language function words
     than English ones."""
-    if _NON_LATIN.search(content):
-        return False
-    words = set(_WORD.findall(content.lower()))
-    return len(OTHER_WORDS & words) <= len(ENGLISH_WORDS & words)
+    return _NON_LATIN.search(content) is None and english_words_lead(content)
 
 
 def _any_word(words: Iterable[str]) -> re.Pattern[str]:

@@ -1,7 +1,7 @@
 """Issue 55: what the floor's answer check (``retrieval/answer_check.py``) does on LoCoMo and
 RealMem, with each question's evidence present and with it left out of the search.
 
-A question that names someone or something, a person by kinship or role, or asks for money or an
+A question that names someone or something, a person by role, or asks for money or an
 identifying number, is answered only by a memory that can answer it; a memory that cannot does not
 clear the floor. This asks every question of a split (LoCoMo without its adversarial category;
 RealMem over the sessions before each question) with the check off and on, and prints:

@@ -97,6 +97,12 @@ def reads_as_english(text: str) -> bool:
     latin = sum("LATIN" in unicodedata.name(c, "") for c in letters)
     if latin * 2 < len(letters):
         return False
+    return english_words_lead(text)
+
+
+def english_words_lead(text: str) -> bool:
+    """Whether ``text`` holds no more function words of German, Spanish, French, Portuguese or
+    Italian than of English (pure; the second half of ``reads_as_english``)."""
     words = {w.lower().strip("'’") for w in WORD.findall(text)}
     return len(OTHER_WORDS.intersection(words)) <= len(ENGLISH_WORDS.intersection(words))
 
