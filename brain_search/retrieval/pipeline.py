@@ -482,13 +482,15 @@ class Retriever:
     def search(self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False) -> Searched:
         """The search stage: the plan's one round trip. The scored candidates, what was missing
         when partial results were allowed, the tenant's superseding memories (those of the shards
-        that answered) and the plan they came from: when the count that rode along disagrees with
-        the one the search was built with (the tenant's memories changed since), the search runs
-        again with the fresh one, so the answer never depends on what this process counted before."""
+        that answered) and the plan they came from: when the count that rode along weighs a word
+        otherwise than the search did (the tenant's memories changed since), the search runs again
+        with the fresh one, so the answer never depends on what this process counted before."""
         responses, missing, fresh = self._msearch(tenant_id, plan, allow_partial)
         if fresh is not None and plan.stats is not None and not fresh.agrees(plan.stats, plan.counted):
             plan = self._with_bodies(tenant_id, replace(plan, stats=fresh, counted=()))
             responses, missing, _ = self._msearch(tenant_id, plan, allow_partial)
+        elif fresh is not None:  # the same weights: the same search; the counts read on are the fresh ones
+            plan = replace(plan, stats=fresh)
         superseders = responses[-1]
         hits = [r["hits"]["hits"] for r in responses[:-1]]
         fill_sources(

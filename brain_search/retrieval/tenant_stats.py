@@ -20,6 +20,13 @@ the tenant this process saw covers every word, ride in the recall's own ``_msear
 then compares the fresh count with the one it searched with and searches again if they differ
 (``TenantStats.agrees``). A response therefore depends on the request and the tenant's stored
 memories only, never on what the process saw before (``tests/integration/test_determinism.py``).
+
+The weights are the counts' idf and average length to ``WEIGHT_DIGITS`` significant digits, and
+the fresh count agrees when it gives every word the same weight, not the same count: a memory
+written since the last count moves a word's idf by about one over the tenant's memories, which
+rarely moves its third digit, so a recall under writes rides its count in its own search instead
+of searching twice (issue 56; lab/reports/performance.md, seventh session). The digits are part of
+the score, whichever count a search was built with.
 """
 
 from __future__ import annotations
@@ -38,10 +45,19 @@ from brain_search.retrieval import queries
 from brain_search.retrieval.text import query_terms
 from brain_search.store.lru import bounded_put
 
+WEIGHT_DIGITS = 3
+"""significant digits of a word's idf and of the average length in a lexical clause"""
+
+
+def weight(x: float) -> float:
+    """``x`` to ``WEIGHT_DIGITS`` significant digits (pure)."""
+    return float(f"{x:.{WEIGHT_DIGITS}g}")
+
 
 def idf(docs: int, df: int) -> float:
-    """BM25's idf (Lucene's form, never negative) over ``docs`` documents (pure)."""
-    return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+    """BM25's idf (Lucene's form, never negative) over ``docs`` documents, to ``WEIGHT_DIGITS``
+    significant digits (pure)."""
+    return weight(math.log(1.0 + (docs - df + 0.5) / (df + 0.5)))
 
 
 @dataclass(frozen=True)
@@ -58,8 +74,9 @@ class TenantStats:
 
     @property
     def avgdl(self) -> float:
-        """The mean length; 0 (no length normalisation) when no memory has one."""
-        return self.length_sum / self.length_docs if self.length_docs else 0.0
+        """The mean length to ``WEIGHT_DIGITS`` significant digits; 0 (no length normalisation)
+        when no memory has one."""
+        return weight(self.length_sum / self.length_docs) if self.length_docs else 0.0
 
     def idf(self, word: str) -> float:
         if not self.counted:
@@ -70,13 +87,12 @@ class TenantStats:
         return all(w in self.df for w in words)
 
     def agrees(self, other: TenantStats, words: Sequence[str]) -> bool:
-        """Whether ``other`` gives every word of ``words`` the same weight and the same average length."""
+        """Whether ``other`` gives every word of ``words`` the same weight and the same average
+        length (a search built with either is the same search)."""
         return (
             self.counted == other.counted
-            and self.docs == other.docs
-            and self.length_sum == other.length_sum
-            and self.length_docs == other.length_docs
-            and all(self.df.get(w) == other.df.get(w) for w in words)
+            and self.avgdl == other.avgdl
+            and all(w in self.df and w in other.df and self.idf(w) == other.idf(w) for w in words)
         )
 
 
@@ -117,12 +133,14 @@ def counts_request(tenant_id: str, words: Sequence[str]) -> str:
 
 
 class StatsCache:
-    """The last count of each tenant this process saw, merged word by word while the tenant's
-    memory count and lengths stay the same (a bounded LRU over tenants, thread-safe).
+    """What this process last counted of each tenant: the last count's memories and lengths, and
+    each word's last count, however many memories the tenant had then (a bounded LRU over tenants,
+    the words of each bounded too, thread-safe).
 
     It only decides whether a recall may ride its count in its own search (every word known)
-    instead of counting first; the pipeline checks the fresh count against it, so what it holds
-    never changes a response."""
+    instead of counting first, and with which weights that search is built; the pipeline checks
+    the fresh count against them and searches again where they differ, so what it holds never
+    changes a response. Keeping the words across writes is what lets a recall under writes ride."""
 
     def __init__(self, max_tenants: int = 10_000, max_words: int = 2_000) -> None:
         self.max_tenants, self.max_words = max_tenants, max_words
@@ -139,17 +157,18 @@ class StatsCache:
             return stats
 
     def put(self, tenant_id: str, stats: TenantStats) -> None:
+        """``stats`` as the tenant's last count, its words over the older ones (the oldest words
+        out past ``max_words``)."""
         if not stats.counted:
             return
         with self._lock:
             old = self._stats.get(tenant_id)
-            same_corpus = (
-                old is not None
-                and (old.docs, old.length_sum, old.length_docs) == (stats.docs, stats.length_sum, stats.length_docs)
-                and len(old.df) + len(stats.df) <= self.max_words
-            )
-            if same_corpus and old is not None:
-                stats = TenantStats(stats.docs, stats.length_sum, stats.length_docs, {**old.df, **stats.df})
+            if old is not None:
+                kept = [(w, n) for w, n in old.df.items() if w not in stats.df]
+                room = max(self.max_words - len(stats.df), 0)
+                df = dict(kept[len(kept) - room :] if room else [])
+                df.update(stats.df)
+                stats = TenantStats(stats.docs, stats.length_sum, stats.length_docs, df)
             bounded_put(self._stats, tenant_id, stats, self.max_tenants)
 
 

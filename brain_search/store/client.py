@@ -14,6 +14,7 @@ from opensearchpy.exceptions import SerializationError
 from opensearchpy.serializer import JSONSerializer
 
 from brain_search.config import Settings
+from brain_search.store.http import EngineConnection
 
 
 class OrjsonSerializer(JSONSerializer):
@@ -91,4 +92,5 @@ def make_client(settings: Settings) -> OpenSearch:
         ssl_show_warn=settings.opensearch_verify_certs,
         serializer=OrjsonSerializer(),
         transport_class=CountingTransport,
+        connection_class=EngineConnection,
     )

@@ -38,9 +38,22 @@ from tests.unit.fakes import NoOwnIndices
 STATS = TenantStats(docs=10, length_sum=200.0, length_docs=10, df={"zzqx": 1, "yyqw": 4, "a": 9})
 
 
-def test_idf_is_bm25s_and_never_negative() -> None:
+def test_idf_is_bm25s_to_three_digits_and_never_negative() -> None:
     assert idf(10, 1) > idf(10, 5) > idf(10, 10) > 0
-    assert math.isclose(idf(2, 1), math.log(1 + 1.5 / 1.5))
+    assert idf(2, 1) == 0.693 and math.isclose(idf(2, 1), math.log(1 + 1.5 / 1.5), rel_tol=1e-3)
+    assert idf(100_000, 7) == idf(100_001, 7) == 9.5  # a memory more moves no weight of a large tenant
+    assert idf(100, 7) != idf(101, 7)  # of a small one it does
+    assert TenantStats(3, 61.0, 3).avgdl == 20.3
+
+
+def test_a_count_agrees_when_it_weighs_every_word_the_same() -> None:
+    old = TenantStats(100_000, 2_000_000.0, 100_000, {"zzqx": 7, "budget": 3_000})
+    one_more = TenantStats(100_001, 2_000_020.0, 100_001, {"zzqx": 7, "budget": 3_001})
+    assert one_more.agrees(old, ["zzqx", "budget"])
+    assert not TenantStats(100_001, 2_000_020.0, 100_001, {"zzqx": 8, "budget": 3_001}).agrees(old, ["zzqx"])
+    assert not TenantStats(100_001, 2_600_000.0, 100_001, {"zzqx": 7}).agrees(old, ["zzqx"])  # the lengths moved
+    assert not one_more.agrees(old, ["other"])  # a word neither counted
+    assert not UNCOUNTED.agrees(old, [])
 
 
 def test_each_term_is_bm25_with_the_tenants_idf_and_average_length() -> None:
@@ -105,16 +118,23 @@ def test_a_tenant_shard_that_does_not_answer_weighs_every_word_the_same() -> Non
     assert len(lost.bodies) == 1 and lost.bodies[0].startswith('{"routing":"t1"}')
 
 
-def test_the_cache_answers_only_when_every_word_was_counted_for_the_same_memories() -> None:
+def test_the_cache_answers_only_when_every_word_was_counted() -> None:
     cache = StatsCache()
     assert cache.get("t1", ["zzqx"]) is None
     cache.put("t1", TenantStats(10, 100.0, 10, {"zzqx": 1}))
-    cache.put("t1", TenantStats(10, 100.0, 10, {"budget": 3}))  # same memories: merged
+    cache.put("t1", TenantStats(10, 100.0, 10, {"budget": 3}))
     assert cache.get("t1", ["zzqx", "budget"]) == TenantStats(10, 100.0, 10, {"zzqx": 1, "budget": 3})
-    cache.put("t1", TenantStats(11, 110.0, 11, {"budget": 4}))  # a memory more: the old counts go
-    assert cache.get("t1", ["zzqx"]) is None
+    cache.put("t1", TenantStats(11, 110.0, 11, {"budget": 4}))  # a memory more: the words stay
+    assert cache.get("t1", ["zzqx"]) == TenantStats(11, 110.0, 11, {"zzqx": 1, "budget": 4})
+    assert cache.get("t1", ["other"]) is None
     cache.put("t1", UNCOUNTED)  # a failed count is never kept
-    assert cache.get("t1", ["budget"]) == TenantStats(11, 110.0, 11, {"budget": 4})
+    assert cache.get("t1", ["budget"]) == TenantStats(11, 110.0, 11, {"zzqx": 1, "budget": 4})
+    few = StatsCache(max_words=2)
+    for w in ("a", "b", "c"):
+        few.put("t1", TenantStats(10, 100.0, 10, {w: 1}))
+    assert few.get("t1", ["b", "c"]) is not None and few.get("t1", ["a"]) is None  # the oldest word out
+    few.put("t1", TenantStats(10, 100.0, 10, {"x": 1, "y": 1, "z": 1}))  # more words than room: the last count's
+    assert few.get("t1", ["x", "y", "z"]) is not None and few.get("t1", ["c"]) is None
     small = StatsCache(max_tenants=1)
     small.put("a", STATS)
     small.put("b", STATS)
@@ -196,3 +216,19 @@ def test_a_search_built_with_a_stale_count_runs_again_with_the_fresh_one() -> No
     assert used.stats is not None and used.stats.df == {"zzqx": 2, "budget": 30} and used.counted == ()
     script = engine.payloads[1][0]["query"]["bool"]["must"][0]["bool"]["should"][0]["script_score"]["script"]
     assert script["params"]["idf"] == idf(40, 2)
+
+
+def test_a_memory_more_that_moves_no_weight_costs_no_second_search() -> None:
+    engine = Engine({"zzqx": 7, "budget": 3_000}, docs=100_000)
+    retriever = Retriever(engine, Settings(), Encoder())  # type: ignore[arg-type]
+    req = RecallRequest(query="zzqx budget", limit=3)
+    retriever.search("t1", retriever.plan("t1", req))  # counted first
+
+    engine.docs, engine.df["budget"] = 100_001, 3_001  # a memory written since, with one of the words
+    engine.payloads.clear()
+    riding = retriever.plan("t1", req)
+    used = retriever.search("t1", riding).plan
+    assert len(engine.payloads) == 1  # the same weights: the search built with the last count stands
+    assert used.stats is not None and used.stats.docs == 100_001  # read on: the fresh count
+    assert used.stats.df["budget"] == 3_001
+    assert used.term_idf == riding.term_idf == {"zzqx": idf(100_001, 7), "budget": idf(100_001, 3_001)}

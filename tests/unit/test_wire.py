@@ -87,7 +87,7 @@ def _term(word: str, idf: float, name: str) -> dict[str, Any]:
 # the same clause scores the BM25 sub-search and, as a should, the kNN one
 TENANT_BM25 = {
     "bool": {
-        "should": [_term("zzqx", 3.3081069585961433, "t0"), _term("budget", 0.2958453830909418, "t1")],
+        "should": [_term("zzqx", 3.31, "t0"), _term("budget", 0.296, "t1")],
         "minimum_should_match": 1,
     }
 }
