@@ -17,9 +17,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from brain_lab.bench.api_cost import QUESTIONS, TENANT, index_tenant
 from opensearchpy import OpenSearch, Urllib3HttpConnection
 
-from brain_lab.bench.api_cost import QUESTIONS, TENANT, index_tenant
 from brain_search.api.app import build_state
 from brain_search.config import Settings
 from brain_search.models import RecallRequest
