@@ -69,7 +69,7 @@ class EngineConnection(Urllib3HttpConnection):
         maxsize = kwargs.get("pool_maxsize")
         super().__init__(*args, **kwargs)
         self.pool = None  # urllib3's pool is never used (``_create_urllib3_pool`` is not called again)
-        self._maxsize = maxsize if isinstance(maxsize, int) and maxsize > 0 else DEFAULT_POOL
+        self.maxsize = maxsize if isinstance(maxsize, int) and maxsize > 0 else DEFAULT_POOL
         self._idle: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
         self._tls: ssl.SSLContext | None = None
@@ -105,7 +105,7 @@ class EngineConnection(Urllib3HttpConnection):
 
     def _give_back(self, conn: http.client.HTTPConnection) -> None:
         with self._lock:
-            if len(self._idle) < self._maxsize:
+            if len(self._idle) < self.maxsize:
                 self._idle.append(conn)
                 return
         conn.close()

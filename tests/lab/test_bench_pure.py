@@ -111,7 +111,7 @@ def test_client_pool_holds_the_configured_connections() -> None:
 
     client = make_client(load_settings(opensearch_pool_size=24))
     conn = client.transport.connection_pool.connections[0]
-    assert conn.pool.pool.maxsize == 24  # urllib3 pool → its queue of connections
+    assert conn.maxsize == 24  # the engine connection's pool (store/http.py) keeps that many
 
 
 def test_replicas_map_back_to_their_original_text() -> None:

@@ -43,6 +43,8 @@ class Handler(BaseHTTPRequestHandler):
         Handler.seen.append(("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body))
         if self.path.startswith("/slow"):
             time.sleep(1.0)
+        if self.path.startswith("/pause"):
+            time.sleep(0.2)
         if self.path.startswith("/missing"):
             self._answer(404, b'{"error":{"type":"index_not_found_exception","reason":"no such index"},"status":404}')
             return
@@ -101,6 +103,18 @@ def test_connections_are_reused_and_one_the_server_closed_is_replaced(server: st
     assert kept.sock is not None
     kept.sock.shutdown(socket.SHUT_RDWR)  # as if the engine had closed it while idle
     assert c.msearch(body="{}\n{}\n", index="idx")["got"] == 6
+
+
+def test_concurrent_requests_each_have_a_connection_and_the_pool_keeps_its_size(server: str) -> None:
+    c = client(server, opensearch_pool_size=2)
+    conn = c.transport.connection_pool.connection
+    threads = [threading.Thread(target=c.msearch, kwargs={"body": "{}\n{}\n", "index": "pause"}) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(Handler.seen) == 6
+    assert conn.maxsize == 2 and len(conn._idle) == 2  # six opened at once, two kept
 
 
 def test_an_error_status_is_opensearch_pys_exception(server: str) -> None:
