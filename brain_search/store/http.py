@@ -1,10 +1,10 @@
 """The engine's HTTP connection: opensearch-py's ``Connection`` on the standard library's
 ``http.client``, for the API's CPU per recall (issue 56, item 3).
 
-opensearch-py's default connection goes through urllib3, which spends about twice the CPU of a
-bare ``http.client`` round trip on the same request (``lab/scripts/bench_transport.py``: a
-recall's 18 KB ``_msearch`` 0.97 against 0.51 ms of client CPU), and it decodes every answer to a
-``str`` that the JSON parser then encodes back to bytes. This connection keeps what opensearch-py
+opensearch-py's default connection goes through urllib3, whose round trip costs more client CPU
+than ``http.client``'s (``lab/scripts/bench_transport.py``: a recall's 18 KB ``_msearch`` 0.64
+against 0.44 ms, medians of alternating rounds), and it decodes every answer to a ``str`` that
+the JSON parser then encodes back to bytes. This connection keeps what opensearch-py
 decides (the headers and basic auth of ``Urllib3HttpConnection``, its exceptions, its logging, the
 ``Transport``'s retries and dead-host handling), and does the round trip itself:
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import http.client
 import select
-import socket
 import ssl
 import threading
 import time
@@ -32,7 +31,7 @@ from urllib.parse import urlencode
 
 from opensearchpy import Urllib3HttpConnection
 from opensearchpy.exceptions import ConnectionError as OSConnectionError
-from opensearchpy.exceptions import ConnectionTimeout, ImproperlyConfigured, SSLError
+from opensearchpy.exceptions import ConnectionTimeout, SSLError
 
 DEFAULT_POOL = 10
 
@@ -73,12 +72,9 @@ class EngineConnection(Urllib3HttpConnection):
         self._idle: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
         self._tls: ssl.SSLContext | None = None
-        if self.use_ssl:
-            if verify is not False and not ca_certs:
-                ca_certs = self.default_ca_certs()
-                if not ca_certs:
-                    raise ImproperlyConfigured("the engine's TLS needs ca_certs to verify its certificate")
-            self._tls = tls_context(verify is not False, ca_certs)
+        if self.use_ssl:  # ``super().__init__`` has refused verification without any CA certificates
+            verified = verify is not False
+            self._tls = tls_context(verified, (ca_certs or self.default_ca_certs()) if verified else None)
 
     def _create_urllib3_pool(self) -> None:
         """No urllib3 pool: connections are this class's own."""
@@ -153,7 +149,7 @@ class EngineConnection(Urllib3HttpConnection):
             self.log_request_fail(method, full_url, url, body, time.time() - start, exception=e)
             if isinstance(e, ssl.SSLError):
                 raise SSLError("N/A", str(e), e) from e
-            if isinstance(e, socket.timeout | TimeoutError):
+            if isinstance(e, TimeoutError):  # socket.timeout is an alias of it
                 raise ConnectionTimeout("TIMEOUT", str(e), e) from e
             raise OSConnectionError("N/A", str(e), e) from e
         finally:
