@@ -1,6 +1,6 @@
-"""Recall under load, two arms A/B: a fresh ``serve --workers 1`` per run, the arms interleaved
-(order alternating per round), ``brain-search bench load`` (Poisson arrivals, service phase only)
-against each. An arm is a set of environment assignments for the server: a setting
+"""Recall under load, two arms A/B: a fresh ``serve --workers N`` (``--workers``, 1 by default) per
+run, the arms interleaved (order alternating per round), ``brain-search bench load`` (Poisson
+arrivals, service phase only) against each. An arm is a set of environment assignments for the server: a setting
 (``BRAIN_NODE_LIFT=0``) or another checkout's code (``PYTHONPATH=/path/to/checkout``). Prints every
 run's p50/p95/p99, the median p95 per arm and the ratio B ÷ A, so the two arms share the machine's
 state of the moment.
@@ -63,13 +63,14 @@ def one_run(arm: str, out: Path, args: argparse.Namespace) -> dict:
     env = {**os.environ, **assignments(arm)}
     url = f"http://127.0.0.1:{args.port}"
     server = BackgroundProcess(out.name, out.parent)  # its log: <out>.log beside the run's folder
-    pid = server.start([str(BIN / "brain-search"), "serve", "--port", str(args.port), "--workers", "1"], env)
+    serve = [str(BIN / "brain-search"), "serve", "--port", str(args.port), "--workers", str(args.workers)]
+    pid = server.start(serve, env)
     try:
         server.wait_http(f"{url}/healthz", timeout_s=120)
         cmd = [
             str(BIN / "brain-search"), "bench", "load", "--host", url, "--users", str(args.users),
             "--spawn-rate", str(args.users), "--duration", str(args.duration), "--rate", str(args.rate),
-            "--no-engine", "--server-pid", str(pid), "--out", str(out),
+            "--no-engine", "--server-pid", str(pid), "--pool", args.pool, "--out", str(out),
         ]  # fmt: skip
         node = engine_pid(args.engine_port)
         if node:
@@ -92,6 +93,8 @@ def main() -> None:
     ap.add_argument("--users", type=int, default=32)
     ap.add_argument("--duration", type=float, default=30.0)
     ap.add_argument("--port", type=int, default=8093)
+    ap.add_argument("--workers", type=int, default=1, help="API processes (compose and Helm run 2)")
+    ap.add_argument("--pool", default="recycled", help="the corpus's pool: recycled or distinct (bench corpus --pool)")
     ap.add_argument("--engine-port", type=int, default=9241)
     ap.add_argument("--out", type=Path, default=Path("out/bench/ab"))
     ap.add_argument("--merge", action="store_true", help="force-merge the memories to one segment before each run")

@@ -177,3 +177,19 @@ def test_a_phase_reports_its_engine_requests_per_recall() -> None:
     r.engine_requests = {"1": 25, "2": 70, "3": 5}
     assert r.engine_requests_per_recall == pytest.approx(1.8)
     assert cpu_text(r) == "api 12.0; engine requests per recall 1.80"
+
+
+def test_the_api_ratio_divides_by_the_engine_cpu_of_the_same_recalls() -> None:
+    from brain_lab.bench.api_cost import PathFigure, summary
+
+    figures = [
+        PathFigure("engine only (the recall's _msearch)", 0.6, 4.7, 2.9),  # a cold node, measured first
+        PathFigure("Retriever.recall", 1.5, 2.0, 3.0),
+        PathFigure("AppState.recall (+ metrics, record)", 1.6, 2.1, 3.2),
+        PathFigure("ASGI POST /v1/recall", 2.4, 2.5, 4.1),
+        PathFigure("the web stack alone (a prepared answer)", 0.45, 0.0, 0.5),
+    ]
+    s = summary(figures)
+    assert s["api_over_engine"] == pytest.approx(2.4 / 2.5)
+    assert s["engine_cpu_ms"] == 2.5 and s["engine_only_cpu_ms"] == 4.7
+    assert s["web_stack_ms"] == 0.45

@@ -175,6 +175,7 @@ def run_api_cost(settings: Settings, n: int = 600, log: Callable[[str], None] = 
             payload = retriever.plan_payload(TENANT, retriever.plan(TENANT, req))
             return state.client.msearch(body=payload, index=alias)
 
+        cycle(engine)(n)  # unmeasured: a fresh index's first searches cost the node more (JIT, caches)
         figures = [
             timed("engine only (the recall's _msearch)", cycle(engine), n, pids),
             timed("Retriever.recall", cycle(lambda r: retriever.recall(TENANT, r)), n, pids),
@@ -196,14 +197,18 @@ def run_api_cost(settings: Settings, n: int = 600, log: Callable[[str], None] = 
 
 
 def summary(figures: list[PathFigure]) -> dict[str, float]:
-    """The issue's two figures: the API's CPU per recall against the engine's (goal ≤ 0.5), and the
-    web stack's CPU (goal ≤ 1 ms)."""
+    """The issue's two figures: the API's CPU per recall against the engine's for the same recalls
+    (the ASGI path's own engine CPU; goal ≤ 0.5), and the web stack's CPU (goal ≤ 1 ms). The
+    engine-only path's figure, measured first, is reported beside it: on a node that has just
+    started it reads up to twice the warm figure (4.7 against 2.1–2.6 ms, eighth session), which
+    once made the ratio look met."""
     by = {f.label.split(" (")[0]: f for f in figures}
     asgi, engine = by["ASGI POST /v1/recall"], by["engine only"]
     web = by["the web stack alone"]
     return {
         "api_cpu_ms": asgi.api_cpu_ms,
-        "engine_cpu_ms": engine.engine_cpu_ms,
-        "api_over_engine": asgi.api_cpu_ms / max(engine.engine_cpu_ms, 1e-9),
+        "engine_cpu_ms": asgi.engine_cpu_ms,
+        "engine_only_cpu_ms": engine.engine_cpu_ms,
+        "api_over_engine": asgi.api_cpu_ms / max(asgi.engine_cpu_ms, 1e-9),
         "web_stack_ms": web.api_cpu_ms,
     }
