@@ -107,6 +107,10 @@ class Settings(BaseSettings):
     # lexical scores from "index" statistics (BM25: other tenants' memories move them) or from the
     # "tenant"'s own (retrieval/tenant_stats.py: one tenant's data never changes another's scores)
     lexical_stats: Literal["index", "tenant"] = "tenant"
+    # with the tenant's statistics: a question with words this process has not counted for the
+    # tenant has them counted on a thread while the question is encoded, instead of after it
+    # (retrieval/tenant_stats.py, ``CountAhead``); 0 counts after encoding, as before
+    count_ahead: bool = True
 
     # --- Redis / Celery ---------------------------------------------------------------------
     redis_url: str | None = None

@@ -47,4 +47,5 @@ class AppState:
     def close(self) -> None:
         self.feedback.close()
         self.ingest.close()
+        self.retriever.close()
         self.client.close()

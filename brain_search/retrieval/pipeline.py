@@ -37,6 +37,7 @@ from brain_search.models import (
 from brain_search.retrieval import queries
 from brain_search.retrieval.candidates import Candidate, legs_candidates
 from brain_search.retrieval.context import recall_conversations
+from brain_search.retrieval.count_ahead import CountAhead, PlanCounts
 from brain_search.retrieval.events import event_scope
 from brain_search.retrieval.intent import IntentDetector, QueryIntent
 from brain_search.retrieval.intent.model import make_intent_detector
@@ -48,7 +49,6 @@ from brain_search.retrieval.supersede import newer_versions, without_superseded
 from brain_search.retrieval.tenant_stats import (
     StatsCache,
     TenantStats,
-    count_terms,
     counts_request,
     stats_from,
     tenant_clause,
@@ -177,6 +177,8 @@ class Retriever:
         self._calibrations: dict[str, ZCalibration] = {}
         self.stats_cache = StatsCache()
         self.placement = placement_for(client, settings)  # the tenant's index: shared, or its own
+        ahead = settings.count_ahead and settings.lexical_stats == "tenant"
+        self.count_ahead = CountAhead(client, self.stats_cache, settings.opensearch_pool_size) if ahead else None
         # DFS gathers index statistics across shards; with the tenant's own (constant-score
         # clauses) nothing reads them, so the extra per-shard phase would be spent for nothing
         dfs = settings.shards > 1 and settings.lexical_stats == "index"
@@ -223,6 +225,10 @@ class Retriever:
         self.detector.analyze(self.WARM_UP_QUERY, vector)
         after = timedelta(days=self.settings.time_words_after_days)
         time_scope(self.WARM_UP_QUERY, (), None, None, None, True, after)
+
+    def close(self) -> None:  # the threads that count ahead (the client is the caller's)
+        if self.count_ahead is not None:
+            self.count_ahead.close()
 
     def recall(
         self,
@@ -329,8 +335,9 @@ class Retriever:
     def plan(self, tenant_id: str, req: RecallRequest, exclude: Sequence[str] = ()) -> SearchPlan:
         """Everything before the first engine round trip: intent, scope, query vector and the
         ``_msearch`` sub-search bodies. The load benchmark sends exactly these to the bare engine."""
-        # the vector first: the learned intent detector reads it
-        t0 = time.perf_counter()
+        t0 = time.perf_counter()  # the vector first (the intent detector reads it); new words are counted meanwhile
+        counts = PlanCounts(self.client, self.placement.index(tenant_id), self.stats_cache, self.count_ahead)
+        ahead = counts.start(tenant_id, req.query)
         vector = self.encoder.encode_query(req.query, tenant_id)
         t_embed = time.perf_counter()
         # the learned intent model reads vectors of the encoder the process started with only
@@ -361,16 +368,10 @@ class Retriever:
         k = fetch_size(req.limit, req.tiered, self.settings)
         terms = query_terms(intent.lexical_query)
         has_lexical = bool(intent.lexical_query.strip() or intent.phrases)
-        stats = None
+        stats: TenantStats | None = None
         riding: tuple[str, ...] = ()
         if has_lexical and self.settings.lexical_stats == "tenant":  # BM25 over the tenant's own statistics
-            words = words_to_weigh(terms, intent.phrases)
-            stats = self.stats_cache.get(tenant_id, words)
-            if stats is None:  # not every word counted for this tenant yet: count first
-                stats = count_terms(self.client, self.placement.index(tenant_id), tenant_id, words)
-                self.stats_cache.put(tenant_id, stats)
-            else:  # search with the last count, count again in the search itself (``_search`` checks)
-                riding = tuple(words)
+            stats, riding = counts.of(tenant_id, words_to_weigh(terms, intent.phrases), ahead)
         plan = SearchPlan(
             intent=intent,
             source=source,

@@ -15,7 +15,8 @@ normalised, and nothing another tenant stores enters a score. The engine compute
 memory it considers, so it also picks the lexical top k. A quoted phrase is a constant clause worth
 ``PHRASE_BOOST`` times the idf of its words.
 
-The counts for a recall are read once before its search (a round trip), or, when the last count of
+The counts for a recall are read once before its search (a round trip, started while the question
+is encoded: ``count_ahead.CountAhead``), or, when the last count of
 the tenant this process saw covers every word, ride in the recall's own ``_msearch``: the pipeline
 then compares the fresh count with the one it searched with and searches again if they differ
 (``TenantStats.agrees``). A response therefore depends on the request and the tenant's stored

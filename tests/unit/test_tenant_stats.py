@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+import time
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
 import orjson
+import pytest
 
 from brain_search.config import Settings
 from brain_search.models import RecallRequest
@@ -232,3 +235,76 @@ def test_a_memory_more_that_moves_no_weight_costs_no_second_search() -> None:
     assert used.stats is not None and used.stats.docs == 100_001  # read on: the fresh count
     assert used.stats.df["budget"] == 3_001
     assert used.term_idf == riding.term_idf == {"zzqx": idf(100_001, 7), "budget": idf(100_001, 3_001)}
+
+
+class SlowEncoder(Encoder):
+    """Encodes in ``seconds`` (sleeping releases the GIL, as onnxruntime does) and notes when."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.spans: list[tuple[float, float]] = []
+
+    def encode_query(self, text: str, tenant_id: str | None = None) -> np.ndarray:
+        t0 = time.monotonic()
+        time.sleep(self.seconds)
+        self.spans.append((t0, time.monotonic()))
+        return super().encode_query(text, tenant_id)
+
+
+class TimedEngine(Engine):
+    def __init__(self, df: dict[str, int], docs: int) -> None:
+        super().__init__(df, docs)
+        self.sent: list[float] = []
+
+    def msearch(self, body: str, index: str) -> dict[str, Any]:
+        self.sent.append(time.monotonic())
+        return super().msearch(body, index)
+
+
+def test_a_question_with_new_words_is_counted_while_it_is_encoded() -> None:
+    engine, encoder = TimedEngine({"zzqx": 1, "budget": 30}, docs=40), SlowEncoder(0.2)
+    retriever = Retriever(engine, Settings(), encoder)  # type: ignore[arg-type]
+    plan = retriever.plan("t1", RecallRequest(query="exactly where did I say zzqx budget", limit=3))
+    (start, end), (sent,) = encoder.spans[0], engine.sent
+    assert start - 0.05 < sent < end  # the count went out before the question was encoded
+    assert plan.counted == () and plan.term_idf == {"zzqx": idf(40, 1), "budget": idf(40, 30)}
+    assert retriever.stats_cache.get("t1", ["zzqx", "budget"]) is not None
+
+    late_engine, late_encoder = TimedEngine({}, 40), SlowEncoder(0.2)
+    off = Retriever(late_engine, Settings(count_ahead=False), late_encoder)  # type: ignore[arg-type]
+    off.plan("t1", RecallRequest(query="zzqx budget", limit=3))
+    assert late_engine.sent[0] >= late_encoder.spans[0][1]  # off: counted after the question was encoded
+    retriever.close()
+    off.close()
+
+
+def test_counted_words_need_no_count_ahead_and_one_that_misses_a_word_is_not_used() -> None:
+    engine = Engine({"zzqx": 1, "budget": 30, "other": 2}, docs=40)
+    retriever = Retriever(engine, Settings(), Encoder())  # type: ignore[arg-type]
+    assert retriever.count_ahead is not None
+    retriever.stats_cache.put("t1", TenantStats(40, 200.0, 40, {"zzqx": 1, "budget": 30}))
+    assert retriever.count_ahead.start("a", "t1", "zzqx budget?") is None  # all counted: nothing sent
+    assert engine.payloads == []
+
+    ahead: Future[TenantStats] = Future()
+    ahead.set_result(TenantStats(40, 200.0, 40, {"zzqx": 1}))  # counted ahead, without "other"
+    assert retriever.count_ahead.landed("t1", ["zzqx", "other"], ahead) is None  # the plan counts "other" now
+    assert retriever.count_ahead.landed("t1", ["zzqx"], ahead) == TenantStats(40, 200.0, 40, {"zzqx": 1})
+    lost: Future[TenantStats] = Future()
+    lost.set_result(UNCOUNTED)  # the tenant's shard did not answer the count ahead: as counting now says
+    assert retriever.count_ahead.landed("t1", ["zzqx", "new"], lost) is UNCOUNTED
+    assert engine.payloads == []
+    retriever.close()
+
+
+class DownEngine(Engine):
+    def msearch(self, body: str, index: str) -> dict[str, Any]:
+        raise ConnectionError("engine down")
+
+
+def test_a_count_ahead_that_fails_fails_the_recall_as_counting_after_would() -> None:
+    for settings in (Settings(), Settings(count_ahead=False)):
+        retriever = Retriever(DownEngine({}, 0), settings, Encoder())  # type: ignore[arg-type]
+        with pytest.raises(ConnectionError, match="engine down"):
+            retriever.plan("t1", RecallRequest(query="zzqx budget", limit=3))
+        retriever.close()

@@ -1,0 +1,99 @@
+"""Counting a question's words while it is encoded (``BRAIN_COUNT_AHEAD``, on by default).
+
+With the tenant's own statistics (``tenant_stats``), a question with words this process has not
+counted for the tenant needs their count before its search: a round trip after the encoder. Started
+on a thread before the encoder runs, it overlaps it. Measured (lab/reports/performance.md, eighth
+session): about 2 ms less per recall of a new question with no load; level at 50 req/s on two
+cores, where both are busy anyway.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from opensearchpy import OpenSearch
+
+from brain_search.retrieval.tenant_stats import StatsCache, TenantStats, count_terms
+from brain_search.retrieval.text import query_terms
+
+AHEAD_EXTRA_WORDS = 8
+"""words a count ahead reads past ``query_terms``' 16: the question's cue words ("exactly", "said")
+leave its lexical query, so its 16 topic words can reach further into a long question"""
+
+
+class CountAhead:
+    """The tenant's count of a question's own words, started on a thread before the question is
+    encoded (the encoder releases the GIL): a question with new words then waits for its count
+    only as long as the count outlasts the encoder, instead of counting after it.
+
+    The words are the raw question's (``query_terms`` of it, ``AHEAD_EXTRA_WORDS`` more): the
+    lexical query is the question minus its cue words, so its words are almost always among them,
+    and where one is not the pipeline counts it as before. A count is a pure function of the
+    tenant's memories, so counting early, or more words, never changes a response. What it
+    counted goes into the ``StatsCache`` when it lands, whether or not the recall waited for it."""
+
+    def __init__(self, client: OpenSearch, cache: StatsCache, workers: int) -> None:
+        self.client, self.cache = client, cache
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="count-ahead")
+
+    def start(self, alias: str, tenant_id: str, question: str) -> Future[TenantStats] | None:
+        """The count of ``question``'s words for ``tenant_id``, started; None when the cache
+        already covers them. The request is counted as the calling recall's (its context)."""
+        words = query_terms(question, limit=16 + AHEAD_EXTRA_WORDS)
+        if not words or self.cache.get(tenant_id, words) is not None:
+            return None
+        future = self._pool.submit(contextvars.copy_context().run, count_terms, self.client, alias, tenant_id, words)
+        future.add_done_callback(lambda f: self._keep(tenant_id, f))
+        return future
+
+    def landed(self, tenant_id: str, words: Sequence[str], ahead: Future[TenantStats] | None) -> TenantStats | None:
+        """The count started ahead, once it has landed, when there was one and it covers ``words``
+        (or says the tenant's shard did not answer, as counting now would): made during this
+        recall, so no count rides beside the search to check it. None otherwise (the cache or a
+        count made now decides)."""
+        if ahead is None:
+            return None
+        early = ahead.result()  # a failed count raises here, as counting now would
+        self.cache.put(tenant_id, early)
+        return early if not early.counted or early.covers(words) else None
+
+    def _keep(self, tenant_id: str, future: Future[TenantStats]) -> None:
+        if not future.cancelled() and future.exception() is None:
+            self.cache.put(tenant_id, future.result())
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+@dataclass(frozen=True)
+class PlanCounts:
+    """Which count of the tenant's words a recall's plan searches with."""
+
+    client: OpenSearch
+    alias: str
+    cache: StatsCache
+    ahead: CountAhead | None
+
+    def start(self, tenant_id: str, question: str) -> Future[TenantStats] | None:
+        """The count of the question's own words, started (``CountAhead.start``); None when they
+        are all counted already, or counting ahead is off."""
+        return self.ahead.start(self.alias, tenant_id, question) if self.ahead else None
+
+    def of(
+        self, tenant_id: str, words: Sequence[str], started: Future[TenantStats] | None
+    ) -> tuple[TenantStats, tuple[str, ...]]:
+        """The count and the words whose fresh count rides in the search: the count started ahead
+        when it covers the words (nothing rides); else the cache's last count when it covers them
+        (the words ride, and ``Retriever.search`` checks); else a count made now (nothing rides)."""
+        stats = self.ahead.landed(tenant_id, words, started) if self.ahead else None
+        if stats is not None:
+            return stats, ()
+        stats = self.cache.get(tenant_id, words)
+        if stats is not None:
+            return stats, tuple(words)
+        stats = count_terms(self.client, self.alias, tenant_id, words)
+        self.cache.put(tenant_id, stats)
+        return stats, ()
