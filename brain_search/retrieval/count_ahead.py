@@ -33,7 +33,7 @@ class CountAhead:
     lexical query is the question minus its cue words, so its words are almost always among them,
     and where one is not the pipeline counts it as before. A count is a pure function of the
     tenant's memories, so counting early, or more words, never changes a response. What it
-    counted goes into the ``StatsCache`` when it lands, whether or not the recall waited for it."""
+    counted goes into the ``StatsCache`` when the recall reads it (``landed``)."""
 
     def __init__(self, client: OpenSearch, cache: StatsCache, workers: int) -> None:
         self.client, self.cache = client, cache
@@ -45,9 +45,7 @@ class CountAhead:
         words = query_terms(question, limit=16 + AHEAD_EXTRA_WORDS)
         if not words or self.cache.get(tenant_id, words) is not None:
             return None
-        future = self._pool.submit(contextvars.copy_context().run, count_terms, self.client, alias, tenant_id, words)
-        future.add_done_callback(lambda f: self._keep(tenant_id, f))
-        return future
+        return self._pool.submit(contextvars.copy_context().run, count_terms, self.client, alias, tenant_id, words)
 
     def landed(self, tenant_id: str, words: Sequence[str], ahead: Future[TenantStats] | None) -> TenantStats | None:
         """The count started ahead, once it has landed, when there was one and it covers ``words``
@@ -59,10 +57,6 @@ class CountAhead:
         early = ahead.result()  # a failed count raises here, as counting now would
         self.cache.put(tenant_id, early)
         return early if not early.counted or early.covers(words) else None
-
-    def _keep(self, tenant_id: str, future: Future[TenantStats]) -> None:
-        if not future.cancelled() and future.exception() is None:
-            self.cache.put(tenant_id, future.result())
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
