@@ -219,6 +219,10 @@ class Settings(BaseSettings):
     # a version (ingest/versions.py) is never further than this from the engine's clock: a replica
     # whose clock runs ahead cannot make its writes outrank later deletes for longer
     version_max_skew_s: float = Field(2.0, gt=0)
+    # a move (tenant-index, reindex) holds its lease this long past its last renewal (renewed every
+    # third of it): a killed or stopped move is taken over this long after it stopped (at once when
+    # its process is seen dead on the same host)
+    move_lease_s: float = Field(60.0, ge=3.0)
     # --- lifecycle ---------------------------------------------------------------------------
     # a delete's tombstone must outlast the longest a write accepted before it can wait (queue
     # backlog + every task retry); a task record lives task_ttl_s, so by default as long

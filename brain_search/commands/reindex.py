@@ -18,7 +18,7 @@ console = Console()
 def reindex(
     encoder: str = typer.Option(..., "--encoder", help=f"the encoder of the new index: {', '.join(ENCODERS)}"),
     grace_s: float = typer.Option(
-        10.0, "--grace-s", min=0.0, help="after the swap, how long writers may still land in the old index"
+        10.0, "--grace-s", min=0.0, help="after the swap, how long writers may land in the old index (at least 4 s)"
     ),
 ) -> None:
     """Re-embed every memory with ENCODER into the next index version while the current one

@@ -19,14 +19,15 @@ console = Console()
 def tenant_index(
     tenant: str = typer.Argument(..., help="the tenant that gets its own index"),
     grace_s: float = typer.Option(
-        10.0, "--grace-s", min=0.0, help="after the swap, how long writers may still land in the shared index"
+        10.0, "--grace-s", min=0.0, help="after the swap, how long writers may land in the shared index (at least 4 s)"
     ),
 ) -> None:
     """Move TENANT's memories from the shared index to an index of its own while both serve: copy,
     catch up, point the tenant's placement at its index, wait the grace, copy and clean up what
     raced the move, then delete the tenant's documents from the shared index. Writes, edits and
-    deletes during the move are kept; run it again after a kill and it resumes. Running APIs and
-    workers follow within 2 s."""
+    deletes during the move are kept; run it again after a kill and it resumes. One move at a time:
+    a second run while this one runs is refused, naming it. Running APIs and workers follow within
+    2 s."""
     from brain_search.store.client import make_client
     from brain_search.store.tenant_move import TenantMove
     from brain_search.tenancy.auth import KeyStore
@@ -40,8 +41,8 @@ def tenant_index(
         raise typer.Exit(1) from None
     progress = move_progress(console)
 
-    move = TenantMove(client, settings, tenant, grace_s=grace_s, progress=progress)
     try:
+        move = TenantMove(client, settings, tenant, grace_s=grace_s, progress=progress)
         report = move.run()
     except SetupError as exc:
         console.print(f"[bold red]error:[/bold red] {exc.reason}")

@@ -10,9 +10,10 @@ While a move task runs, memories not yet re-labelled still carry the old path, s
 new label can miss them until the task completes. A memory written under the old path after the
 task took its snapshot keeps the old path (counted in ``version_conflicts`` when it raced a write).
 
-The API's cascading delete forgets the memories instead (``forget``: tombstones, so no queued
-write brings one back, and their history and dead letters go too); its task record then names
-the forget's task (``forget_...``) where an engine task id would be.
+The API's cascading delete forgets the memories instead (``forget``: tombstones, and a fence over
+the subtree, so no queued write brings one back or lands under the deleted node; their history
+and dead letters go too), whether or not any is stored yet; its task record then names the
+forget's task (``forget_...``) where an engine task id would be.
 """
 
 from __future__ import annotations
@@ -93,6 +94,8 @@ def task_doc_id(tenant_id: str, task_id: str) -> str:
 
 # ------------------------------------------------------------------ operations
 def count_memories(graph: GraphStore, tenant_id: str, label: str) -> int:
+    """Memories under ``label``'s subtree, a memory indexed a moment ago included (a refresh first)."""
+    graph.client.indices.refresh(index=graph.memories(tenant_id))
     r = graph.client.count(
         index=graph.memories(tenant_id),
         body={"query": subtree_memories_query(tenant_id, label)},
@@ -168,7 +171,7 @@ def delete_node(
             descendants=children,
         )
     task = None
-    if memories and forget is not None:
+    if cascade and forget is not None:  # even with none stored: its fence covers writes still queued
         task = _record(graph, tenant_id, "delete", node.id, node.label, None, forget(tenant_id, node.label))
     elif memories:
         r = graph.client.delete_by_query(

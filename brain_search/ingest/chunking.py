@@ -93,6 +93,7 @@ def id_problem(memory_id: str | None, metadata: dict[str, object] | None, chunk:
         not chunk
         and parent
         and PIECE_SEPARATOR not in parent
+        and n.isascii()
         and n.isdigit()
         and str(int(n)) == n
         and piece.get("chunk_of") == parent

@@ -2,14 +2,16 @@
 a time range (or, with ``all``, the whole tenant) is deleted as a task with counts; the feedback
 kept on recalls that showed them loses them (``forgotten``; ``all``: the tenant's recalls go).
 
-Each matching memory (and each stored piece of a chunked one: pieces carry their parent's
-fields) gets a tombstone with the forget's version, the same as a single DELETE, so no write of it
-accepted before the forget can bring it back. Their history and dead letters go too; ``all``
-also removes every history entry, dead letter and task record of the tenant (task records hold
-payloads) from before the forget. Whatever was accepted after the forget began is kept: a newer
-write wins over the tombstone, and history (by version), dead letters and task records (by time)
-from after it stay. A write of a memory id never stored before, still queued when the forget
-runs, is not covered: forget after the tenant's tasks have finished, or forget again.
+Each matching memory (and each stored piece of a chunked one: pieces carry their parent's fields)
+gets a tombstone with the forget's version, the same as a single DELETE, so no write of it
+accepted before the forget can bring it back. Copies in indices that do not serve the tenant (the
+index an encoder move kept for rollback, one a killed tenant move left) are deleted too. Their
+history and dead letters go too; ``all`` also removes every history entry, dead letter and task
+record of the tenant (task records hold payloads) from before the forget. Whatever was accepted
+after the forget began is kept: a newer write wins over the tombstone, and history (by version),
+dead letters and task records (by time) from after it stay. A write of a memory id never stored
+before, still queued when the forget runs, is made superseded by the forget's fence
+(``ingest/fences.py``), except for a forget bounded in time.
 
 The task is recorded (its request and version included) in the node-tasks index (kind
 ``forget``) before the 202, then runs on a thread of the API process under a lease it renews
@@ -33,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.graph.ops import task_doc_id
+from brain_search.ingest.fences import FENCED, fence_key
 from brain_search.ingest.tombstones import tombstone_entries, write_versioned
 from brain_search.models.inputs import EngineTime, Text
 from brain_search.store.indices import IndexNames
@@ -76,6 +79,7 @@ class ForgetStatus(BaseModel):
     history: int = 0
     dead_letters: int = 0
     task_records: int = 0
+    copies: int = Field(0, description="copies deleted from indices that do not serve the tenant (kept for rollback)")
     error: str | None = None
     created_at: datetime
     finished_at: datetime | None = None
@@ -173,6 +177,7 @@ class Forgetter:
         job = {"request": req.model_dump(mode="json"), "node_label": node_label, "version": version}
         before = status.created_at.isoformat()
         query = self.query(tenant_id, req, node_label)
+        self._fence(tenant_id, req, node_label, version)
         self.client.indices.refresh(index=alias)  # a memory indexed a moment ago is found too
         after: list[Any] | None = None
         while True:
@@ -203,6 +208,7 @@ class Forgetter:
             # records of writes accepted after the forget began stay: they are still to land
             status.task_records += self._delete(self.names.ingest_tasks, tenant_id, earlier)
             self.forgotten(tenant_id, None)
+        status.copies += self._forget_copies(tenant_id, query)
         self.client.indices.refresh(index=self.placement.index(tenant_id))
         status.state, status.finished_at = "succeeded", datetime.now(UTC)
         self._save(tenant_id, status, job)
@@ -221,6 +227,31 @@ class Forgetter:
                 self._save(tenant_id, status, job)
             except Exception:
                 log.error("forget %s: the failure could not be recorded", status.task_id)
+
+    def _fence(self, tenant_id: str, req: ForgetRequest, node_label: str | None, version: int) -> None:
+        """Before the search: the fence that makes a queued write this forget covers superseded
+        (``ingest/fences.py``); none for a forget bounded in time."""
+        if req.since is not None or req.until is not None:
+            return
+        filters = {**req.model_dump(include=set(FENCED)), "node": node_label}
+        entries = tombstone_entries(tenant_id, [fence_key(filters)], version)
+        [outcome] = write_versioned(self.client, self.placement.index(tenant_id), entries, refresh=False)
+        if not (outcome.ok or outcome.superseded):  # superseded: a later forget's fence already stands
+            raise RuntimeError(f"the forget's fence was not stored: {outcome.reason}")
+
+    def _forget_copies(self, tenant_id: str, query: dict[str, Any]) -> int:
+        """The matches in every index that holds copies of the tenant without serving it (kept
+        for rollback, left by a killed move: ``Placement.stale_copies``), deleted outright: no
+        write lands there, so no tombstone is needed."""
+        deleted = 0
+        for index in self.placement.stale_copies(tenant_id):
+            r = self.client.delete_by_query(
+                index=index,
+                body={"query": query},
+                params={"routing": tenant_id, "refresh": "true", "conflicts": "proceed"},
+            )
+            deleted += int(r.get("deleted", 0))
+        return deleted
 
     def _delete(self, index: str, tenant_id: str, *clauses: dict[str, Any]) -> int:
         filters: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}, *clauses]

@@ -81,7 +81,12 @@ class MemoryItem(MemoryQueued):
     """A validated memory as a task carries it (its fields: ``models/memory.py``), and how an
     edit is written."""
 
-    if_seq_no: int | None = Field(None, description="an edit (PUT, text PATCH): written only if unchanged since")
+    if_version: int | None = Field(
+        None,
+        description="an edit (PUT, text PATCH): written only while the memory's version is still the one its "
+        "claim stored (external version + 1), in whichever index the memory lives by then",
+    )
+    if_seq_no: int | None = Field(None, description="an edit queued by an API before if_version (same meaning)")
     if_primary_term: int | None = None
 
 

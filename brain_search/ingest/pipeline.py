@@ -34,6 +34,7 @@ from brain_search.ingest.bulk import (
     parse_bulk_response,
 )
 from brain_search.ingest.chunking import chunk_id
+from brain_search.ingest.fences import FENCED, fenced, keys_of
 from brain_search.ingest.models import IngestJob, MemoryItem
 from brain_search.ingest.retry_policy import backoff_delay
 from brain_search.ingest.tombstones import stored_versions, tombstone_entries, tombstoned
@@ -120,7 +121,18 @@ class IngestPipeline:
             doc["embedding"] = vec  # numpy, encoded by orjson (avoids a Python float per component)
             doc_id = memory_doc_id(tenant_id, item.memory_id)
             action = index_action(doc_id, tenant_id, version)
-            if item.if_seq_no is not None:  # an edit: compare-and-set on what it read (IngestService._requeue)
+            if item.if_version is not None:  # an edit: compare-and-set on its claim (IngestService._requeue)
+                # the version, not the sequence number: a move copies a memory with its version, so
+                # the claim still holds in the index the memory lives in after a swap
+                action = {
+                    "index": {
+                        "_id": doc_id,
+                        "routing": tenant_id,
+                        "version": item.if_version + 1,
+                        "version_type": "external",
+                    }
+                }
+            elif item.if_seq_no is not None:  # queued by an API before if_version
                 action = {"index": {"_id": doc_id, "routing": tenant_id, "if_seq_no": item.if_seq_no}}
                 action["index"]["if_primary_term"] = item.if_primary_term
             entries.append(encode_entry(item.memory_id, action, doc))
@@ -171,6 +183,7 @@ class IngestPipeline:
         time limit is split over attempts instead of being killed."""
         out = AttemptOutcome()
         job = self._drop_deleted_chunks(job, out)
+        job = self._drop_fenced(job, out)
         by_id = {it.memory_id: it for it in job.items}
         s = self.settings
         in_flight: Future[list[ItemOutcome]] | None = None
@@ -193,8 +206,38 @@ class IngestPipeline:
                 in_flight = writer.submit(self.write, job.tenant_id, chunk, job.refresh)
             collect(in_flight)
         self._bury_deleted_chunks(job, out)
+        self._bury_fenced(job, out)
         self._settle_documents(job, out)
         return out
+
+    # ---------------------------------------------------------------- writes a forget fenced off
+    # A forget accepted after the job leaves a fence over what it matches (ingest/fences.py): the
+    # job looks before writing (skips what a fence covers) and after (buries what it wrote under
+    # one), so a queued write of a new memory id never outlives a forget that covers it.
+    def _fenced(self, job: IngestJob) -> dict[str, int]:
+        """item id → the version of the newest fence over it that is newer than the job."""
+        if job.version is None or not job.items:
+            return {}
+        keys = {it.memory_id: keys_of(it.node_path, it.model_dump(include=set(FENCED))) for it in job.items}
+        wanted = sorted({k for ks in keys.values() for k in ks})
+        found = tombstoned(self.client, self.placement.index(job.tenant_id), job.tenant_id, wanted)
+        return fenced(keys, found, job.version) if found else {}
+
+    def _drop_fenced(self, job: IngestJob, out: AttemptOutcome) -> IngestJob:
+        gone = self._fenced(job)
+        if not gone:
+            return job
+        out.superseded += [it.memory_id for it in job.items if it.memory_id in gone]
+        return job.model_copy(update={"items": [it for it in job.items if it.memory_id not in gone]})
+
+    def _bury_fenced(self, job: IngestJob, out: AttemptOutcome) -> None:
+        gone = {m: v for m, v in self._fenced(job).items() if m in set(out.indexed)} if out.indexed else {}
+        for version in sorted(set(gone.values())):
+            written = [m for m, v in gone.items() if v == version]
+            outcomes = self.write(job.tenant_id, tombstone_entries(job.tenant_id, written, version), job.refresh)
+            buried = {o.memory_id for o in outcomes if o.ok or o.superseded}
+            out.indexed = [m for m in out.indexed if m not in buried]
+            out.superseded += sorted(buried)
 
     # ---------------------------------------------------------------- chunks of a deleted memory
     # A chunked memory's pieces have their own ids, which a DELETE of the parent cannot know while

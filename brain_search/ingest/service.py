@@ -136,7 +136,8 @@ class IngestService:
         """PATCH: change the fields ``body`` names and keep the others. A new text is re-embedded
         through a task (``ReplaceAccepted``); other changes are stored at once (``MemoryOut``).
 
-        An edit is compare-and-set on the version it read (the engine's ``if_seq_no``): a change,
+        An edit is compare-and-set on the version it read (the engine's ``if_seq_no``; a queued
+        text edit on its claim's version, which a move keeps): a change,
         a delete or another edit stored since makes it a 412 (with ``If-Match``) or a 409, never
         an overwrite; so is a write of the memory still queued."""
         if not body.model_fields_set - {"create_nodes", "refresh"}:
@@ -180,9 +181,9 @@ class IngestService:
         claim = self.memories.write_if(tenant_id, memory_id, at.source, at, refresh=False)
         if claim is None:
             self._lost(tenant_id, memory_id, if_match)
-        items = [items[0].model_copy(update={"if_seq_no": claim.seq_no, "if_primary_term": claim.primary_term})]
+        items = [items[0].model_copy(update={"if_version": claim.version})]
         job = self.write(tenant_id, items, req.refresh)
-        # a compare-and-set write is the claim's version + 1
+        # the task writes the claim's version + 1, only while the claim is what is stored
         return ReplaceAccepted(task_id=job.task_id, submitted=1, memory_ids=[memory_id], version=claim.version + 1)
 
     def _no_queued_write(self, tenant_id: str, memory_id: str) -> None:

@@ -26,7 +26,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.models import TimeRange
 from brain_search.retrieval import queries
-from brain_search.retrieval.timewords import blank_out, find
+from brain_search.retrieval.timewords import OutOfCalendar, blank_out, find
 
 _EVENT = re.compile(
     r"\b(before|since)\s+((?:the|our|my|his|her|their|your)\s+[a-z][\w-]*(?:\s+[a-z][\w-]*)?)",
@@ -67,7 +67,10 @@ def stated_time(hits: list[dict[str, Any]], event: str) -> tuple[datetime, datet
         if not said or event.lower() not in text.lower():
             continue
         when = datetime.fromisoformat(str(said).replace("Z", "+00:00"))
-        found = find(text, when, prefer="current_period", asked=False)
+        try:
+            found = find(text, when, prefer="current_period", asked=False)
+        except OutOfCalendar:
+            continue  # a memory dated at the calendar's edge dates no event
         if found is None or found.since is None:
             continue
         end = found.until + timedelta(microseconds=1) if found.until is not None else found.since

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from brain_search.errors import InvalidInput
 from brain_search.models import TimeRange
 from brain_search.retrieval.intent.lexicon import STATEMENT_OPENERS
 
@@ -183,6 +184,14 @@ def _lead_of(query: str, pos: int, text: str) -> tuple[str, int]:
     return "", pos
 
 
+class OutOfCalendar(ValueError):
+    """The words name a period that runs past year 9999 or before year 1 of ``reference``."""
+
+    def __init__(self, reference: datetime) -> None:
+        super().__init__(f"time words read against {reference.date().isoformat()} name a period outside years 1-9999")
+        self.reference = reference
+
+
 def _found(query: str, reference: datetime, prefer: str, asked: bool = True) -> list[_Found]:
     """The time expressions of ``query``; ``asked`` (a recall's query): only those that name a
     time to recall: not an amount of time, not a time after ``reference``, a relative one only in
@@ -193,7 +202,11 @@ def _found(query: str, reference: datetime, prefer: str, asked: bool = True) -> 
     settings = _settings(naive, prefer)
     spans: list[tuple[int, int]] = []  # where each hit stands; neighbours ("March" "2023") merged
     cursor = 0
-    for text, _ in search(query, languages=["en"], settings=settings) or []:
+    try:
+        hits = search(query, languages=["en"], settings=settings) or []
+    except (OverflowError, ValueError) as exc:
+        raise OutOfCalendar(reference) from exc
+    for text, _ in hits:
         pos = query.find(text, cursor)
         if pos < 0:
             continue
@@ -215,11 +228,14 @@ def _found(query: str, reference: datetime, prefer: str, asked: bool = True) -> 
             continue  # a message of several sentences: only the one that asks scopes the recall
         words = text.split(" ", 1)
         core = words[1] if len(words) > 1 and words[0].lower() in _BEFORE else text
-        data = parser(settings).get_date_data(core)
-        if data.date_obj is None:
-            continue
-        when, period = data.date_obj, data.period or "day"
-        start, end = period_range(when, period)
+        try:
+            data = parser(settings).get_date_data(core)
+            if data.date_obj is None:
+                continue
+            when, period = data.date_obj, data.period or "day"
+            start, end = period_range(when, period)
+        except (OverflowError, ValueError) as exc:
+            raise OutOfCalendar(reference) from exc
         if not asked:
             pass
         elif _DURATION.match(text) and "ago" not in text.lower():
@@ -274,9 +290,17 @@ def find(
     elif lead in _ENDS_AT_END:
         since, until = None, end
     else:
-        since, until = start, min(end + after, ref) if start <= ref else end + after
+        since, until = start, min(_plus(end, after), ref) if start <= ref else _plus(end, after)
     until = until - timedelta(microseconds=1) if until is not None and until != ref else until
     return TimeWords(since=since, until=until, words=tuple(f.text for f in found))
+
+
+def _plus(t: datetime, delta: timedelta) -> datetime:
+    """``t + delta``, at most the calendar's last instant (a period that ends in year 9999)."""
+    try:
+        return t + delta
+    except OverflowError:
+        return datetime.max.replace(tzinfo=t.tzinfo)
 
 
 def blank_out(text: str, words: Sequence[str]) -> str:
@@ -308,7 +332,12 @@ def time_scope(
     if not read_words:
         return explicit
     ref = reference_time or datetime.now(UTC)
-    found = find(blank_out(query, phrases), ref, after=after)
+    try:
+        found = find(blank_out(query, phrases), ref, after=after)
+    except OutOfCalendar as exc:
+        raise InvalidInput(
+            "reference_time", f"{exc}: send a reference time nearer today, or time_words: false"
+        ) from None
     if found is None:
         return explicit
     lo = max((_aware(t) for t in (since, found.since) if t is not None), default=None)

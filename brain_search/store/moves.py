@@ -5,6 +5,11 @@ two moves built on it: the re-embedding migration of an encoder change (``IndexM
 (``Scope``: every one, or one tenant's, routed by tenant) and what it re-encodes (every memory
 with the target encoder, or nothing: vectors copied as they are).
 
+One move at a time: a run holds the move's lease (``store/move_lease.py``) from start to end; a
+second run of the same move, or of one that conflicts with it (the shared index's encoder move
+beside any tenant's), is refused naming the holder, and a lease that ran out is taken over from
+the phase the move's record holds. The phase is read again, under the lease, before each step.
+
 A move from ``A`` to ``B``:
 
 1. **copy**: every document of the scope in ``A`` (memories and tombstones) is written into ``B``
@@ -16,18 +21,23 @@ A move from ``A`` to ``B``:
 3. **swap**: reads and writes move to ``B`` (the memories alias, or the tenant's placement) in
    one atomic alias action.
 4. **grace**, then **final**: a last forward pass copies what landed in ``A`` while writers
-   still held the old resolution; then a pass over ``B`` deletes what the move copied and ``A``
-   no longer holds (forgotten or erased during the move), and re-encodes any memory that a
-   writer which had not yet followed the swap wrote with the old encoder.
+   still held the old resolution (the grace is at least twice the time a process takes to
+   follow a swap, ``MIN_GRACE_S``); then a pass over ``B`` re-encodes any memory that a writer
+   which had not yet followed the swap wrote with the old encoder. A delete during the move is a
+   tombstone in ``A``, which the forward passes carry like any write; nothing in ``B`` is ever
+   deleted because ``A`` lacks it (``A`` may lack it because it was purged).
 5. **purge**: what the move leaves in ``A`` (nothing for an encoder move: ``A`` is kept for
    rollback; a tenant's documents for a tenant move: the shared index must not hold a second
-   copy). Its own phase: the final pass compares ``B`` with ``A``, so it must never run again
-   over a half-purged ``A``.
+   copy). It deletes only what it proves ``B`` holds: page by page, a document that ``B`` holds
+   at an older version is copied first, and each delete applies only if the document is
+   unchanged since it was read. A **sweep** runs the purge again once every process has followed
+   the swap, for a write that was still on its way.
 
 Because every copy carries its source version and ``B`` keeps the larger one, a write or delete
 accepted during the move is never undone by the copy: nothing comes back, nothing is doubled
-(the document ``_id`` is the tenant and memory id). The move's state (phase, started, swapped)
-lives in ``B``'s mapping ``_meta``.
+(the document ``_id`` is the tenant and memory id). An edit (PUT, text PATCH) queued across the
+swap is compare-and-set on the version it claimed (``ingest/pipeline.py``), which the copy keeps,
+so it lands in ``B``. The move's state (phase, started, swapped) lives in ``B``'s mapping ``_meta``.
 """
 
 from __future__ import annotations
@@ -47,13 +57,16 @@ from brain_search.encoders.base import EncoderInfo, index_meta
 from brain_search.encoders.embedding import Embedder
 from brain_search.errors import SetupError
 from brain_search.index_names import IndexNames
-from brain_search.store.placement import placement_for
+from brain_search.store.move_lease import SHARED, MoveLease
+from brain_search.store.placement import TTL_S, placement_for
 
 log = logging.getLogger(__name__)
 
 MOVED_FROM = "moved_from"
 PAGE = 200
-PHASES = ("copy", "catch-up", "swapped", "final", "purge", "done")
+MIN_GRACE_S = 2 * TTL_S
+"""the shortest grace a move takes: every process follows a swap within ``TTL_S`` (placement and
+encoder lookups are cached that long), and a write it resolved just before may still be on its way"""
 
 
 @dataclass
@@ -112,6 +125,9 @@ class Move:
     long after the swap writers may still land in the source (they resolve where to write at
     most every 2 s)."""
 
+    lease_key = SHARED
+    """the move's key in the lease (``store/move_lease.py``)"""
+
     def __init__(
         self,
         client: OpenSearch,
@@ -121,9 +137,15 @@ class Move:
         grace_s: float = 10.0,
         progress: Progress | None = None,
     ) -> None:
+        if grace_s < MIN_GRACE_S:
+            raise SetupError(
+                f"--grace-s {grace_s:g} is shorter than the {MIN_GRACE_S:g} s every process may take to follow "
+                "the swap: writes made meanwhile would land in the old index after its last pass"
+            )
         self.client, self.settings, self.embedder, self.scope = client, settings, embedder, scope
         self.grace_s = grace_s
         self.progress = progress or (lambda phase, seen, total: None)
+        self.lease: MoveLease | None = None
 
     # -- what a kind of move says ------------------------------------------------------------------
     def locate(self) -> tuple[str, str, bool]:
@@ -171,35 +193,52 @@ class Move:
 
     # -- the move --------------------------------------------------------------------------------
     def run(self) -> MoveReport:
-        """Move (or resume the move); returns what each pass did."""
-        source, target, resumed = self.locate()
-        report = MoveReport(source, target, self.encoder_name(target), resumed=resumed)
-        phase = str(self._state(target).get("phase", "copy"))
+        """Move (or resume the move) under its lease; returns what each pass did. MoveBusy while
+        another run holds it or a conflicting move; LeaseLost when this run lost it midway."""
+        names = IndexNames.of(self.settings)
+        with MoveLease(self.client, names, self.lease_key, lease_s=self.settings.move_lease_s) as lease:
+            self.lease = lease
+            try:
+                source, target, resumed = self.locate()
+                report = MoveReport(source, target, self.encoder_name(target), resumed=resumed)
+                while (phase := str(self._state(target).get("phase", "copy"))) != "done":
+                    lease.hold()  # the phase just read is this run's to act on
+                    self._step(phase, source, target, report)
+            finally:
+                self.lease = None
+        return report
+
+    def _hold(self) -> None:
+        if self.lease is not None:
+            self.lease.hold()
+
+    def _step(self, phase: str, source: str, target: str, report: MoveReport) -> None:
+        """Run ``phase`` and record the next one."""
         if phase in ("copy", "catch-up"):
             report.passes["copy"] = self._forward(source, target, "copy")
             self._set_state(target, phase="catch-up")
             report.passes["catch-up"] = self._forward(source, target, "catch-up")
             self.client.indices.refresh(index=target)
+            self._hold()
             self.swap(source, target)
             self._set_state(target, phase="swapped", swapped_at=time.time())
-            phase = "swapped"
-        if phase == "swapped":
+        elif phase == "swapped":
             since = float(self._state(target).get("swapped_at", 0.0))
             wait = self.grace_s - (time.time() - since)
             if wait > 0:
                 self.progress(f"grace ({wait:.0f} s)", 0, 0)
                 time.sleep(wait)
             self._set_state(target, phase="final")
-            phase = "final"
-        if phase == "final":
+        elif phase == "final":
             report.passes["final"] = self._forward(source, target, "final")
-            report.passes["clean-up"] = self._backward(source, target)
+            if self.embedder is not None:
+                report.passes["clean-up"] = self._reencode_stale(source, target)
             self._set_state(target, phase="purge")
-            phase = "purge"
-        if phase == "purge":
+        elif phase == "purge":
             report.passes["purge"] = self.purge(source, target)
             self._set_state(target, phase="done", done_at=time.time())
-        return report
+        else:
+            raise SetupError(f"{target}: the move's record holds an unknown phase {phase!r}")
 
     def _pages(self, index: str, label: str) -> Iterator[list[dict[str, Any]]]:
         """Every document of the scope in ``index`` (with its vector only where the move copies
@@ -244,20 +283,47 @@ class Move:
         counts = PassCounts()
         for hits in self._pages(source, label):
             counts.seen += len(hits)
-            have = self._versions(target, hits)
-            todo = [h for h in hits if have.get(h["_id"], -1) < int(h["_version"])]
-            counts.skipped += len(hits) - len(todo)
-            if not todo:
-                continue
-            encoded = self._encoded([h for h in todo if _has_vector(h["_source"])])
-            counts.encoded += len(encoded)
-            lines: list[str] = []
-            for h in todo:
-                doc = {**h["_source"], **encoded.get(h["_id"], {}), MOVED_FROM: source}
-                action = {**_addressed(h), "version": int(h["_version"]), "version_type": "external_gte"}
-                lines += [json.dumps({"index": action}), json.dumps(doc)]
-            counts.written += self._bulk(target, lines)
+            self._copy(source, target, hits, counts)
         self.client.indices.refresh(index=target)
+        return counts
+
+    def _copy(self, source: str, target: str, hits: Sequence[dict[str, Any]], counts: PassCounts) -> None:
+        """Write into ``target`` those of ``hits`` it lacks or holds at an older version. Once it
+        returns, ``target`` holds each of ``hits`` at its version or a newer one."""
+        have = self._versions(target, hits)
+        todo = [h for h in hits if have.get(h["_id"], -1) < int(h["_version"])]
+        counts.skipped += len(hits) - len(todo)
+        if not todo:
+            return
+        encoded = self._encoded([h for h in todo if _has_vector(h["_source"])])
+        counts.encoded += len(encoded)
+        lines: list[str] = []
+        for h in todo:
+            doc = {**h["_source"], **encoded.get(h["_id"], {}), MOVED_FROM: source}
+            action = {**_addressed(h), "version": int(h["_version"]), "version_type": "external_gte"}
+            lines += [json.dumps({"index": action}), json.dumps(doc)]
+        counts.written += self._bulk(target, lines)
+
+    def _purge_copied(self, source: str, target: str, label: str) -> PassCounts:
+        """Delete from ``source`` the scope's documents that ``target`` holds (a tenant move's
+        purge): page by page, what ``target`` lacks or holds older is copied first, and each
+        delete applies only if the document is unchanged since it was read (a write that lands
+        meanwhile stays, for the next pass). Nothing is deleted that is not in ``target``."""
+        counts = PassCounts()
+        for hits in self._pages(source, label):
+            self._hold()
+            counts.seen += len(hits)
+            self._copy(source, target, hits, counts)
+            self.client.indices.refresh(index=target)
+            lines = [json.dumps({"delete": _unchanged_since(h)}) for h in hits]
+            r = self.client.bulk(index=source, body="\n".join(lines) + "\n", params={"request_timeout": 120})
+            for item in r["items"]:
+                status = int(item["delete"].get("status", 500))
+                if status < 300:
+                    counts.deleted += 1
+                elif status not in (404, 409):
+                    raise RuntimeError(f"purge of {source}: {item['delete'].get('error')}")
+        self.client.indices.refresh(index=source)
         return counts
 
     def _encoded(self, hits: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -271,26 +337,20 @@ class Move:
             for h, vec in zip(hits, vectors, strict=True)
         }
 
-    def _backward(self, source: str, target: str) -> PassCounts:
-        """In ``target``: delete what the move copied that ``source`` no longer holds, and
-        re-encode what a writer still on the old encoder wrote after the swap."""
+    def _reencode_stale(self, source: str, target: str) -> PassCounts:
+        """In ``target``: re-encode what a writer still on the old encoder wrote after the swap.
+        Nothing is deleted: a delete during the move is a tombstone the forward passes carried."""
         counts = PassCounts()
+        name = self.embedder.name if self.embedder is not None else None
         for hits in self._pages(target, "clean-up"):
             counts.seen += len(hits)
-            copied = [h for h in hits if h["_source"].get(MOVED_FROM) == source]
-            still = self._versions(source, copied) if copied else {}
-            lines: list[str] = []
-            for h in copied:
-                if h["_id"] not in still:  # forgotten or erased in the source during the move
-                    lines.append(json.dumps({"delete": _unchanged_since(h)}))
-                    counts.deleted += 1
-            name = self.embedder.name if self.embedder is not None else None
             stale = [
                 h
                 for h in hits
                 if name and _has_vector(h["_source"]) and h["_source"].get("embedding_model") not in (None, name)
             ]
             fresh = self._encoded(stale)
+            lines: list[str] = []
             for h in stale:
                 doc = {**h["_source"], **fresh[h["_id"]]}
                 lines += [json.dumps({"index": _unchanged_since(h)}), json.dumps(doc)]
@@ -351,6 +411,13 @@ class IndexMove(Move):
         found = self.pending()
         if found is not None:
             return (*found, True)
+        unfinished = self._unfinished_tenant_moves()
+        if unfinished:  # its resumed copy would read from the old index
+            raise SetupError(
+                f"the move of {len(unfinished)} tenants to their own index is unfinished "
+                f"({', '.join(unfinished[:3])}): run `brain-search tenant-index TENANT` for each to finish it "
+                "first (docs/operations.md)"
+            )
         own = placement_for(self.client, self.settings).own()
         if own:  # their indices hold the old encoder's vectors, and this move would not touch them
             raise SetupError(
@@ -364,6 +431,17 @@ class IndexMove(Move):
 
     def encoder_name(self, target: str) -> str:
         return self.target.name
+
+    def _unfinished_tenant_moves(self) -> list[str]:
+        """The tenants whose own index's move is begun and not done (one mapping request)."""
+        pattern = f"{self.alias}-tenant-*"
+        got = self.client.indices.get_mapping(index=pattern, params={"allow_no_indices": "true"})
+        out = []
+        for body in got.values():
+            state = ((body.get("mappings") or {}).get("_meta") or {}).get("move") or {}
+            if state.get("phase") not in (None, "done"):
+                out.append(str(state.get("tenant") or "?"))
+        return sorted(out)
 
     def _body(self) -> dict[str, Any]:
         from brain_search.store.templates import memories_template

@@ -60,6 +60,8 @@ class Placement:
         self.client, self.names, self.ttl_s, self.clock = client, IndexNames.of(settings), ttl_s, clock
         self._own: frozenset[str] = frozenset()
         self._at = float("-inf")
+        self._indices: dict[str, frozenset[str]] = {}
+        self._layout_at = float("-inf")
         self._lock = threading.Lock()
 
     @property
@@ -91,6 +93,40 @@ class Placement:
         """Look up again on the next call (after this process moved a tenant)."""
         with self._lock:
             self._at = float("-inf")
+            self._layout_at = float("-inf")
+
+    def stale_copies(self, tenant_id: str) -> list[str]:
+        """The concrete memories indices that may hold copies of ``tenant_id``'s documents without
+        serving it: an earlier version of the shared index kept for rollback after an encoder move,
+        the shared index once the tenant has its own, the tenant's own index left by a move that
+        has not swapped. A forget, an erase and a delete reach them too, so rolling an alias back
+        never brings a forgotten memory back (looked up at most every ``ttl_s``)."""
+        serving = self.index(tenant_id)
+        own = f"{tenant_alias(self.names, tenant_id)}-v"
+        shared = re.compile(re.escape(self.names.memories_alias) + r"-v[0-9]+")
+        return sorted(
+            index
+            for index, aliases in self._layout().items()
+            if serving not in aliases and (shared.fullmatch(index) or index.startswith(own))
+        )
+
+    def _layout(self) -> dict[str, frozenset[str]]:
+        """Concrete memories index → its aliases, for the prefix (cached ``ttl_s``)."""
+        now = self.clock()
+        with self._lock:
+            if now - self._layout_at < self.ttl_s:
+                return self._indices
+        with uncounted():
+            got = self.client.indices.get(index=self.names.everything, params={"filter_path": "*.aliases"})
+        pattern = f"{self.names.memories_alias}-"
+        layout = {
+            index: frozenset((body or {}).get("aliases") or {})
+            for index, body in (got or {}).items()
+            if index.startswith(pattern)
+        }
+        with self._lock:
+            self._indices, self._layout_at = layout, now
+        return layout
 
     def _lookup(self) -> frozenset[str]:
         try:

@@ -8,10 +8,12 @@ tombstones, on the tenant's routing), and it re-encodes nothing: vectors are cop
 
 - **swap**: the tenant's alias is put on its index. That alias *is* the placement: every process
   finds it through ``Placement`` within 2 s and reads and writes the tenant there from then on.
-- **grace**, **final** and **clean-up** as every move: what a process still on the old placement
-  wrote or deleted in the shared index is carried over or honoured.
-- **purge**: the tenant's documents go from the shared index (tombstones too: the final pass has
-  copied them), so nothing holds a second copy. A recall only ever reads one index per tenant.
+- **grace** and **final** as every move: what a process still on the old placement wrote or
+  deleted in the shared index is carried over.
+- **purge**: the tenant's documents go from the shared index (tombstones too), each only once its
+  own index is seen to hold it, so nothing holds a second copy and nothing is lost; then, once
+  every process has followed the swap, a **sweep** does the same for a write still on its way. A
+  recall only ever reads one index per tenant.
 
 Rollback before the purge: remove the tenant's alias (the shared index still holds everything
 the final pass compares). After it, the way back is a move in the other direction (not built).
@@ -20,6 +22,7 @@ the final pass compares). After it, the way back is a move in the other directio
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from opensearchpy import OpenSearch
@@ -29,8 +32,9 @@ from brain_search.encoders.base import encoder_info, recorded_encoder
 from brain_search.errors import SetupError
 from brain_search.index_names import IndexNames
 from brain_search.store.documents import TOMBSTONE_FIELD
+from brain_search.store.move_lease import tenant_key
 from brain_search.store.moves import Move, PassCounts, Progress, Scope, next_index
-from brain_search.store.placement import placement_for, tenant_alias, tenant_index
+from brain_search.store.placement import TTL_S, placement_for, tenant_alias, tenant_index
 
 log = logging.getLogger(__name__)
 
@@ -54,15 +58,22 @@ class TenantMove(Move):
     ) -> None:
         super().__init__(client, settings, None, Scope(tenant_documents(tenant_id), tenant_id), grace_s, progress)
         self.tenant_id = tenant_id
+        self.lease_key = tenant_key(tenant_id)
         self.names = IndexNames.of(settings)
         self.alias = tenant_alias(self.names, tenant_id)
         self.index = tenant_index(self.names, tenant_id)
 
     def locate(self) -> tuple[str, str, bool]:
         if self.client.indices.exists(index=self.index):
-            source = self._moved_from(self.index)
+            state = self._state(self.index)
+            source = str(state.get("from") or "") or None
             if source is None:
                 raise SetupError(f"{self.index} exists and is no move of tenant {self.tenant_id}: delete it first")
+            if state.get("phase") in ("copy", "catch-up") and source != self._shared_index():
+                raise SetupError(
+                    f"the unfinished move of tenant {self.tenant_id} copies from {source}, which no longer serves "
+                    f"the shared alias: delete {self.index} (it holds copies only, nothing reads it yet) and run again"
+                )
             return source, self.index, True
         source = self._shared_index()
         self._create(self.index, self._body(source), source, tenant=self.tenant_id)
@@ -101,11 +112,16 @@ class TenantMove(Move):
         log.warning("tenant %s: reads and writes go to %s (alias %s)", self.tenant_id, target, self.alias)
 
     def purge(self, source: str, target: str) -> PassCounts:
-        """The tenant's documents go from the shared index: its own index holds them all now."""
-        r = self.client.delete_by_query(
-            index=source,
-            body={"query": self.scope.query},
-            params={**self.scope.params(), "refresh": "true", "conflicts": "proceed", "request_timeout": 600},
+        """The tenant's documents go from the shared index, each once its own index holds it; then,
+        after every process has followed the swap, the same sweep again."""
+        counts = self._purge_copied(source, target, "purge")
+        time.sleep(TTL_S)
+        sweep = self._purge_copied(source, target, "sweep")
+        counts.seen += sweep.seen
+        counts.written += sweep.written
+        counts.skipped += sweep.skipped
+        counts.deleted += sweep.deleted
+        log.warning(
+            "tenant %s: %d purged from %s (%d copied first)", self.tenant_id, counts.deleted, source, counts.written
         )
-        self.progress("purge", int(r.get("deleted", 0)), int(r.get("total", 0)))
-        return PassCounts(seen=int(r.get("total", 0)), deleted=int(r.get("deleted", 0)))
+        return counts

@@ -2,10 +2,11 @@
 
 Order matters: its keys and its tenant record go first (nothing new is accepted), then its task
 records (a queued job whose record is gone is skipped by the workers: ``RecordMissing``), then
-every document that carries its id in every index of the prefix (memories, their tombstones,
-history, dead letters, nodes, node and forget tasks, recalls kept for feedback). A task a worker was already running may
-still write after the first pass, so the erase runs a second pass after the task time limit in
-the background; the answer counts the first pass.
+every document that carries its id in every index of the prefix (memories and their tombstones in
+every memories index, the one kept for rollback after an encoder move and one a killed tenant move
+left included; history, dead letters, nodes, node and forget tasks, recalls kept for feedback). A
+task a worker was already running may still write after the first pass, so the erase runs a second
+pass after the task time limit in the background; the answer counts the first pass.
 
 Until that second pass has run, an erase marker stands in for the tenant's record: it holds the
 id only (no ``tenant_id`` field, so it is no document *of* the tenant), and creating a tenant of
@@ -28,7 +29,6 @@ from opensearchpy import OpenSearch
 from brain_search.config import Settings
 from brain_search.store.documents import TOMBSTONE_FIELD
 from brain_search.store.indices import IndexNames
-from brain_search.store.placement import placement_for
 from brain_search.tenancy.auth import ERASING_FIELD, KeyStore, erase_marker_hit
 
 log = logging.getLogger(__name__)
@@ -38,20 +38,6 @@ def tenant_query(tenant_id: str) -> dict[str, Any]:
     """Every document of the tenant, tombstones included (pure)."""
     either = [{"term": {"tenant_id": tenant_id}}, {"term": {TOMBSTONE_FIELD: tenant_id}}]
     return {"query": {"bool": {"should": either, "minimum_should_match": 1}}}
-
-
-def tenant_indices(names: IndexNames) -> list[str]:
-    return [
-        names.keys,
-        names.ingest_tasks,
-        names.memories_alias,
-        names.memory_history,
-        names.dead_letters,
-        names.nodes,
-        names.node_tasks,
-        names.audit,
-        names.feedback,
-    ]
 
 
 def count_everywhere(client: OpenSearch, settings: Settings, tenant_id: str) -> dict[str, int]:
@@ -65,10 +51,16 @@ def count_everywhere(client: OpenSearch, settings: Settings, tenant_id: str) -> 
 
 
 def _pass(client: OpenSearch, settings: Settings, tenant_id: str) -> dict[str, int]:
+    """Delete every document of the tenant in every index of the prefix that holds one: the
+    serving indices, an earlier memories index kept for rollback, a tenant index a killed move
+    left, history, dead letters, nodes, tasks, recalls kept for feedback. Returns deleted per index."""
     names = IndexNames.of(settings)
-    own = placement_for(client, settings).index(tenant_id)  # its own index, where it has one
+    client.indices.refresh(index=names.everything)  # a document written a moment ago is found too
+    body = {**tenant_query(tenant_id), "size": 0, "aggs": {"at": {"terms": {"field": "_index", "size": 10_000}}}}
+    found = client.search(index=names.everything, body=body)["aggregations"]["at"]["buckets"]
     deleted = {}
-    for index in tenant_indices(names) + ([own] if own != names.memories_alias else []):
+    for bucket in found:
+        index = str(bucket["key"])
         r = client.delete_by_query(
             index=index, body=tenant_query(tenant_id), params={"refresh": "true", "conflicts": "proceed"}
         )

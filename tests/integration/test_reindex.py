@@ -22,7 +22,7 @@ from brain_search.errors import NotFound
 from brain_search.ingest.models import MemoryItem
 from brain_search.ingest.service import IngestService, embedded_service
 from brain_search.store.indices import install_all
-from brain_search.store.moves import IndexMove
+from brain_search.store.moves import MIN_GRACE_S, IndexMove
 from brain_search.store.templates import delete_indices, index_encoder_meta
 from tests.integration.ingest_support import kill_move_mid_copy, worker_env
 
@@ -96,7 +96,7 @@ def test_a_move_keeps_every_write_and_delete_that_races_it(client: OpenSearch, s
             started.append(t)
 
     e5 = make_document_embedder(s.model_copy(update={"embedding_model": E5_SMALL.name}))
-    report = IndexMove(client, s, E5_SMALL, e5, grace_s=1.0, progress=progress).run()
+    report = IndexMove(client, s, E5_SMALL, e5, grace_s=MIN_GRACE_S, progress=progress).run()
     started[0].join(120)
     assert raced.is_set()
     for i in range(10):
@@ -137,7 +137,7 @@ def test_a_killed_move_resumes(client: OpenSearch, stack_settings: Settings) -> 
     _write(svc, expected)
     svc.close()
     env = worker_env(s, embedding_model=E5_SMALL.name)
-    cmd = [sys.executable, "-m", "brain_search.commands.cli", "reindex", "--encoder", E5_SMALL.name, "--grace-s", "0"]
+    cmd = [sys.executable, "-m", "brain_search.commands.cli", "reindex", "--encoder", E5_SMALL.name, "--grace-s", "4"]
     kill_move_mid_copy(cmd, env)
     assert next(iter(client.indices.get_alias(name=s.memories_alias))).endswith("-v1")  # not swapped yet
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)

@@ -25,6 +25,7 @@ from brain_search.store.client import make_client
 from brain_search.store.indices import install_all
 from brain_search.store.placement import placement_for, tenant_alias, tenant_index
 from brain_search.store.templates import delete_indices
+from brain_search.store.moves import MIN_GRACE_S
 from brain_search.store.tenant_move import TenantMove, tenant_documents
 from brain_search.tenancy.auth import KeyStore
 from tests.integration.ingest_support import kill_move_mid_copy, worker_env
@@ -131,7 +132,7 @@ def test_a_tenant_moved_online_keeps_every_write_and_delete_and_its_recalls(
                 if key == "grace":
                     t.join(120)  # what the stale writer does lands before the final pass
 
-    report = TenantMove(client, s, TENANT, grace_s=3.0, progress=progress).run()
+    report = TenantMove(client, s, TENANT, grace_s=MIN_GRACE_S, progress=progress).run()
     for t in threads:
         t.join(120)
     assert done["copy"].is_set() and done["grace"].is_set()
@@ -146,7 +147,7 @@ def test_a_tenant_moved_online_keeps_every_write_and_delete_and_its_recalls(
 
     own = tenant_index(names, TENANT)
     assert (report.source, report.target) == (next(iter(client.indices.get_alias(name=s.memories_alias))), own)
-    assert not report.resumed and set(report.passes) == {"copy", "catch-up", "final", "clean-up", "purge"}
+    assert not report.resumed and set(report.passes) == {"copy", "catch-up", "final", "purge"}
     assert report.passes["final"].written >= 3  # the stale writer's two writes and its delete
     assert next(iter(client.indices.get_alias(name=tenant_alias(names, TENANT)))) == own
     live = _live(client, own, TENANT)
@@ -170,7 +171,7 @@ def test_a_tenant_moved_online_keeps_every_write_and_delete_and_its_recalls(
         kept = [x for x in a if x not in new]
         assert kept == [x for x in b if x not in changed][: len(kept)], (before, after)
     # a second run has nothing to do
-    again = TenantMove(client, s, TENANT, grace_s=0).run()
+    again = TenantMove(client, s, TENANT, grace_s=MIN_GRACE_S).run()
     assert again.resumed and again.passes == {}
     for x in (svc, stale):
         x.close()
@@ -189,7 +190,7 @@ def test_a_killed_tenant_move_resumes(client: OpenSearch, stack_settings: Settin
     _write(svc, OTHER, {"o1": "Stays in the shared index."})
     svc.close()
     env = worker_env(s)
-    cmd = [sys.executable, "-m", "brain_search.commands.cli", "tenant-index", TENANT, "--grace-s", "0"]
+    cmd = [sys.executable, "-m", "brain_search.commands.cli", "tenant-index", TENANT, "--grace-s", "4"]
     kill_move_mid_copy(cmd, env)
     own = tenant_index(names, TENANT)
     assert client.indices.exists(index=own)
@@ -212,7 +213,7 @@ def test_after_the_move_reads_and_writes_go_to_the_tenant_index(client: OpenSear
     svc = embedded_service(s, client, make_document_embedder(s))
     _write(svc, TENANT, dict(FACTS))
     _write(svc, OTHER, {"o1": "The other tenant's dentist is on Friday."})
-    TenantMove(client, s, TENANT, grace_s=0).run()
+    TenantMove(client, s, TENANT, grace_s=MIN_GRACE_S).run()
     own, alias = tenant_index(names, TENANT), tenant_alias(names, TENANT)
     assert svc.memories.index(TENANT) == alias and svc.memories.index(OTHER) == s.memories_alias
 
