@@ -171,6 +171,9 @@ class Move:
         return dict(self._meta(target).get("move") or {})
 
     def _set_state(self, target: str, **update: Any) -> None:
+        """Record the move's state, while this run holds the lease (a run that lost it never
+        writes over the state of the run that took over)."""
+        self._hold()
         meta = self._meta(target)
         meta["move"] = {**(meta.get("move") or {}), **update}
         self.client.indices.put_mapping(index=target, body={"_meta": meta})

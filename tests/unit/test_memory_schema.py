@@ -38,7 +38,8 @@ SERVICE_FIELDS = {TOMBSTONE_FIELD, "deleted_at", "view", VIEW_FIELD, "view_v", "
 def test_the_api_takes_exactly_the_given_fields() -> None:
     assert set(MemoryIn.model_fields) == set(GIVEN_FIELDS)
     assert set(MemoryQueued.model_fields) == set(GIVEN_FIELDS) | {"node_path"}
-    assert set(MemoryItem.model_fields) - set(MemoryQueued.model_fields) == {"if_version", "if_seq_no", "if_primary_term"}
+    edit_fields = {"if_version", "if_seq_no", "if_primary_term"}
+    assert set(MemoryItem.model_fields) - set(MemoryQueued.model_fields) == edit_fields
     assert set(MemoryStored.model_fields) == set(STORED_FIELDS) - {"tenant_id", "content_hash", "embedding"}
     assert set(MemoryOut.model_fields) - set(MemoryStored.model_fields) == {"version", "superseded_by"}
     edit_fields = set(MemoryReplace.model_fields) - {"refresh", "create_nodes"}
