@@ -214,3 +214,25 @@ def test_a_job_that_cannot_be_sent_never_holds_the_outbox_or_the_reconciler(queu
     assert _in_redis(wsettings, good2.task_id, 5)
     status = queue.records.get("t", bad2.task_id)
     assert status.state is TaskState.failed and status.error and "not queued" in status.error
+
+
+def test_a_piece_id_with_another_digit_and_time_words_past_the_calendar_are_422s(api, make_tenant) -> None:
+    """Issue 66 item 7: a memory id ``doc#²`` (``int('²')``) and a recall reading time words
+    against a reference time in year 9999 ("year 10000 is out of range") were 500s."""
+    acme = make_tenant("acme")
+    for memory_id in ("doc#²", "doc#٣", "doc#¹⁰"):
+        body = {"content": "a piece", "memory_id": memory_id, "metadata": {"chunk_of": "doc", "chunk_index": 2}}
+        r = api.post("/v1/memories", json=body, headers=acme)
+        assert r.status_code == 422, r.text
+        assert "memory_id" in r.text
+    for when in ("9999-12-31T00:00:00Z", "0001-01-01T06:00:00Z"):
+        body = {"query": "what did we decide this year?", "time_words": True, "reference_time": when}
+        r = api.post("/v1/recall", json=body, headers=acme)
+        assert r.status_code == 422, r.text
+        assert r.json()["detail"][0]["loc"] == ["body", "reference_time"], r.text
+    ok = api.post(
+        "/v1/recall",
+        json={"query": "what did we decide last week?", "time_words": True, "reference_time": "9999-06-01T00:00:00Z"},
+        headers=acme,
+    )
+    assert ok.status_code == 200, ok.text
