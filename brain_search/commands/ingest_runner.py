@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import httpx
+from pydantic import ValidationError
 
 from brain_search.commands.client import ApiError, ApiUnavailable, BrainClient
 from brain_search.config import Settings
@@ -23,6 +24,8 @@ from brain_search.tenancy.auth import KeyStore, validate_tenant_id
 
 FINISHED = (TaskState.succeeded, TaskState.failed)
 T = TypeVar("T")
+History = dict[str, list[dict[str, Any]]]
+"""memory id → its earlier versions as an export wrote them"""
 MAX_LISTED = 50
 
 
@@ -31,8 +34,11 @@ class Rejected(BrainSearchError):
 
 
 class Submitter(Protocol):
-    def submit(self, tenant_id: str | None, memories: list[MemoryIn], options: IngestOptions) -> tuple[str, str]:
-        """Queue a batch; returns (tenant id, task id). Raises Rejected."""
+    def submit(
+        self, tenant_id: str | None, memories: list[MemoryIn], options: IngestOptions, history: History | None = None
+    ) -> tuple[str, str]:
+        """Queue a batch (with the earlier versions its memories carry); returns (tenant id, task
+        id). Raises Rejected."""
         ...
 
     def status(self, tenant_id: str, task_id: str) -> TaskStatus: ...
@@ -98,8 +104,9 @@ def run_ingest(
         while len(in_flight) >= max_in_flight:
             absorb(block=True)
         memories = [r.memory for r in batch if r.memory is not None]
+        history = {r.memory.memory_id: r.history for r in batch if r.memory and r.memory.memory_id and r.history}
         try:
-            tenant_id, task_id = submitter.submit(tenant, memories, options)
+            tenant_id, task_id = submitter.submit(tenant, memories, options, history or None)
         except Rejected as exc:
             summary.rejected += len(batch)
             summary.note(f"{batch[0].where} … {batch[-1].where}", str(exc))
@@ -132,10 +139,11 @@ def run_ingest(
     return summary
 
 
-def _body(memories: list[MemoryIn], options: IngestOptions) -> dict[str, Any]:
+def _body(memories: list[MemoryIn], options: IngestOptions, history: History | None) -> dict[str, Any]:
     return {
         **options.model_dump(),
         "memories": [m.model_dump(mode="json", exclude_none=True) for m in memories],
+        **({"history": history} if history else {}),
     }
 
 
@@ -178,9 +186,11 @@ class ApiSubmitter:
         except ApiUnavailable as exc:
             raise SetupError(str(exc)) from None
 
-    def submit(self, tenant_id: str | None, memories: list[MemoryIn], options: IngestOptions) -> tuple[str, str]:
+    def submit(
+        self, tenant_id: str | None, memories: list[MemoryIn], options: IngestOptions, history: History | None = None
+    ) -> tuple[str, str]:
         api = self._client(tenant_id)
-        return tenant_id or "", self._guard(lambda: api.add_memories(_body(memories, options)))
+        return tenant_id or "", self._guard(lambda: api.add_memories(_body(memories, options, history)))
 
     def status(self, tenant_id: str, task_id: str) -> TaskStatus:
         api = self._client(tenant_id or None)
@@ -224,13 +234,17 @@ class InProcessSubmitter:
             self._tenants.add(tenant)
         return tenant
 
-    def submit(self, tenant_id: str | None, memories: list[MemoryIn], options: IngestOptions) -> tuple[str, str]:
+    def submit(
+        self, tenant_id: str | None, memories: list[MemoryIn], options: IngestOptions, history: History | None = None
+    ) -> tuple[str, str]:
         tenant = self._tenant(tenant_id)
         try:
-            request = IngestRequest(memories=memories, **options.model_dump())
+            request = IngestRequest.model_validate({**options.model_dump(), "memories": memories, "history": history})
             accepted = self.service.accept(tenant, request, self.settings, self.graph)
         except InvalidInput as exc:
             raise Rejected(f"{exc.field}: {exc.reason}") from None
+        except ValidationError as exc:  # the earlier versions a line carries
+            raise Rejected("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])) from None
         return tenant, accepted.task_id
 
     def status(self, tenant_id: str, task_id: str) -> TaskStatus:

@@ -208,19 +208,30 @@ def export(
     url: str = URL_OPT,
     key: str = KEY_OPT,
 ) -> None:
-    """Write the tenant's memories (or those matching) to JSON Lines; `brain-search import` reads them back."""
+    """Write the tenant's memories (or those matching), each with its earlier versions, to JSON
+    Lines; `brain-search import` reads them back."""
     import sys
 
     api = Api(url, key)
-    params: dict[str, Any] = {"node": node, "conversation_id": conversation, "source": source, "limit": 1000}
+    params: dict[str, Any] = {
+        "node": node,
+        "conversation_id": conversation,
+        "source": source,
+        "limit": 1000,
+        "history": "true",
+    }
     params = {k: v for k, v in params.items() if v is not None}
     written = 0
     fh = sys.stdout if out == "-" else open(out, "w", encoding="utf-8")  # noqa: SIM115 - closed below
     try:
         while True:
             page = api.call("GET", "/v1/memories", params=params)
+            versions = page.get("history") or {}
             for memory in page["memories"]:
-                fh.write(json.dumps(export_line(memory), ensure_ascii=False) + "\n")
+                line = export_line(memory)
+                if versions.get(memory["memory_id"]):
+                    line["history"] = versions[memory["memory_id"]]
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
                 written += 1
             if not page["next_cursor"]:
                 break

@@ -4,6 +4,7 @@ memory is deleted). One small document per replaced version, without the vector.
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -46,6 +47,53 @@ class HistoryStore:
         except (TransportError, OSError) as exc:
             raise StoreUnavailable(f"the earlier version of {old.memory_id!r} was not kept: {exc}") from exc
 
+    def keep_imported(self, tenant_id: str, versions: dict[str, list[MemoryVersion]]) -> int:
+        """Store earlier versions that a write carries (``brain-search import`` of an export), each
+        under its memory id and version as it was exported; returns how many. Raises when one did
+        not land (the write is then refused, not half-kept)."""
+        lines: list[str] = []
+        for memory_id, kept in versions.items():
+            for v in kept:
+                memory = v.memory.model_copy(update={"memory_id": memory_id, "version": v.version})
+                doc = {
+                    "tenant_id": tenant_id,
+                    "memory_id": memory_id,
+                    "version": v.version,
+                    "replaced_by": v.replaced_by,
+                    "replaced_at": v.replaced_at.isoformat(),
+                    "memory": memory.model_dump(mode="json"),
+                }
+                lines += [
+                    json.dumps({"index": {"_id": history_id(tenant_id, memory_id, v.version or 0)}}),
+                    json.dumps(doc),
+                ]
+        if not lines:
+            return 0
+        try:
+            r = self.client.bulk(index=self.index, body="\n".join(lines) + "\n", params={"refresh": "wait_for"})
+        except (TransportError, OSError) as exc:
+            raise StoreUnavailable(f"the earlier versions were not kept: {exc}") from exc
+        if r.get("errors"):
+            failed = next(i["index"] for i in r["items"] if int(i["index"].get("status", 500)) >= 300)
+            raise StoreUnavailable(f"the earlier versions were not kept: {failed.get('error')}")
+        return len(lines) // 2
+
+    def of_many(self, tenant_id: str, memory_ids: list[str], per_memory: int = 100) -> dict[str, list[MemoryVersion]]:
+        """memory id → its earlier versions, newest first, for a page of memories (one search)."""
+        if not memory_ids:
+            return {}
+        body = {
+            "query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"terms": {"memory_id": memory_ids}}]}},
+            "sort": [{"memory_id": "asc"}, {"version": "desc"}],
+            "size": min(10_000, per_memory * len(memory_ids)),
+        }
+        out: dict[str, list[MemoryVersion]] = {}
+        for h in self.client.search(index=self.index, body=body)["hits"]["hits"]:
+            kept = out.setdefault(h["_source"]["memory_id"], [])
+            if len(kept) < per_memory:
+                kept.append(_version(h["_source"]))
+        return out
+
     def list(self, tenant_id: str, memory_id: str, limit: int = 100) -> list[MemoryVersion]:
         """Newest first."""
         body = {
@@ -54,17 +102,18 @@ class HistoryStore:
             "size": limit,
         }
         hits = self.client.search(index=self.index, body=body)["hits"]["hits"]
-        return [
-            MemoryVersion(
-                version=h["_source"]["version"],
-                replaced_by=h["_source"]["replaced_by"],
-                replaced_at=h["_source"]["replaced_at"],
-                memory=MemoryOut(**h["_source"]["memory"]),
-            )
-            for h in hits
-        ]
+        return [_version(h["_source"]) for h in hits]
 
     def purge(self, tenant_id: str, memory_id: str) -> int:
         body = {"query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"memory_id": memory_id}}]}}}
         r = self.client.delete_by_query(index=self.index, body=body, params={"refresh": "true", "conflicts": "proceed"})
         return int(r.get("deleted", 0))
+
+
+def _version(src: dict[str, Any]) -> MemoryVersion:
+    return MemoryVersion(
+        version=src["version"],
+        replaced_by=src["replaced_by"],
+        replaced_at=src["replaced_at"],
+        memory=MemoryOut(**src["memory"]),
+    )

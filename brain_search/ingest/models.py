@@ -20,7 +20,7 @@ from brain_search.models.inputs import Text
 from brain_search.models.memory import MEMORY_ID_PATTERN, MemoryAbout, MemoryGiven, MemoryQueued, MemoryStored
 
 __all__ = ["MEMORY_ID_PATTERN"]
-OPTION_FIELDS = ("chunk", "refresh", "create_nodes")
+OPTION_FIELDS = ("chunk", "refresh", "create_nodes", "history")
 
 
 def content_not_blank(v: str) -> str:
@@ -51,6 +51,28 @@ def single_memory(data: Any) -> bool:
     return isinstance(data, dict) and "memories" not in data
 
 
+class MemoryOut(MemoryStored):
+    """A stored memory as a read answers it (its fields: ``models/memory.py``)."""
+
+    version: int | None = Field(None, description="the stored version (also the ETag); send it as If-Match")
+    superseded_by: str | None = Field(
+        None, description="a live memory that supersedes this one (recall leaves this one out); null when none"
+    )
+
+
+class MemoryVersion(BaseModel):
+    """An earlier version of a memory, as a PUT or PATCH replaced it."""
+
+    version: int | None
+    replaced_by: str = Field(..., description="put | patch")
+    replaced_at: datetime
+    memory: MemoryOut
+
+
+MAX_IMPORTED_VERSIONS = 100
+"""earlier versions a write may carry per memory (``IngestRequest.history``)"""
+
+
 class IngestRequest(IngestOptions):
     """A batch (``{"memories": [...]}``) or one memory (its fields at the top level), plus options.
     ``single``: the body was one memory (its errors name ``content``, not ``memories.0.content``)."""
@@ -58,6 +80,11 @@ class IngestRequest(IngestOptions):
     model_config = ConfigDict(extra="forbid")
 
     memories: list[MemoryIn] = Field(..., min_length=1)
+    history: dict[str, list[MemoryVersion]] | None = Field(
+        None,
+        description="earlier versions of memories of this write, kept as their history, by memory id (what "
+        f"`brain-search export` writes and `import` sends back); at most {MAX_IMPORTED_VERSIONS} per memory",
+    )
     _single: bool = PrivateAttr(False)
 
     @model_validator(mode="wrap")
@@ -171,15 +198,6 @@ class TaskStatus(BaseModel):
     finished_at: datetime | None = Field(None, description="when it succeeded or failed (null while it runs)")
 
 
-class MemoryOut(MemoryStored):
-    """A stored memory as a read answers it (its fields: ``models/memory.py``)."""
-
-    version: int | None = Field(None, description="the stored version (also the ETag); send it as If-Match")
-    superseded_by: str | None = Field(
-        None, description="a live memory that supersedes this one (recall leaves this one out); null when none"
-    )
-
-
 class DeadLetter(BaseModel):
     id: str
     task_id: str
@@ -207,15 +225,6 @@ class DeleteAccepted(BaseModel):
     memory_id: str
     state: str = "deleted_before_stored"
     detail: str = "the memory is not stored yet; its queued write will not land"
-
-
-class MemoryVersion(BaseModel):
-    """An earlier version of a memory, as a PUT or PATCH replaced it."""
-
-    version: int | None
-    replaced_by: str = Field(..., description="put | patch")
-    replaced_at: datetime
-    memory: MemoryOut
 
 
 class MemoryHistory(BaseModel):
@@ -263,4 +272,7 @@ class ReplaceAccepted(TaskAccepted):
 
 class MemoryPage(BaseModel):
     memories: list[MemoryOut]
+    history: dict[str, list[MemoryVersion]] | None = Field(
+        None, description="with `history=true`: each listed memory's earlier versions, newest first, by memory id"
+    )
     next_cursor: str | None = Field(None, description="send as `cursor` for the next page; None on the last")

@@ -25,6 +25,7 @@ from brain_search.ingest.history import HistoryStore
 from brain_search.ingest.inprocess import InProcessQueue
 from brain_search.ingest.memories import MemoryStore, Stored, memory_out
 from brain_search.ingest.models import (
+    MAX_IMPORTED_VERSIONS,
     IngestJob,
     IngestRequest,
     MemoryItem,
@@ -106,8 +107,23 @@ class IngestService:
     def accept(self, tenant_id: str, req: IngestRequest, settings: Settings, nodes: NodeLookup) -> TaskAccepted:
         """Validate (InvalidInput names the field; nothing is queued then) and queue a write."""
         items = prepare_items(req, tenant_id, settings, nodes)
+        if req.history:
+            self._keep_imported(tenant_id, req, {it.memory_id for it in items})
         job = self.write(tenant_id, items, req.refresh)
         return TaskAccepted(task_id=job.task_id, submitted=len(items), memory_ids=[it.memory_id for it in items])
+
+    def _keep_imported(self, tenant_id: str, req: IngestRequest, ids: set[str]) -> None:
+        """The earlier versions a write carries (an import of an export), kept before the write is
+        queued; each must be of a memory of the write."""
+        history = req.history or {}
+        for memory_id, versions in history.items():
+            if memory_id not in ids:
+                raise InvalidInput("history", f"{memory_id!r} is no memory of this write: name it by its memory_id")
+            if len(versions) > MAX_IMPORTED_VERSIONS:
+                raise InvalidInput(
+                    "history", f"{memory_id!r} carries {len(versions)} versions (at most {MAX_IMPORTED_VERSIONS})"
+                )
+        self.history.keep_imported(tenant_id, history)
 
     def replace(
         self,

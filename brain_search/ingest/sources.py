@@ -26,6 +26,8 @@ class SourceRecord:
     tenant_id: str | None = None
     memory: MemoryIn | None = None
     error: str | None = None
+    history: list[dict[str, Any]] | None = None
+    """earlier versions of the memory, as `brain-search export` writes them (sent as they are)"""
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -43,8 +45,12 @@ def read_jsonl(stream: IO[str]) -> Iterator[SourceRecord]:
         except json.JSONDecodeError as exc:
             yield SourceRecord(where, error=f"not JSON: {exc.msg}")
             continue
+        history = data.pop("history", None) if isinstance(data, dict) else None
+        if history is not None and not isinstance(history, list):
+            yield SourceRecord(where, error="history: a list of earlier versions (as `brain-search export` writes it)")
+            continue
         try:
-            yield SourceRecord(where, memory=MemoryIn.model_validate(data))
+            yield SourceRecord(where, memory=MemoryIn.model_validate(data), history=history)
         except ValidationError as exc:
             yield SourceRecord(where, error=_validation_message(exc))
 

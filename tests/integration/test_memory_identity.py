@@ -290,6 +290,14 @@ def test_export_import_keeps_every_field(live_api, api, make_tenant, tmp_path) -
     ]
     _write(api, acme, {"memories": memories, "create_nodes": True})
     _write(api, acme, {"content": _document("offsite", 22), "memory_id": "doc", "chunk": True})
+    # two earlier versions of "old" (issue 66 item 8: an import answered `versions: []`)
+    edit = api.patch(
+        "/v1/memories/old", json={"content": "the offsite venue is the Lisbon hotel, booked"}, headers=acme
+    )
+    wait_task(api, acme, edit.json()["task_id"])
+    assert api.patch("/v1/memories/old", json={"source": "notes"}, headers=acme).status_code == 200
+    earlier = api.get("/v1/memories/old/history", headers=acme).json()["versions"]
+    assert [v["replaced_by"] for v in earlier] == ["patch", "patch"], earlier
 
     out = tmp_path / "acme.jsonl"
     runner = CliRunner()
@@ -306,6 +314,8 @@ def test_export_import_keeps_every_field(live_api, api, make_tenant, tmp_path) -
     original = whole(acme)
     assert [m["memory_id"] for m in original] == ["doc#0", "doc#1", "gone", "new", "old"]
     assert whole(copy) == original
+    copied = api.get("/v1/memories/old/history", headers=copy).json()["versions"]
+    assert copied == earlier  # the same versions, times and texts
     for headers in (acme, copy):
         hits = _recalled(api, headers, "which hotel is the offsite venue in Lisbon")
         assert hits and hits[0] == "new" and not {"old", "gone"} & set(hits), hits

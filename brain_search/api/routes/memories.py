@@ -61,6 +61,7 @@ def list_memories(
     until: EngineUntil | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: str | None = None,
+    history: Annotated[bool, Query(description="also each memory's earlier versions (what an export keeps)")] = False,
 ) -> MemoryPage:
     """The caller's memories in id order, filtered by node subtree, conversation, source and time
     range, a page at a time (``next_cursor``)."""
@@ -73,7 +74,8 @@ def list_memories(
     filters = scope_filter(tenant, [label] if label else [], since, until)
     filters += [{"term": {k: v}} for k, v in (("conversation_id", conversation_id), ("source", source)) if v]
     page, more = ingest.memories.list(tenant, filters, limit, cursor)
-    return MemoryPage(memories=page, next_cursor=more)
+    versions = ingest.history.of_many(tenant, [m.memory_id for m in page]) if history else None
+    return MemoryPage(memories=page, next_cursor=more, history=versions)
 
 
 @router.get("/tasks/{task_id}")
