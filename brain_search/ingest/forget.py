@@ -36,7 +36,7 @@ from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.graph.ops import task_doc_id
 from brain_search.ingest.fences import FENCED, fence_key
-from brain_search.ingest.tombstones import tombstone_entries, write_versioned
+from brain_search.ingest.tombstones import forget_older_copies, tombstone_entries, write_versioned
 from brain_search.models.inputs import EngineTime, Text
 from brain_search.store.indices import IndexNames
 from brain_search.store.placement import placement_for
@@ -208,7 +208,7 @@ class Forgetter:
             # records of writes accepted after the forget began stay: they are still to land
             status.task_records += self._delete(self.names.ingest_tasks, tenant_id, earlier)
             self.forgotten(tenant_id, None)
-        status.copies += self._forget_copies(tenant_id, query)
+        status.copies += self._forget_copies(tenant_id, query, version)
         self.client.indices.refresh(index=self.placement.index(tenant_id))
         status.state, status.finished_at = "succeeded", datetime.now(UTC)
         self._save(tenant_id, status, job)
@@ -239,19 +239,11 @@ class Forgetter:
         if not (outcome.ok or outcome.superseded):  # superseded: a later forget's fence already stands
             raise RuntimeError(f"the forget's fence was not stored: {outcome.reason}")
 
-    def _forget_copies(self, tenant_id: str, query: dict[str, Any]) -> int:
+    def _forget_copies(self, tenant_id: str, query: dict[str, Any], version: int) -> int:
         """The matches in every index that holds copies of the tenant without serving it (kept
-        for rollback, left by a killed move: ``Placement.stale_copies``), deleted outright: no
-        write lands there, so no tombstone is needed."""
-        deleted = 0
-        for index in self.placement.stale_copies(tenant_id):
-            r = self.client.delete_by_query(
-                index=index,
-                body={"query": query},
-                params={"routing": tenant_id, "refresh": "true", "conflicts": "proceed"},
-            )
-            deleted += int(r.get("deleted", 0))
-        return deleted
+        for rollback, left by a killed move: ``Placement.stale_copies``), deleted outright where
+        older than the forget: no write lands there, so no tombstone is needed."""
+        return forget_older_copies(self.client, self.placement.stale_copies(tenant_id), tenant_id, query, version)
 
     def _delete(self, index: str, tenant_id: str, *clauses: dict[str, Any]) -> int:
         filters: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}, *clauses]

@@ -8,7 +8,6 @@ back, whether it is still queued, retrying or redelivered.
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +16,13 @@ from opensearchpy import ConflictError, NotFoundError, OpenSearch
 from brain_search.config import Settings
 from brain_search.errors import Conflict, InvalidInput, NotFound, StoreUnavailable
 from brain_search.ingest.models import MemoryOut
-from brain_search.ingest.tombstones import is_tombstone, purge_query, tombstone_entries, write_versioned
+from brain_search.ingest.tombstones import (
+    delete_older_copies,
+    is_tombstone,
+    purge_query,
+    tombstone_entries,
+    write_versioned,
+)
 from brain_search.store.documents import memory_doc_id, with_view
 from brain_search.store.placement import placement_for
 
@@ -148,20 +153,10 @@ class MemoryStore:
         failed = [o for o in buried if not (o.ok or o.superseded)]
         if failed:
             raise StoreUnavailable(f"{len(failed)} pieces of {memory_id!r} were not deleted: {failed[0].reason}")
-        self._delete_copies(tenant_id, [memory_id, *pieces])
+        delete_older_copies(
+            self.client, self.placement.stale_copies(tenant_id), tenant_id, [memory_id, *pieces], version
+        )
         return Deletion(stored=stored or bool(pieces), pieces=len(pieces))
-
-    def _delete_copies(self, tenant_id: str, memory_ids: list[str]) -> None:
-        """The memory's copies in indices that do not serve the tenant (kept for rollback, left by a
-        killed move): deleted, so rolling an alias back does not bring the memory back."""
-        actions = [
-            json.dumps({"delete": {"_id": memory_doc_id(tenant_id, m), "routing": tenant_id}}) for m in memory_ids
-        ]
-        for index in self.placement.stale_copies(tenant_id):
-            r = self.client.bulk(index=index, body="\n".join(actions) + "\n")
-            failed = [i["delete"] for i in r["items"] if int(i["delete"].get("status", 500)) not in (200, 404)]
-            if failed:
-                raise StoreUnavailable(f"{len(failed)} copies in {index} were not deleted: {failed[0].get('error')}")
 
     def list(
         self, tenant_id: str, filters: list[dict[str, Any]], limit: int, cursor: str | None

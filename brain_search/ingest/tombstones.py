@@ -12,12 +12,14 @@ a queue backlog).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from opensearchpy import OpenSearch
 
+from brain_search.errors import StoreUnavailable
 from brain_search.ingest.bulk import BulkEntry, ItemOutcome, bulk_body, encode_entry, index_action, parse_bulk_response
 from brain_search.store.documents import TOMBSTONE_FIELD, memory_doc_id
 
@@ -96,3 +98,56 @@ def purge_query(ttl_s: float, now: datetime | None = None) -> dict[str, Any]:
             }
         }
     }
+
+
+def delete_older_copies(
+    client: OpenSearch, indices: Sequence[str], tenant_id: str, memory_ids: Sequence[str], version: int
+) -> int:
+    """Delete the copies of ``memory_ids`` in ``indices`` (indices that do not serve the tenant:
+    ``Placement.stale_copies``) that are older than ``version``, the delete's or the forget's own
+    (``version_type: external``): a document written after it, or its own tombstone in an index
+    that serves the tenant by now, stays. Returns how many went; raises on any other failure."""
+    if not memory_ids:
+        return 0
+    lines = [
+        json.dumps(
+            {
+                "delete": {
+                    "_id": memory_doc_id(tenant_id, m),
+                    "routing": tenant_id,
+                    "version": version,
+                    "version_type": "external",
+                }
+            }
+        )
+        for m in memory_ids
+    ]
+    deleted = 0
+    for index in indices:
+        r = client.bulk(index=index, body="\n".join(lines) + "\n", params={"refresh": "true"})
+        for item in r["items"]:
+            status = int(item["delete"].get("status", 500))
+            if status < 300:
+                deleted += 1
+            elif status not in (404, 409):  # none there, or one newer than the delete
+                raise StoreUnavailable(f"a copy in {index} was not deleted: {item['delete'].get('error')}")
+    return deleted
+
+
+def forget_older_copies(
+    client: OpenSearch, indices: Sequence[str], tenant_id: str, query: dict[str, Any], version: int, page: int = 500
+) -> int:
+    """A forget's matches in ``indices``, deleted where older than the forget (``delete_older_copies``)."""
+    deleted = 0
+    for index in indices:
+        after: list[Any] | None = None
+        while True:
+            body: dict[str, Any] = {"query": query, "size": page, "sort": [{"memory_id": "asc"}], "_source": False}
+            if after:
+                body["search_after"] = after
+            hits = client.search(index=index, body=body, params={"routing": tenant_id})["hits"]["hits"]
+            if not hits:
+                break
+            after = hits[-1]["sort"]
+            deleted += delete_older_copies(client, [index], tenant_id, [h["sort"][0] for h in hits], version)
+    return deleted

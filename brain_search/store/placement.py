@@ -100,14 +100,17 @@ class Placement:
         serving it: an earlier version of the shared index kept for rollback after an encoder move,
         the shared index once the tenant has its own, the tenant's own index left by a move that
         has not swapped. A forget, an erase and a delete reach them too, so rolling an alias back
-        never brings a forgotten memory back (looked up at most every ``ttl_s``)."""
-        serving = self.index(tenant_id)
-        own = f"{tenant_alias(self.names, tenant_id)}-v"
+        never brings a forgotten memory back (looked up at most every ``ttl_s``, so for that long
+        after a swap the index that now serves may still be listed: what deletes there deletes
+        only what is older than itself, ``version_type: external``)."""
+        layout = self._layout()
+        alias = tenant_alias(self.names, tenant_id)
+        serving = alias if any(alias in a for a in layout.values()) else self.names.memories_alias
         shared = re.compile(re.escape(self.names.memories_alias) + r"-v[0-9]+")
         return sorted(
             index
-            for index, aliases in self._layout().items()
-            if serving not in aliases and (shared.fullmatch(index) or index.startswith(own))
+            for index, aliases in layout.items()
+            if serving not in aliases and (shared.fullmatch(index) or index.startswith(f"{alias}-v"))
         )
 
     def _layout(self) -> dict[str, frozenset[str]]:
