@@ -169,6 +169,28 @@ refused "an external OpenSearch without the gateway's engine user" "an open engi
   --set opensearch.enabled=false --set externalOpenSearch.url=https://os-0:9200 \
   --set-string secrets.opensearchUsername=brain-gateway --set-string secrets.opensearchPassword=ci-placeholder-0001 \
   >/dev/null || fail "an https:// OpenSearch with the gateway's engine user did not render"
+log "a move's Job: rendered on demand, with the index set-up's (admin) Secret, reaching the gateway"
+"$HELM" template brain "$work/chart" -f "$minimal" --kube-version "$KUBE_VERSION" --set move.enabled=true \
+  --set 'move.args={tenant-index,acme}' >"$work/move.yaml" || fail "a move's Job did not render"
+"$KV" --strict --quiet -k "$KUBE_VERSION" "$work/move.yaml" >/dev/null 2>&1 || fail "a move's Job: schema"
+"$PY" - "$work/move.yaml" <<'EOF3' || failed=1
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+jobs = {d["metadata"]["labels"]["app.kubernetes.io/component"]: d for d in docs if d["kind"] == "Job"}
+move, setup = jobs.get("move"), jobs.get("index-setup")
+if not move or not setup:
+    sys.exit(f"✗ jobs rendered: {sorted(jobs)}")
+c, s = move["spec"]["template"]["spec"]["containers"][0], setup["spec"]["template"]["spec"]["containers"][0]
+if c["command"] + c["args"] != ["brain-search", "tenant-index", "acme"] or c["envFrom"] != s["envFrom"]:
+    sys.exit(f"✗ the move's Job runs {c['command'] + c['args']} with {c['envFrom']}")
+allowed = [e for d in docs if d["kind"] == "NetworkPolicy" for r in d["spec"].get("ingress", [])
+           for f in r.get("from", []) for e in f.get("podSelector", {}).get("matchExpressions", [])
+           if e["key"] == "app.kubernetes.io/component" and "move" in e["values"]]
+if not allowed:
+    sys.exit("✗ no NetworkPolicy lets the move's Job reach the gateway")
+print("·   the move's Job: brain-search tenant-index acme, the index set-up's Secret, the gateway reachable")
+EOF3
+refused "a move without its arguments" "move.enabled needs move.args" --set move.enabled=true
 log "network policies by default; the Ingress routes neither /metrics nor /docs"
 refused "an Ingress path / (Prefix)" "must not be public" --set api.ingress.enabled=true \
   --set "api.ingress.paths[0].path=/"
