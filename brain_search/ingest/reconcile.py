@@ -60,9 +60,12 @@ def present_task_ids(redis: Any, queue_keys: Iterable[str], unacked_key: str) ->
     return ids
 
 
-def unsendable(payload: dict[str, Any]) -> str | None:
-    """Why a stored job payload can never be queued (not a job; not encodable for its signature,
-    e.g. a lone surrogate in a record written before the API refused those), or None (pure)."""
+def unsendable(payload: dict[str, Any] | None) -> str | None:
+    """Why a stored job payload can never be queued (missing or not opened with this deployment's
+    keys; not a job; not encodable for its signature, e.g. a lone surrogate in a record written
+    before the API refused those), or None (pure)."""
+    if payload is None:
+        return "its stored payload is missing or does not open with this deployment's job keys"
     try:
         orjson.dumps(IngestJob.model_validate(payload).model_dump(mode="json"))  # as signing encodes it
     except Exception as exc:  # ValidationError, orjson's JSONEncodeError, anything a payload can cause
@@ -70,7 +73,7 @@ def unsendable(payload: dict[str, Any]) -> str | None:
     return None
 
 
-def lost_jobs(candidates: list[tuple[str, dict[str, Any]]], present: set[str]) -> list[IngestJob]:
+def lost_jobs(candidates: list[tuple[str, dict[str, Any] | None]], present: set[str]) -> list[IngestJob]:
     """The candidates (task id, payload) with no message in Redis (pure); a payload that is no
     sendable job is left out (``reconcile`` gives it up)."""
     return [
@@ -81,7 +84,7 @@ def lost_jobs(candidates: list[tuple[str, dict[str, Any]]], present: set[str]) -
 
 
 def reconcile(
-    candidates: Callable[[], list[tuple[str, dict[str, Any]]]],
+    candidates: Callable[[], list[tuple[str, dict[str, Any] | None]]],
     present: Callable[[], set[str]],
     requeue: Callable[[IngestJob], None],
     give_up: Callable[[str, str], None] = lambda task_id, reason: None,

@@ -87,9 +87,11 @@ class TaskRecords:
         }
         self._write(job.task_id, doc, partial=False)
 
-    def stale_unfinished(self, grace_s: float, limit: int = 500) -> list[tuple[str, dict[str, Any]]]:
+    def stale_unfinished(self, grace_s: float, limit: int = 500) -> list[tuple[str, dict[str, Any] | None]]:
         """(task id, job payload) of unfinished tasks not updated for ``grace_s``, oldest first;
-        a payload that does not open (not sealed by the API for that task) is left out."""
+        None for a payload that is missing or does not open (not sealed by the API for that task,
+        or by a key this deployment no longer holds): the reconciler gives it up, so it never holds
+        the window of the oldest ``limit`` for good."""
         cutoff = (_now() - timedelta(seconds=grace_s)).isoformat()
         body = {
             "query": {
@@ -108,11 +110,8 @@ class TaskRecords:
         r = self.client.search(index=self.index, body=body)
         out = []
         for h in r["hits"]["hits"]:
-            if not (stored := h["_source"].get("payload")):
-                continue
-            if (payload := unseal(stored, h["_id"], self.keys)) is None:
-                log.warning("task %s: its stored payload is not sealed by this deployment's key; not queued", h["_id"])
-                continue
+            stored = h["_source"].get("payload")
+            payload = unseal(stored, h["_id"], self.keys) if stored else None
             out.append((h["_id"], payload))
         return out
 

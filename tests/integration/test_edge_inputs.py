@@ -236,3 +236,39 @@ def test_a_piece_id_with_another_digit_and_time_words_past_the_calendar_are_422s
         headers=acme,
     )
     assert ok.status_code == 200, ok.text
+
+
+def test_records_whose_payload_does_not_open_never_hold_the_reconcile_window(queue, wsettings, client) -> None:  # type: ignore[no-untyped-def]
+    """Issue 66 (a code read): the reconciler reads the oldest unfinished records, and one whose
+    payload does not open (another key, junk) was skipped and stayed unfinished, so enough of them
+    kept a lost job out of every pass for good. Now each is given up (its record ends failed)."""
+    from brain_search.ingest.reconcile import reconcile
+
+    index = queue.records.index
+    for i in range(3):  # older than any real task, payloads no key of this deployment opens
+        doc = {
+            "tenant_id": "t",
+            "state": "queued",
+            "updated_at": f"2020-01-0{i + 1}T00:00:00+00:00",
+            "expires_at": "2999-01-01T00:00:00+00:00",
+            "payload": "not a sealed payload" if i else None,
+        }
+        client.index(index=index, id=f"junk{i}", body=doc)
+    lost = _job("t", "g9", "a lost but good job")
+    queue.records.create(lost)
+    client.indices.refresh(index=index)
+    time.sleep(0.05)
+    queued: list[str] = []
+    passes = 0
+    while not queued:
+        passes += 1
+        assert passes <= 3, "the junk records hold the window"
+        window = [
+            c for c in queue.records.stale_unfinished(0.0, limit=2) if c[0].startswith("junk") or c[0] == lost.task_id
+        ]
+        reconcile(lambda w=window: w, lambda: set(), lambda job: queued.append(job.task_id), queue.records.failed)
+        client.indices.refresh(index=index)
+    assert queued == [lost.task_id]
+    for i in range(3):
+        record = client.get(index=index, id=f"junk{i}")["_source"]
+        assert record["state"] == "failed" and "does not open" in record["error"], record
