@@ -17,6 +17,14 @@ outside that window it is clamped to its edge, and each clamped version is count
 (``brain_versions_clamped_total{direction}``, with the measured skew in
 ``brain_version_clock_skew_seconds``). When the reference does not answer, the last measured
 offset stays in use (none at all: the local clock alone, as before).
+
+A step of the host clock (an NTP correction, a VM resumed) is seen at the next version: the wall
+clock moved more than half the bound further than the monotonic clock since the last
+measurement, so the offset is measured again at once rather than up to ``check_s`` later. And
+the last version given is held to the same window: after a step forward that was already used,
+the next version goes back to the window's edge instead of counting on from an hour ahead (the
+one place where this process's versions do not grow: a version an hour ahead would make its
+writes undeletable by every other replica for that hour).
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ class VersionClock:
         self._measuring = threading.Lock()
         self._offset_us: int | None = None  # reference minus this clock, last measured
         self._measured_at: float | None = None
+        self._wall_at: int | None = None  # this clock when the offset was measured
         self.clamped: dict[str, int] = {"ahead": 0, "behind": 0}
 
     @property
@@ -74,6 +83,7 @@ class VersionClock:
             ref = self._reference_us()
             t1 = self._now_us()
             self._offset_us = ref - (t0 + t1) // 2
+            self._wall_at = t1
             if abs(self._offset_us) > self.max_skew_us:
                 log.warning(
                     "this clock is %.3f s off the engine's (bound %.3f s): versions are clamped",
@@ -85,11 +95,20 @@ class VersionClock:
         finally:
             self._measuring.release()
 
+    def _stepped(self, now: int) -> bool:
+        """Whether this clock jumped since the last measurement (pure over the two clocks)."""
+        if self._wall_at is None or self._measured_at is None:
+            return False
+        walked = now - self._wall_at
+        elapsed = int((self._monotonic() - self._measured_at) * 1e6)
+        return abs(walked - elapsed) > self.max_skew_us // 2
+
     def next(self) -> int:
-        if self._reference_us is not None and (
-            self._measured_at is None or self._monotonic() - self._measured_at >= self.check_s
-        ):
-            self._measure()
+        if self._reference_us is not None:
+            if self._stepped(self._now_us()):
+                self._measured_at = self._monotonic() - self.check_s  # due now
+            if self._measured_at is None or self._monotonic() - self._measured_at >= self.check_s:
+                self._measure()
         now = self._now_us()
         offset = self._offset_us
         with self._lock:
@@ -101,6 +120,9 @@ class VersionClock:
                 elif now < reference - self.max_skew_us:
                     now = reference - self.max_skew_us
                     self.clamped["behind"] += 1
+                if self._last + 1 > reference + self.max_skew_us:  # given ahead before a step was seen
+                    self._last = reference + self.max_skew_us - 1
+                    self.clamped["ahead"] += 1
             self._last = max(self._last + 1, now)
             return self._last
 

@@ -78,3 +78,33 @@ def test_without_a_reference_it_is_the_local_clock() -> None:
     c = _Clocks(HOUR_US)
     clock = VersionClock(c.wall)
     assert clock.next() == c.wall() and clock.skew_s is None
+
+
+def test_a_step_of_the_host_clock_is_seen_at_once_and_does_not_keep_versions_ahead() -> None:
+    """Issue 66 (a code read): a clock stepped an hour ahead kept the last version an hour ahead
+    (``max(last + 1, now)``) after the step was undone, so this replica's writes outranked every
+    other replica's deletes for that hour."""
+    c = _Clocks(0)
+    clock = c.clock(check_s=30.0)
+    before = clock.next()
+    c.mono += 1
+    c.ref += 10**6
+    c.offset_us = HOUR_US  # the host clock steps an hour ahead
+    stepped = clock.next()
+    assert stepped <= c.ref + SKEW_US and c.reads == 2  # measured again at once, not 30 s later
+    c.mono += 1
+    c.ref += 10**6
+    c.offset_us = 0  # and back
+    after = clock.next()
+    assert after <= c.ref + SKEW_US and c.reads == 3
+    assert before < stepped < after  # still growing while within the window
+
+
+def test_a_version_given_ahead_before_a_step_was_seen_goes_back_to_the_window() -> None:
+    c = _Clocks(0)
+    clock = c.clock(check_s=30.0)
+    clock.next()
+    clock._last = c.ref + HOUR_US  # given while the step went unseen
+    c.mono += 1
+    c.ref += 10**6
+    assert clock.next() == c.ref + SKEW_US and clock.clamped["ahead"] == 1
