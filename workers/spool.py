@@ -14,6 +14,11 @@ An entry whose signature is missing or wrong is dropped, logged and counted
 (``<prefix>:brain:spool:refused``, ``Spool.refused``); nothing of it is written. With no key set,
 entries are neither signed nor checked, as jobs. Forged jobs are counted here too
 (``<prefix>:brain:forged-jobs``, ``Spool.forged_jobs``).
+
+A signed entry is written only while its task's record is unfinished and of the entry's tenant:
+the same entry pushed again after it was drained (a replay of a value once read from Redis), or
+one for a task forgotten or erased since, writes no dead letter (no memory text comes back) and
+is dropped.
 """
 
 from __future__ import annotations
@@ -109,6 +114,9 @@ class Spool:
     def count_forged_job(self) -> None:
         self.redis.incr(self.forged_key)
 
+    def _drop(self, raw: Any) -> None:
+        self.redis.lrem(self.key, 1, raw)
+
     def _refuse(self, raw: Any) -> None:
         self.redis.lrem(self.key, 1, raw)  # that value, whichever worker got to the head first
         self.redis.incr(self.refused_key)
@@ -138,6 +146,10 @@ class Spool:
                 self._refuse(raw)
                 continue
             try:
+                if not records.unfinished(tenant_id, task_id):  # ended (a replayed entry), forgotten or erased
+                    log.warning("spool: task %s has no unfinished record of its tenant; its entry is dropped", task_id)
+                    self._drop(raw)
+                    continue
                 dead_letters.add(tenant_id, task_id, failures, entry.get("attempts") or 0)
                 records.failed(task_id, str(entry.get("error")), failed=len(failures))
             except RecordMissing:

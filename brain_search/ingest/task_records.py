@@ -210,6 +210,19 @@ class TaskRecords:
         failures = [f.model_dump(mode="json") for f in p.failures]
         return {"indexed": p.indexed, "failed": p.failed, "superseded": p.superseded, "failures": failures}
 
+    def unfinished(self, tenant_id: str, task_id: str) -> bool:
+        """Whether the task has a record of ``tenant_id`` that has not ended (the spool writes a
+        task's end only then: an entry replayed after it, or for a task forgotten or erased since,
+        writes nothing)."""
+        try:
+            r = self.client.get(
+                index=self.index, id=task_id, ignore=[404], params={"_source_includes": "tenant_id,state"}
+            )
+        except (TransportError, OSError) as exc:
+            raise StoreUnavailable(f"the task store (OpenSearch) did not answer: {exc}") from exc
+        src = (r.get("_source") or {}) if r.get("found") else {}
+        return src.get("tenant_id") == tenant_id and src.get("state") not in (None, *ENDED)
+
     def get(self, tenant_id: str, task_id: str) -> TaskStatus:
         """The task's status; NotFound for an unknown, expired or other tenant's task."""
         try:

@@ -84,3 +84,32 @@ def test_forged_spool_entries_are_refused_and_counted(
     assert read_records.get("tenant-a", "spool-live").state.value == "queued"  # the live task is untouched
     src = client.get(index=read_records.index, id="spool-live")["_source"]
     assert src["payload"] is not None and src["state"] == "queued"  # its payload kept: it can be reconciled
+
+
+def test_a_drained_spool_entry_replayed_writes_nothing(
+    memories_index: str,
+    client: OpenSearch,
+    stack_settings: Settings,
+    spool: Spool,
+    as_role: Callable[[Settings, str], Settings],
+) -> None:
+    """Issue 66 (a code read): a signed entry read from Redis and pushed again after it was drained
+    wrote its dead letters (with the memory's text) once more, after a forget had removed them."""
+    worker = make_client(as_role(stack_settings, "worker"))
+    records, letters = TaskRecords(worker, stack_settings), DeadLetterStore(worker, stack_settings)
+    api_records = TaskRecords(make_client(as_role(stack_settings, "api")), stack_settings)
+    job = IngestJob(task_id="spool-replay", tenant_id="tenant-a", items=[MemoryItem(memory_id="r", content="secret")])
+    api_records.create(job)
+    spool.give_up(
+        "tenant-a", job.task_id, [(job.items[0], ItemOutcome("r", False, False, 503, "x", "down"))], 3, "down"
+    )
+    signed = spool.redis.lindex(spool.key, 0)
+    assert spool.drain(letters, records) == 1
+    read = DeadLetterStore(client, stack_settings)
+    client.indices.refresh(index=read.index)
+    assert [d.memory_id for d in read.list("tenant-a").items] == ["r"]
+    read.purge("tenant-a", memory_id="r")  # what a forget of it does
+    spool.redis.rpush(spool.key, signed)  # the replay
+    assert spool.drain(letters, records) == 0 and len(spool) == 0
+    client.indices.refresh(index=read.index)
+    assert read.list("tenant-a").total == 0  # the forgotten text did not come back
