@@ -21,6 +21,11 @@ def tenant_index(
     grace_s: float = typer.Option(
         10.0, "--grace-s", min=0.0, help="after the swap, how long writers may land in the shared index (at least 4 s)"
     ),
+    encoder: str = typer.Option(
+        None,
+        "--encoder",
+        help="the encoder of the tenant's index (default: the shared index's); its memories re-encoded",
+    ),
 ) -> None:
     """Move TENANT's memories from the shared index to an index of its own while both serve: copy,
     catch up, point the tenant's placement at its index, wait the grace, copy and clean up what
@@ -42,7 +47,7 @@ def tenant_index(
     progress = move_progress(console)
 
     try:
-        move = TenantMove(client, settings, tenant, grace_s=grace_s, progress=progress)
+        move = TenantMove(client, settings, tenant, grace_s=grace_s, progress=progress, encoder=encoder)
         report = move.run()
     except SetupError as exc:
         console.print(f"[bold red]error:[/bold red] {exc.reason}")

@@ -3,8 +3,11 @@ shared index while both serve, with the machinery of every move (``store/moves.p
 
 The move's source is the shared alias's index, its target the tenant's index
 (``store/placement.py``: ``<prefix>-memories-tenant-<id>-<hash>-v1``, made from the memories
-template with the shared index's encoder record), its scope the tenant's documents (memories and
-tombstones, on the tenant's routing), and it re-encodes nothing: vectors are copied as they are.
+template with the shared index's encoder record, or another encoder's: ``encoder``), its scope
+the tenant's documents (memories and tombstones, on the tenant's routing). With the shared
+index's encoder it re-encodes nothing (vectors are copied as they are); with another it
+re-encodes every memory with that encoder's passage side (``embedder``), and the final pass
+re-encodes what a writer not yet following the swap wrote with the old one.
 
 - **swap**: the tenant's alias is put on its index. That alias *is* the placement: every process
   finds it through ``Placement`` within 2 s and reads and writes the tenant there from then on.
@@ -28,7 +31,8 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.encoders.base import encoder_info, recorded_encoder
+from brain_search.encoders.base import encoder_info, index_meta, recorded_encoder
+from brain_search.encoders.embedding import Embedder
 from brain_search.errors import SetupError
 from brain_search.index_names import IndexNames
 from brain_search.store.documents import TOMBSTONE_FIELD
@@ -55,8 +59,15 @@ class TenantMove(Move):
         tenant_id: str,
         grace_s: float = 10.0,
         progress: Progress | None = None,
+        *,
+        encoder: str | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
+        """``encoder``: the tenant index's encoder (default: the shared index's); ``embedder``: its
+        passage side, needed when it is another than the shared index's (made on demand otherwise)."""
         super().__init__(client, settings, None, Scope(tenant_documents(tenant_id), tenant_id), grace_s, progress)
+        self.encoder = encoder_info(encoder).name if encoder else None
+        self._embedder = embedder
         self.tenant_id = tenant_id
         self.lease_key = tenant_key(tenant_id)
         self.names = IndexNames.of(settings)
@@ -64,6 +75,26 @@ class TenantMove(Move):
         self.index = tenant_index(self.names, tenant_id)
 
     def locate(self) -> tuple[str, str, bool]:
+        located = self._locate()
+        target_encoder = self.encoder_name(located[1])
+        if target_encoder != self._source_encoder(located[0]):
+            if self._embedder is None or self._embedder.name != target_encoder:
+                from brain_search.encoders.embedding import make_document_embedder
+
+                s = self.settings.model_copy(update={"embedding_model": target_encoder})
+                self._embedder = make_document_embedder(s)
+            self.embedder = self._embedder
+        if self.encoder and target_encoder != self.encoder:
+            raise SetupError(
+                f"tenant {self.tenant_id} already has its own index with encoder {target_encoder}: moving it to "
+                f"{self.encoder} is a move of its own index, not built yet (docs/operations.md)"
+            )
+        return located
+
+    def _source_encoder(self, source: str) -> str:
+        return str(recorded_encoder({k: v for k, v in self._meta(source).items() if k != "move"})["name"])
+
+    def _locate(self) -> tuple[str, str, bool]:
         if self.client.indices.exists(index=self.index):
             state = self._state(self.index)
             source = str(state.get("from") or "") or None
@@ -97,7 +128,9 @@ class TenantMove(Move):
         from brain_search.store.templates import memories_template
 
         meta = {k: v for k, v in self._meta(source).items() if k != "move"}
-        info = encoder_info(str(recorded_encoder(meta)["name"]))
+        info = encoder_info(self.encoder or str(recorded_encoder(meta)["name"]))
+        if self.encoder:
+            meta = index_meta(info)
         s = self.settings.model_copy(update={"embedding_model": info.name})
         template = memories_template(s, info.dimension)["template"]
         body = {"settings": template["settings"], "mappings": template["mappings"]}
