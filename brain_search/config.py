@@ -223,6 +223,9 @@ class Settings(BaseSettings):
     # third of it): a killed or stopped move is taken over this long after it stopped (at once when
     # its process is seen dead on the same host)
     move_lease_s: float = Field(60.0, ge=3.0)
+    # encoders a process loads at most (its own, and those of indices written by another: a
+    # tenant's own index, the shared index after a move); each takes its own memory (/readyz)
+    max_encoders: int = Field(3, ge=1, le=8)
     # --- lifecycle ---------------------------------------------------------------------------
     # a delete's tombstone must outlast the longest a write accepted before it can wait (queue
     # backlog + every task retry); a task record lives task_ttl_s, so by default as long

@@ -19,7 +19,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.encoders.embedding import make_worker_embedder
-from brain_search.encoders.follow import FollowingEmbedder, IndexEncoder
+from brain_search.encoders.follow import following
 from brain_search.ingest.broker import ingest_queue
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.memories import MemoryStore
@@ -110,12 +110,8 @@ def build_runtime(settings: Settings) -> WorkerRuntime:
     own = make_worker_embedder(settings)
     if own.dimension != settings.embedding_dimension:
         raise RuntimeError(f"model dimension {own.dimension} != BRAIN_EMBEDDING_DIMENSION")
-    # after a re-embedding move swaps the alias, writes follow the index to its new encoder
-    embedder = FollowingEmbedder(
-        own,
-        IndexEncoder(client, settings.memories_alias),
-        lambda name: make_worker_embedder(settings.model_copy(update={"embedding_model": name})),
-    )
+    # writes follow each index to its encoder (the shared one after a move, a tenant's own)
+    embedder = following(client, settings, own, make_worker_embedder)
     pipeline = IngestPipeline(client, embedder, settings)
     if not settings.redis_url:
         raise RuntimeError("workers need BRAIN_REDIS_URL")

@@ -21,7 +21,7 @@ from brain_search.api.state import AppState
 from brain_search.api.unfinished import Unfinished
 from brain_search.config import Settings, load_settings
 from brain_search.encoders.embedding import QueryCache, make_query_embedder
-from brain_search.encoders.follow import FollowingEmbedder, IndexEncoder
+from brain_search.encoders.follow import following
 from brain_search.errors import RateLimited, StoreUnavailable, Unauthorized
 from brain_search.feedback.service import make_feedback_service
 from brain_search.graph.store import GraphStore
@@ -57,12 +57,9 @@ def build_state(settings: Settings) -> AppState:
     if own.dimension != settings.embedding_dimension:
         raise RuntimeError(f"model dimension {own.dimension} != BRAIN_EMBEDDING_DIMENSION")
     ensure_indices(client, settings, own.dimension)  # refuses an index another encoder wrote
-    # after a re-embedding move swaps the alias, recalls follow the index to its new encoder
-    embedder = FollowingEmbedder(
-        own,
-        IndexEncoder(client, settings.memories_alias),
-        lambda name: make_query_embedder(settings.model_copy(update={"embedding_model": name})),
-    )
+    # recalls follow each index to its encoder: the shared one after a re-embedding move, a
+    # tenant's own index written by another encoder
+    embedder = following(client, settings, own, make_query_embedder)
     query_cache = QueryCache(embedder, settings.query_cache_size)
     graph = GraphStore(client, settings)
     ingest = make_ingest_service(settings, client, embedder)

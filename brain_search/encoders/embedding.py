@@ -280,17 +280,23 @@ class QueryCache:
         self.hits = 0
         self.misses = 0
 
+    def embedder_for(self, tenant_id: str | None) -> Embedder:
+        """The encoder of ``tenant_id``'s index where the embedder follows indices, else itself."""
+        pick = getattr(self.embedder, "for_tenant", None)
+        return pick(tenant_id) if pick is not None else self.embedder
+
     def encode_query(self, text: str, tenant_id: str | None = None) -> np.ndarray:
         # the encoder's name too: a process that follows its index to another encoder
         # (encoders/follow.py) never reuses the old encoder's vectors
-        key = (tenant_id, self.embedder.name, text)
+        embedder = self.embedder_for(tenant_id)
+        key = (tenant_id, embedder.name, text)
         with self._lock:
             vec = self._data.get(key)
             if vec is not None:
                 self._data.move_to_end(key)
                 self.hits += 1
                 return vec
-        vec = self.embedder.encode([text])[0]
+        vec = embedder.encode([text])[0]
         with self._lock:
             self.misses += 1
             self._data[key] = vec

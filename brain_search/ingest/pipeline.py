@@ -23,6 +23,7 @@ from opensearchpy.exceptions import TransportError
 
 from brain_search.config import Settings
 from brain_search.encoders.embedding import Embedder
+from brain_search.encoders.follow import for_tenant
 from brain_search.ingest.bulk import (
     BulkEntry,
     ItemOutcome,
@@ -106,7 +107,8 @@ class IngestPipeline:
     def _entries(
         self, tenant_id: str, items: Sequence[MemoryItem], out: AttemptOutcome, version: int | None
     ) -> list[BulkEntry]:
-        vectors = self.embedder.encode([it.content for it in items])
+        embedder = for_tenant(self.embedder, tenant_id)  # the encoder its index records
+        vectors = embedder.encode([it.content for it in items])
         entries = []
         for i, item in enumerate(items):
             vec = np.asarray(vectors[i], dtype=np.float32) if i < len(vectors) else np.zeros(0, np.float32)
@@ -116,7 +118,7 @@ class IngestPipeline:
                 out.permanent.append((item, failure))
                 continue
             doc = build_memory_doc(
-                tenant_id=tenant_id, embedding=(), embedding_model=self.embedder.name, **item.memory_fields()
+                tenant_id=tenant_id, embedding=(), embedding_model=embedder.name, **item.memory_fields()
             )
             doc["embedding"] = vec  # numpy, encoded by orjson (avoids a Python float per component)
             doc_id = memory_doc_id(tenant_id, item.memory_id)

@@ -17,6 +17,7 @@ from opensearchpy.exceptions import TransportError
 
 from brain_search.config import Settings
 from brain_search.encoders.embedding import Embedder, make_document_embedder
+from brain_search.encoders.follow import following
 from brain_search.errors import Conflict, InvalidInput, NotFound, PreconditionFailed, SetupError
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.edits import body_field, check_if_match, patched_source, replacement, text_edit
@@ -321,7 +322,9 @@ def make_ingest_service(settings: Settings, client: OpenSearch, query_embedder: 
         return IngestService(CeleryQueue(s, client), DeadLetterStore(client, s), *stores, "workers", versions)
     # the API's query encoder is tuned for one short text (one thread, maybe int8): documents get their own
     reuse = s.query_embedding_threads <= 0 and not s.query_embedding_int8
-    return embedded_service(s, client, query_embedder if reuse else BatchEmbedder(s))
+    return embedded_service(
+        s, client, query_embedder if reuse else following(client, s, BatchEmbedder(s), BatchEmbedder)
+    )
 
 
 def embedded_service(settings: Settings, client: OpenSearch, embedder: Embedder) -> IngestService:

@@ -58,7 +58,7 @@ from brain_search.encoders.embedding import Embedder
 from brain_search.errors import SetupError
 from brain_search.index_names import IndexNames
 from brain_search.store.move_lease import SHARED, MoveLease
-from brain_search.store.placement import TTL_S, placement_for
+from brain_search.store.placement import TTL_S
 
 log = logging.getLogger(__name__)
 
@@ -380,7 +380,9 @@ class Move:
 
 class IndexMove(Move):
     """The memories alias moved to the next index version, every memory re-encoded by
-    ``embedder`` (the target encoder's passage side). The old index is kept (rollback)."""
+    ``embedder`` (the target encoder's passage side). The old index is kept (rollback). Tenants
+    with an index of their own are not moved: they keep the encoder their index records, which
+    every process follows per tenant (``encoders/follow.py``)."""
 
     def __init__(
         self,
@@ -420,12 +422,6 @@ class IndexMove(Move):
                 f"the move of {len(unfinished)} tenants to their own index is unfinished "
                 f"({', '.join(unfinished[:3])}): run `brain-search tenant-index TENANT` for each to finish it "
                 "first (docs/operations.md)"
-            )
-        own = placement_for(self.client, self.settings).own()
-        if own:  # their indices hold the old encoder's vectors, and this move would not touch them
-            raise SetupError(
-                f"{len(own)} tenants have their own index ({', '.join(sorted(own)[:3])}…): an encoder "
-                "move covers the shared index only (docs/operations.md)"
             )
         source = self.current()
         target = next_index(self.settings, source)

@@ -59,6 +59,7 @@ class Placement:
     ) -> None:
         self.client, self.names, self.ttl_s, self.clock = client, IndexNames.of(settings), ttl_s, clock
         self._own: frozenset[str] = frozenset()
+        self._index_of: dict[str, str] = {}
         self._at = float("-inf")
         self._indices: dict[str, frozenset[str]] = {}
         self._layout_at = float("-inf")
@@ -79,10 +80,17 @@ class Placement:
         with self._lock:
             if now - self._at < self.ttl_s:
                 return self._own
-        own = self._lookup()
+        index_of = self._lookup()
+        own = frozenset(index_of)
         with self._lock:
-            self._own, self._at = own, now
+            self._own, self._index_of, self._at = own, index_of, now
         return own
+
+    def index_of(self, alias: str) -> str | None:
+        """The concrete index behind a tenant's alias (None: it has none), from the same lookup."""
+        self.own()
+        with self._lock:
+            return self._index_of.get(alias)
 
     def every(self) -> list[str]:
         """The shared alias and every tenant alias: what a cross-tenant chore (purging old
@@ -131,14 +139,15 @@ class Placement:
             self._indices, self._layout_at = layout, now
         return layout
 
-    def _lookup(self) -> frozenset[str]:
+    def _lookup(self) -> dict[str, str]:
+        """tenant alias → its index."""
         try:
             with uncounted():
                 got = self.client.indices.get_alias(name=tenant_aliases_pattern(self.names))
         except NotFoundError:
-            return frozenset()
+            return {}
         # one name per own index: the cache is as small as the engine's list of them
-        return frozenset(a for index in got.values() for a in (index.get("aliases") or {}))
+        return {a: index for index, body in got.items() for a in (body.get("aliases") or {})}
 
 
 _shared: weakref.WeakKeyDictionary[OpenSearch, dict[str, Placement]] = weakref.WeakKeyDictionary()

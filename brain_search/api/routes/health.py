@@ -32,7 +32,9 @@ def _redis_ok(url: str) -> tuple[bool, str | None]:
 @router.get("/readyz")
 def readyz(state: StateDep) -> JSONResponse:
     """Readiness: OpenSearch answers, the memories alias exists, the tenants' own indices can be
-    looked up (``own_indices``: how many) and, in worker mode, Redis (the task queue) answers."""
+    looked up (``own_indices``: how many) and, in worker mode, Redis (the task queue) answers.
+    ``encoders``: the process's own and those it loaded for indices another encoder wrote, with
+    the resident memory each took when it loaded (MB)."""
     try:
         health = state.client.cluster.health(params={"request_timeout": 2})
         alias_ok = state.client.indices.exists_alias(name=state.settings.memories_alias)
@@ -42,6 +44,12 @@ def readyz(state: StateDep) -> JSONResponse:
     ok = alias_ok and health.get("status") in ("green", "yellow")
     body: dict[str, object] = {"cluster": health.get("status"), "alias": alias_ok, "mode": state.ingest.mode}
     body["own_indices"] = own
+    loaded = getattr(state.embedder, "resident_mb", None)
+    if loaded is not None:  # the encoders this process loaded past its own, and the memory each took
+        body["encoders"] = {
+            "own": state.settings.embedding_model,
+            "loaded_mb": {k: round(v) for k, v in loaded.items()},
+        }
     if state.settings.redis_url:
         redis_ok, reason = _redis_ok(state.settings.redis_url)
         body["redis"] = redis_ok
