@@ -14,6 +14,7 @@ from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.ingest.models import MemoryOut, MemoryVersion
 from brain_search.store.indices import IndexNames
+from brain_search.store.scope import UserScope, owned
 
 
 def history_id(tenant_id: str, memory_id: str, version: int) -> str:
@@ -31,6 +32,8 @@ class HistoryStore:
         doc: dict[str, Any] = {
             "tenant_id": tenant_id,
             "memory_id": old.memory_id,
+            # its owner beside the copy: a user's reads and the forgetting of a user find it
+            **{k: v for k, v in (("user_id", old.user_id), ("agent_id", old.agent_id)) if v is not None},
             "version": old.version,
             "replaced_by": replaced_by,
             "replaced_at": datetime.now(UTC).isoformat(),
@@ -46,10 +49,12 @@ class HistoryStore:
         except (TransportError, OSError) as exc:
             raise StoreUnavailable(f"the earlier version of {old.memory_id!r} was not kept: {exc}") from exc
 
-    def list(self, tenant_id: str, memory_id: str, limit: int = 100) -> list[MemoryVersion]:
-        """Newest first."""
+    def list(
+        self, tenant_id: str, memory_id: str, limit: int = 100, scope: UserScope | None = None
+    ) -> list[MemoryVersion]:
+        """Newest first; only the versions ``scope`` holds."""
         body = {
-            "query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"memory_id": memory_id}}]}},
+            "query": {"bool": {"filter": [*owned(tenant_id, scope), {"term": {"memory_id": memory_id}}]}},
             "sort": [{"version": "desc"}],
             "size": limit,
         }

@@ -9,7 +9,10 @@ from fastapi import APIRouter, Query, status
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from brain_search.api.deps import AdminDep, StateDep
+from brain_search.api.state import AppState
 from brain_search.models.inputs import EngineTime
+from brain_search.models.memory import OwnerId
+from brain_search.tenancy.audit import tenant_hash
 from brain_search.tenancy.auth import TenantErasing
 from brain_search.tenancy.erase import erase_tenant, finish_erase
 
@@ -28,8 +31,14 @@ class TenantOut(BaseModel):
 
 
 class KeyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     label: str | None = Field(None, max_length=200)
     expires_at: EngineTime | None = Field(None, description="from then on the key is a 401 (ISO 8601, ahead)")
+    user_id: OwnerId | None = Field(
+        None, description="hold the key to this user of the tenant: it reads and writes that user's memories only"
+    )
+    read_only: bool = Field(False, description="the key recalls and reads; every write and delete is a 403")
 
     @field_validator("expires_at")
     @classmethod
@@ -47,6 +56,8 @@ class KeyOut(BaseModel):
     tenant_id: str
     key: str = Field(..., description="shown once; only its hash is stored")
     expires_at: datetime | None = None
+    user_id: str | None = Field(None, description="the user the key is held to (none: the organisation's key)")
+    read_only: bool = False
 
 
 @router.post("/tenants", status_code=status.HTTP_201_CREATED)
@@ -135,18 +146,39 @@ def set_feedback_retention(tenant_id: str, body: RetentionIn, state: StateDep, _
     return RetentionOut(tenant_id=tenant_id, retention_s=retention, default=body.retention_s is None)
 
 
+def mint_key(state: AppState, tenant_id: str, body: KeyIn, actor: str = "admin") -> KeyOut:
+    """A new key of the tenant as ``body`` asks (the admin's route and the organisation's
+    ``POST /v1/users/{user_id}/keys`` alike), recorded in the audit log (a user by its hash)."""
+    key_id, key = state.keys.create_key(
+        tenant_id, body.label, body.expires_at, user_id=body.user_id, read_only=body.read_only
+    )
+    expires = body.expires_at.isoformat() if body.expires_at else None
+    detail: dict[str, Any] = {"label": body.label, "expires_at": expires}
+    if body.user_id is not None:
+        detail |= {"user_hash": tenant_hash(body.user_id), "read_only": body.read_only}
+    state.audit.record("key.create", tenant_id, key_id, detail=detail, actor=actor)
+    return KeyOut(
+        key_id=key_id,
+        tenant_id=tenant_id,
+        key=key,
+        expires_at=body.expires_at,
+        user_id=body.user_id,
+        read_only=body.read_only,
+    )
+
+
 @router.post("/tenants/{tenant_id}/keys", status_code=status.HTTP_201_CREATED)
 def create_key(tenant_id: str, body: KeyIn, state: StateDep, _: AdminDep) -> KeyOut:
-    key_id, key = state.keys.create_key(tenant_id, body.label, body.expires_at)
-    expires = body.expires_at.isoformat() if body.expires_at else None
-    state.audit.record("key.create", tenant_id, key_id, detail={"label": body.label, "expires_at": expires})
-    return KeyOut(key_id=key_id, tenant_id=tenant_id, key=key, expires_at=body.expires_at)
+    """A key of the tenant: the organisation's (no ``user_id``), or one held to one of its users."""
+    return mint_key(state, tenant_id, body)
 
 
 class KeyInfo(BaseModel):
     key_id: str
     tenant_id: str
     label: str
+    user_id: str | None = None
+    read_only: bool = False
     revoked: bool
     created_at: datetime
     revoked_at: datetime | None = None
@@ -154,9 +186,9 @@ class KeyInfo(BaseModel):
 
 
 @router.get("/tenants/{tenant_id}/keys")
-def list_keys(tenant_id: str, state: StateDep, _: AdminDep) -> list[KeyInfo]:
-    """The tenant's keys, without their secrets."""
-    return [KeyInfo(**k) for k in state.keys.list_keys(tenant_id)]
+def list_keys(tenant_id: str, state: StateDep, _: AdminDep, user_id: str | None = None) -> list[KeyInfo]:
+    """The tenant's keys (``user_id``: those held to that user), without their secrets."""
+    return [KeyInfo(**k) for k in state.keys.list_keys(tenant_id, user_id)]
 
 
 @router.delete("/keys/{key_id}", status_code=status.HTTP_204_NO_CONTENT)
