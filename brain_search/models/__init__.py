@@ -249,8 +249,8 @@ class QueryAnalysis(BaseModel):
     floor: float = Field(0.0, ge=0.0, le=1.0, description="the relevance floor: the match strength a memory needs")
     theme: list[str] = Field(
         default_factory=list,
-        description="a broad recall scoped to nodes (`nodes`, or the nodes its query names): their paths; every "
-        "memory under them counts as a match",
+        description="a broad recall about nodes its query names (within `nodes` when given; a node given as "
+        "scope is never the theme by itself): their paths; every memory under them counts as a match",
     )
     withheld: int = Field(
         0, ge=0, description="results left out because they do not clear the floor (`strict`) or `min_relevance`"

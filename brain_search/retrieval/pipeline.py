@@ -55,7 +55,7 @@ from brain_search.retrieval.tenant_stats import (
     words_to_weigh,
 )
 from brain_search.retrieval.text import query_terms
-from brain_search.retrieval.theme import THEME_Z, named_nodes
+from brain_search.retrieval.theme import THEME_Z, theme_nodes
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources
@@ -197,8 +197,9 @@ class Retriever:
         if replaced:
             inherit(ranked, newer, drop=not req.include_superseded)
         floor_checks(ranked, req.query, plan.intent.cues, self.calibration, plan.name_counts)
-        if plan.theme:  # every memory of the theme matches it
+        if plan.theme:  # every memory of the theme matches it, and reads at least what the floor reads
             ranked.shown = [True] * len(ranked.cands)
+            ranked.calibrated = [max(c, self.calibration.at_floor) for c in ranked.calibrated]
         candidates = current
         t_rank = time.perf_counter()
         shown = ranked.shown
@@ -281,11 +282,11 @@ class Retriever:
 
         node_paths = self._node_paths(tenant_id, req)
         theme: tuple[str, ...] = ()
-        if intent.target_z >= THEME_Z:  # broad: scoped to nodes, the scope's memories are the theme
-            if not node_paths and source == "auto" and self.graph is not None:  # the query's own words
-                labels = [n.label for n in self.graph.list_nodes(tenant_id, limit=THEME_NODES)]
-                node_paths = minimal_cover(named_nodes(labels, query_terms(intent.lexical_query)))
-            theme = tuple(node_paths)
+        if intent.target_z >= THEME_Z and source == "auto" and self.graph is not None:  # broad: the nodes it names
+            labels = [n.label for n in self.graph.list_nodes(tenant_id, limit=THEME_NODES)]
+            named = minimal_cover(theme_nodes(labels, query_terms(intent.lexical_query), node_paths))
+            if named:  # within the scope given (a node given as scope is never the theme by itself)
+                node_paths, theme = named, tuple(named)
         since, until = (when.since, when.until) if when else (None, None)
         from_words = when is not None and when.source != "request"
         filters = scope_filter(tenant_id, node_paths, since, until, exclude, keep_untimed=from_words, scope=scope)

@@ -1,6 +1,7 @@
 """The user scope's one owner (``store/scope.py``) and what a key may name (``tenancy/caller.py``),
-pure: the engine clauses and the by-id check agree on every document (a property test), and a key
-held to one user is that user on every request."""
+pure: the engine clauses and the by-id check agree on every document (a property test), a key held
+to one user is that user on every request, and the theme of a broad question is never a node
+given as scope by itself."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from brain_search.errors import Forbidden
 from brain_search.ingest.forget import ForgetRequest
 from brain_search.ingest.models import IngestRequest
 from brain_search.models import RecallRequest
+from brain_search.retrieval.theme import theme_nodes
 from brain_search.store.scope import UserScope, jobs_of, owned, scope_filter
 from brain_search.tenancy.caller import Caller
 
@@ -124,3 +126,13 @@ def test_a_batch_user_goes_to_each_memory_that_names_none() -> None:
     ).owned()
     assert [(m.user_id, m.agent_id) for m in req.memories] == [("omar", "bot"), ("ana", "bot")]
     assert req.user_id is None and req.agent_id is None
+
+
+def test_a_node_given_as_scope_is_never_the_theme_by_itself() -> None:
+    labels = ["Users", "Users/lena", "Users/omar", "Users/omar/Health", "Health", "Health/Fitness", "Food"]
+    assert theme_nodes(labels, ["explore", "health"]) == ["Health", "Users/omar/Health"]
+    assert theme_nodes(labels, ["explore", "health"], ["Users/lena"]) == []  # the bug: Lena's node was the theme
+    assert theme_nodes(labels, ["health"], ["Users/omar"]) == ["Users/omar/Health"]
+    assert theme_nodes(labels, ["health"], ["Health"]) == ["Health"]
+    assert theme_nodes(labels, ["health"], ["Health/Fitness"]) == ["Health/Fitness"]  # the theme, narrowed
+    assert theme_nodes(labels, ["everything"], ["Users"]) == []
