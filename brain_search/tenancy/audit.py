@@ -2,8 +2,9 @@
 (``at``, ``action``, ``tenant_id``, ``key_id``, ``actor``, ``detail``; never a key or its hash).
 
 Actions: ``tenant.create``, ``tenant.rate_limit``, ``tenant.feedback_retention``, ``tenant.erase``,
-``key.create``, ``key.revoke``. Erasing a tenant removes its entries with everything else of it, and leaves one
-``tenant.erase`` entry that names the tenant only by ``tenant_hash`` (SHA-256 of its id): a
+``key.create``, ``key.revoke``, ``user.forget`` (a user of a tenant forgotten, named by hash only,
+as a key's user is: ``detail.user_hash``). Erasing a tenant removes its entries with everything
+else of it, and leaves one ``tenant.erase`` entry that names the tenant only by ``tenant_hash`` (SHA-256 of its id): a
 record that an erase happened, which whoever knows the id can find, holding nothing of it.
 """
 
@@ -27,6 +28,7 @@ ACTIONS = (
     "tenant.erase",
     "key.create",
     "key.revoke",
+    "user.forget",
 )
 
 
