@@ -11,6 +11,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import typer
 from rich.console import Console
 
@@ -127,6 +128,11 @@ class Api:
         self.flags = flags
 
     def call(self, method: str, path: str, **kw: Any) -> Any:
+        r = self.response(method, path, **kw)
+        return r.json() if r.content else None
+
+    def response(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        """The API's answer (its headers with it), or the error as one line and an exit code."""
         from brain_search.models.inputs import json_problem
 
         problem = json_problem(kw.get("json"), max_depth=1_000_000) if kw.get("json") is not None else None
@@ -136,7 +142,7 @@ class Api:
             console.print(f"[bold red]error:[/bold red] {message}", highlight=False)
             raise typer.Exit(2)
         try:
-            return self.client.call(method, path, **kw)
+            return self.client.request(method, path, **kw)
         except ApiUnavailable as exc:
             console.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
             raise typer.Exit(1) from None

@@ -190,9 +190,53 @@ def tenant_create(
 
 
 @tenants_app.command("list")
-def tenant_list(url: str = URL_OPT, admin_key: str = ADMIN_OPT) -> None:
-    for t in _admin(url, admin_key).call("GET", "/v1/admin/tenants"):
-        console.print(f"{t['tenant_id']}\t{t['name']}\t{t['created_at']}", highlight=False)
+def tenant_list(
+    limit: int = typer.Option(1000, "--limit", min=1, max=1000, help="tenants a request"),
+    after: str = typer.Option(None, "--after", help="start after this tenant id"),
+    url: str = URL_OPT,
+    admin_key: str = ADMIN_OPT,
+) -> None:
+    """Every tenant in id order (page after page of --limit, however many there are)."""
+    api = _admin(url, admin_key)
+    while True:
+        r = api.response("GET", "/v1/admin/tenants", params={"limit": limit, **({"after": after} if after else {})})
+        for t in r.json():
+            console.print(f"{t['tenant_id']}\t{t['name']}\t{t['created_at']}", highlight=False)
+        after = r.headers.get("X-Next-After")
+        if not after:
+            return
+
+
+@tenants_app.command("create-many")
+def tenant_create_many(
+    file: str = typer.Argument(
+        ..., help="one tenant a line: its id, then a tab and its name if it has one ('-': stdin)"
+    ),
+    url: str = URL_OPT,
+    admin_key: str = ADMIN_OPT,
+) -> None:
+    """Create many tenants, 1,000 a request; prints how many were created, already existed or are
+    still being erased."""
+    import sys
+
+    fh = sys.stdin if file == "-" else open(file, encoding="utf-8")  # noqa: SIM115 - closed below
+    try:
+        rows = [line.rstrip("\n").split("\t", 1) for line in fh if line.strip()]
+    finally:
+        if fh is not sys.stdin:
+            fh.close()
+    api = _admin(url, admin_key)
+    totals = {"created": 0, "existing": 0, "erasing": 0}
+    for start in range(0, len(rows), 1000):
+        body = {
+            "tenants": [
+                {"tenant_id": r[0].strip(), "name": r[1] if len(r) > 1 else None} for r in rows[start : start + 1000]
+            ]
+        }
+        out = api.call("POST", "/v1/admin/tenants/bulk", json=body)
+        for k in totals:
+            totals[k] += len(out[k])
+    console.print(", ".join(f"{n} {k}" for k, n in totals.items()), highlight=False)
 
 
 @tenants_app.command("key")

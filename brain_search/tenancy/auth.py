@@ -29,7 +29,7 @@ from typing import Any
 from opensearchpy import ConflictError, NotFoundError, OpenSearch
 
 from brain_search.config import Settings
-from brain_search.errors import Conflict, InvalidInput, NotFound, Unauthorized
+from brain_search.errors import Conflict, InvalidInput, NotFound, StoreUnavailable, Unauthorized
 from brain_search.store.indices import IndexNames
 from brain_search.store.lru import bounded_put
 from brain_search.tenancy.caller import Caller
@@ -133,10 +133,50 @@ class KeyStore:
             raise NotFound("tenant", tenant_id)
         return src
 
-    def list_tenants(self) -> list[dict[str, Any]]:
-        body = {"size": 1000, "query": {"exists": {"field": "tenant_id"}}, "sort": [{"tenant_id": "asc"}]}
+    def list_tenants(self, limit: int = 1000, after: str | None = None) -> list[dict[str, Any]]:
+        """A page of the tenants in id order: the first ``limit`` after the id ``after`` (the last
+        of the previous page), so that every tenant is listed however many there are."""
+        body: dict[str, Any] = {
+            "size": limit,
+            "query": {"exists": {"field": "tenant_id"}},
+            "sort": [{"tenant_id": "asc"}],
+        }
+        if after is not None:
+            body["search_after"] = [after]
         r = self.client.search(index=self.tenants_index, body=body)
         return [h["_source"] for h in r["hits"]["hits"]]
+
+    def create_tenants(self, tenants: list[tuple[str, str | None]]) -> dict[str, list[str]]:
+        """Create many tenants in one request (each ``(tenant_id, name)``, ids checked first:
+        nothing is written when one is invalid). Returns the ids ``created``, those that already
+        ``existing`` and those still being ``erasing`` (create those one by one, after the erase)."""
+        for i, (tenant_id, _) in enumerate(tenants):
+            try:
+                validate_tenant_id(tenant_id)
+            except InvalidInput as exc:
+                raise InvalidInput(f"tenants.{i}.tenant_id", exc.reason) from None
+        now = datetime.now(UTC).isoformat()
+        lines: list[dict[str, Any]] = []
+        for tenant_id, name in tenants:
+            lines.append({"create": {"_id": tenant_id}})
+            lines.append({"tenant_id": tenant_id, "name": name or tenant_id, "created_at": now})
+        r = self.client.bulk(body=lines, index=self.tenants_index, params={"refresh": "true"})
+        out: dict[str, list[str]] = {"created": [], "existing": [], "erasing": []}
+        taken = []
+        for (tenant_id, _), item in zip(tenants, r["items"], strict=True):
+            status = int(item["create"].get("status", 500))
+            if status < 300:
+                out["created"].append(tenant_id)
+            elif status == 409:
+                taken.append(tenant_id)
+            else:
+                raise StoreUnavailable(f"tenant {tenant_id!r} was not created: {item['create'].get('error')}")
+        if taken:
+            found = self.client.mget(index=self.tenants_index, body={"ids": taken})["docs"]
+            for tenant_id, doc in zip(taken, found, strict=True):
+                erasing = ERASING_FIELD in (doc.get("_source") or {})
+                out["erasing" if erasing else "existing"].append(tenant_id)
+        return out
 
     def set_rate_limit(self, tenant_id: str, requests_per_s: float | None, burst: int | None) -> None:
         """The tenant's own rate limit (both None: back to the settings' default)."""

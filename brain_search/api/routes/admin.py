@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from brain_search.api.deps import AdminDep, StateDep
@@ -17,6 +17,8 @@ from brain_search.tenancy.auth import TenantErasing
 from brain_search.tenancy.erase import erase_tenant, finish_erase
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
+MAX_BULK_TENANTS = 1000
+NEXT_AFTER = "X-Next-After"
 
 
 class TenantIn(BaseModel):
@@ -74,9 +76,52 @@ def create_tenant(body: TenantIn, state: StateDep, _: AdminDep) -> TenantOut:
     return created
 
 
+class TenantsIn(BaseModel):
+    """Tenants to create at once (each as ``POST /v1/admin/tenants`` takes it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tenants: list[TenantIn] = Field(..., min_length=1, max_length=MAX_BULK_TENANTS)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> TenantsIn:
+        seen: dict[str, int] = {}
+        for i, t in enumerate(self.tenants):
+            if t.tenant_id in seen:
+                raise ValueError(f"tenants.{i}.tenant_id {t.tenant_id!r} is also tenants.{seen[t.tenant_id]}")
+            seen[t.tenant_id] = i
+        return self
+
+
+class TenantsCreated(BaseModel):
+    created: list[str] = Field(..., description="the ids created, in the request's order")
+    existing: list[str] = Field(..., description="ids that were already tenants (left as they were)")
+    erasing: list[str] = Field(..., description="ids still being erased: create them one by one after the erase")
+
+
+@router.post("/tenants/bulk", status_code=status.HTTP_200_OK)
+def create_tenants(body: TenantsIn, state: StateDep, _: AdminDep) -> TenantsCreated:
+    """Create up to 1,000 tenants in one request (one engine round trip, and one for the audit):
+    a 422 naming ``tenants.N.tenant_id`` creates none; an existing id is listed, not an error."""
+    out = state.keys.create_tenants([(t.tenant_id, t.name) for t in body.tenants])
+    state.audit.record_many("tenant.create", out["created"], detail={"bulk": True})
+    return TenantsCreated(**out)
+
+
 @router.get("/tenants")
-def list_tenants(state: StateDep, _: AdminDep) -> list[TenantOut]:
-    return [TenantOut(**t) for t in state.keys.list_tenants()]
+def list_tenants(
+    response: Response,
+    state: StateDep,
+    _: AdminDep,
+    limit: int = Query(1000, ge=1, le=1000, description="tenants a page"),
+    after: str | None = Query(None, max_length=64, description="the last tenant id of the previous page"),
+) -> list[TenantOut]:
+    """The tenants in id order, a page at a time: when the page is full, the ``X-Next-After``
+    header holds the id to send as ``after`` for the next one (none: the last page)."""
+    page = [TenantOut(**t) for t in state.keys.list_tenants(limit, after)]
+    if len(page) == limit:
+        response.headers[NEXT_AFTER] = page[-1].tenant_id
+    return page
 
 
 @router.delete("/tenants/{tenant_id}")
