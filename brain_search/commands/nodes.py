@@ -276,6 +276,32 @@ def tenant_rate_limit(
     console.print(f"tenant {tenant_id}: {r['requests_per_s']:g} requests/s, burst {r['burst']} per key")
 
 
+@tenants_app.command("usage")
+def tenant_usage(
+    tenant_id: str = typer.Argument(None, help="one tenant (default: every tenant, the largest first)"),
+    by_user: bool = typer.Option(False, "--by-user", help="a row per user of the tenant"),
+    days: int = typer.Option(7, "--days", min=1, help="the window of writes and recalls"),
+    limit: int = typer.Option(100, "--limit", min=1, help="rows at most"),
+    url: str = URL_OPT,
+    admin_key: str = ADMIN_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Memories held, written and recalls made over the last --days, per tenant or per user."""
+    params: dict[str, Any] = {"days": days, "limit": limit, "by_user": by_user}
+    if tenant_id:
+        params["tenant"] = tenant_id
+    out = _admin(url, admin_key).call("GET", "/v1/admin/usage", params=params)
+    if as_json:
+        typer.echo(json.dumps(out, indent=2))
+        return
+    console.print(
+        f"{'user' if by_user else 'tenant':24} memories  written  recalls   (last {days} days)", highlight=False
+    )
+    for r in out["rows"]:
+        who = (r["user_id"] or "(shared)") if by_user else r["tenant_id"]
+        console.print(f"{who:24} {r['memories']:>8} {r['written']:>8} {r['recalls']:>8}", highlight=False)
+
+
 @tenants_app.command("audit")
 def tenant_audit(
     tenant_id: str = typer.Argument(None), limit: int = 100, url: str = URL_OPT, admin_key: str = ADMIN_OPT

@@ -10,11 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from brain_search.api.deps import AdminDep, StateDep
 from brain_search.api.state import AppState
+from brain_search.errors import InvalidInput
 from brain_search.models.inputs import EngineTime
 from brain_search.models.memory import OwnerId
 from brain_search.tenancy.audit import tenant_hash
 from brain_search.tenancy.auth import TenantErasing
 from brain_search.tenancy.erase import erase_tenant, finish_erase
+from brain_search.tenancy.usage import Usage, usage
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
 MAX_BULK_TENANTS = 1000
@@ -240,6 +242,26 @@ def list_keys(tenant_id: str, state: StateDep, _: AdminDep, user_id: str | None 
 def revoke_key(key_id: str, state: StateDep, _: AdminDep) -> None:
     tenant = state.keys.revoke_key(key_id)
     state.audit.record("key.revoke", tenant, key_id)
+
+
+@router.get("/usage")
+def usage_report(
+    state: StateDep,
+    _: AdminDep,
+    tenant: str | None = Query(
+        None, max_length=64, description="one tenant (default: every tenant, the largest first)"
+    ),
+    by_user: bool = Query(False, description="with tenant: a row per user (null: the shared memories)"),
+    days: int = Query(7, ge=1, le=3650, description="the window of `written` and `recalls`"),
+    limit: int = Query(100, ge=1, le=10_000, description="rows at most"),
+) -> Usage:
+    """Usage per tenant, or per user of one tenant: memories held now, those written within the
+    window and still held, and recalls made within it (as kept for feedback)."""
+    if by_user and tenant is None:
+        raise InvalidInput("by_user", "give the tenant whose users to list (tenant=...)")
+    if tenant is not None:
+        state.keys.get_tenant(tenant)  # 404 for an unknown tenant
+    return usage(state.client, state.settings, tenant_id=tenant, by_user=by_user, days=days, limit=limit)
 
 
 @router.get("/audit")
