@@ -175,6 +175,7 @@ class Settings(BaseSettings):
     # HMAC keys of ingest jobs (ingest/signing.py), a comma list: the first signs, any verifies
     job_signing_keys: SecretStr | None = None
     mcp_tenant: str | None = None  # the tenant of the stdio MCP server
+    mcp_user_id: str | None = None  # the one user of it the stdio MCP server acts for (none: the whole tenant)
 
     # --- ingestion (request limits) ---------------------------------------------------------
     ingest_max_batch: int = 1000  # memories per POST /v1/memories

@@ -6,6 +6,7 @@ BrainSearchError
 ├── Conflict              the request is valid but the current state refuses it (HTTP 409)
 ├── PreconditionFailed    If-Match names a version that is no longer the stored one (HTTP 412)
 ├── Unauthorized          missing, unknown or revoked key (HTTP 401)
+├── Forbidden             a valid key asking past what it may: another user, a write on a read-only key (HTTP 403)
 ├── StoreUnavailable      OpenSearch cannot be reached or answered with a server error (HTTP 503)
 └── SetupError            the local stack cannot be obtained or started (CLI message, exit 1)
 """
@@ -58,6 +59,16 @@ class PreconditionFailed(BrainSearchError):
 
 class Unauthorized(BrainSearchError):
     pass
+
+
+class Forbidden(BrainSearchError):
+    """A valid key that may not do this: a key held to one user naming another user, or a
+    read-only key writing. ``field``: the request field that asked for it."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
 
 
 class RateLimited(BrainSearchError):

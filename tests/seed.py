@@ -25,6 +25,8 @@ class Mem:
     timestamp: datetime | None = None
     source: str = "conversation"
     conversation_id: str | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
 
 
 def seed_memories(client: OpenSearch, settings: Settings, embedder: Embedder, mems: Sequence[Mem]) -> None:
@@ -44,6 +46,8 @@ def seed_memories(client: OpenSearch, settings: Settings, embedder: Embedder, me
                 timestamp=m.timestamp,
                 source=m.source,
                 conversation_id=m.conversation_id,
+                user_id=m.user_id,
+                agent_id=m.agent_id,
             ),
         }
         for m, vec in zip(mems, vectors, strict=True)

@@ -16,7 +16,7 @@ from brain_search.api.deps import api_key_from_headers, check_rate_limit
 from brain_search.api.errors import install_error_handlers, rate_limited_response, unauthorized_response
 from brain_search.api.limits import RequestLimits
 from brain_search.api.metrics import HttpMetrics
-from brain_search.api.routes import admin, feedback, health, memories, nodes, page, recall, versions
+from brain_search.api.routes import admin, feedback, health, memories, nodes, page, recall, users, versions
 from brain_search.api.state import AppState
 from brain_search.api.unfinished import Unfinished
 from brain_search.config import Settings, load_settings
@@ -34,6 +34,7 @@ from brain_search.store.client import make_client
 from brain_search.store.indices import ensure_indices
 from brain_search.tenancy.audit import AuditLog
 from brain_search.tenancy.auth import KeyStore
+from brain_search.tenancy.caller import Caller
 from brain_search.tenancy.ratelimit import RateLimiter
 
 # Routers of the service, in order. A request is matched against the routes one by one, so the
@@ -47,6 +48,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     versions.router,  # before memories: `/memories/{id}/history` ahead of `/memories/{id:path}`
     memories.router,
     nodes.router,
+    users.router,
 )
 
 
@@ -67,7 +69,7 @@ def build_state(settings: Settings) -> AppState:
     retriever = Retriever(client, settings, query_cache, graph)
     retriever.warm_up()  # the first user's recall does not pay for lazy loading
     feedback = make_feedback_service(client, settings)
-    ingest.set_forgotten(feedback.forget_memories)
+    ingest.set_forgotten(feedback.forget_memories, feedback.forget_owner)
     return AppState(
         settings=settings,
         client=client,
@@ -107,25 +109,25 @@ def _mcp_app(app: FastAPI) -> StreamableHTTPSessionManager:
         state: AppState = app.state.brain
         return state.recall(tenant, req)
 
-    async def tenant_fn(request: Any) -> str:
+    async def caller_fn(request: Any) -> Caller:
         headers = getattr(request, "headers", {}) or {}
         key = api_key_from_headers(headers.get("authorization"), headers.get("x-api-key"))
-        resolved: str = await anyio.to_thread.run_sync(app.state.brain.keys.resolve, key)
+        resolved: Caller = await anyio.to_thread.run_sync(app.state.brain.keys.resolve_caller, key)
         return resolved
 
-    def remember_fn(tenant: str, args: dict[str, Any]) -> dict[str, Any]:
+    def remember_fn(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         state: AppState = app.state.brain
-        return mcp_tools(state.ingest, state.settings, state.graph)[0](tenant, args)
+        return mcp_tools(state.ingest, state.settings, state.graph)[0](caller, args)
 
-    def forget_fn(tenant: str, args: dict[str, Any]) -> dict[str, Any]:
+    def forget_fn(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         state: AppState = app.state.brain
-        return mcp_tools(state.ingest, state.settings, state.graph)[1](tenant, args)
+        return mcp_tools(state.ingest, state.settings, state.graph)[1](caller, args)
 
-    def feedback_fn(tenant: str, args: dict[str, Any]) -> dict[str, Any]:
+    def feedback_fn(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         state: AppState = app.state.brain
-        return feedback_tool(state.feedback)(tenant, args)
+        return feedback_tool(state.feedback)(caller, args)
 
-    server = build_server(recall_fn, tenant_fn, remember_fn, forget_fn, feedback_fn)
+    server = build_server(recall_fn, caller_fn, remember_fn, forget_fn, feedback_fn)
     manager = StreamableHTTPSessionManager(server, stateless=True, json_response=True)
 
     async def handle(scope: Any, receive: Any, send: Any) -> None:
@@ -146,10 +148,10 @@ def create_app(settings: Settings | None = None, state: AppState | None = None) 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.brain = state or build_state(settings or load_settings())
         app.state.brain.metrics.bind(app.state.brain.ingest, app.state.brain.feedback)
-        app.state.brain.ingest.set_forgotten(app.state.brain.feedback.forget_memories)
+        brain = app.state.brain
+        brain.ingest.set_forgotten(brain.feedback.forget_memories, brain.feedback.forget_owner)
         anyio.to_thread.current_default_thread_limiter().total_tokens = app.state.brain.settings.api_threads
         # forgets and erases another API left half done (killed, restarted) are finished here
-        brain = app.state.brain
         unfinished = Unfinished(brain.client, brain.settings, brain.ingest.forgetter).start()
         async with mcp_manager.run():
             yield

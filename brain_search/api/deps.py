@@ -17,6 +17,7 @@ from brain_search.api.state import AppState
 from brain_search.config import Settings
 from brain_search.errors import NotFound, Unauthorized
 from brain_search.tenancy.auth import api_key_from_headers, hash_key
+from brain_search.tenancy.caller import Caller
 
 
 async def get_state(request: Request) -> AppState:
@@ -39,19 +40,43 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 ClientDep = Annotated[OpenSearch, Depends(get_client)]
 
 
-async def get_tenant(
+async def get_caller(
     state: StateDep,
     authorization: Annotated[str | None, Header()] = None,
     x_api_key: Annotated[str | None, Header()] = None,
-) -> str:
-    """The caller's tenant, from its API key (`Authorization: Bearer <key>` or `X-API-Key`):
-    from the key cache when it holds the key, else looked up in a worker thread."""
+) -> Caller:
+    """The caller, from its API key (`Authorization: Bearer <key>` or `X-API-Key`): its tenant,
+    and its user for a key held to one (``tenancy/caller.py``); from the key cache when it holds
+    the key, else looked up in a worker thread."""
     key = api_key_from_headers(authorization, x_api_key)
-    tenant = state.keys.cached(key)
-    if tenant is None:
-        tenant = await anyio.to_thread.run_sync(state.keys.resolve, key)
-    await check_rate_limit(state, tenant, key)
-    return tenant
+    caller = state.keys.cached_caller(key)
+    if caller is None:
+        caller = await anyio.to_thread.run_sync(state.keys.resolve_caller, key)
+    await check_rate_limit(state, caller.tenant_id, key)
+    return caller
+
+
+CallerDep = Annotated[Caller, Depends(get_caller)]
+
+
+async def get_tenant(caller: CallerDep) -> str:
+    """The caller's tenant (routes of the whole tenant's objects: tasks, nodes read)."""
+    return caller.tenant_id
+
+
+async def get_writer(caller: CallerDep) -> Caller:
+    """A caller that may write (403 for a read-only key)."""
+    return caller.writer()
+
+
+async def get_organisation(caller: CallerDep) -> str:
+    """The tenant of the organisation's writing key (403 for a key held to one user, or read-only):
+    what reaches past one user (the knowledge graph's changes, keys of users)."""
+    return caller.organisation("this route").tenant_id
+
+
+WriterDep = Annotated[Caller, Depends(get_writer)]
+OrganisationDep = Annotated[str, Depends(get_organisation)]
 
 
 async def check_rate_limit(state: AppState, tenant: str, key: str | None) -> None:

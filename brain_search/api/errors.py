@@ -18,6 +18,7 @@ from brain_search.errors import (
     ECHO_CHARS,
     MESSAGE_CHARS,
     Conflict,
+    Forbidden,
     InvalidInput,
     NotFound,
     PreconditionFailed,
@@ -148,6 +149,10 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Unauthorized)
     async def _unauthorized(_: Request, exc: Unauthorized) -> JSONResponse:
         return unauthorized_response(exc)
+
+    @app.exception_handler(Forbidden)
+    async def _forbidden(_: Request, exc: Forbidden) -> JSONResponse:
+        return JSONResponse({"detail": str(exc), "field": exc.field}, status_code=403)
 
     @app.exception_handler(RateLimited)
     async def _rate_limited(request: Request, exc: RateLimited) -> JSONResponse:

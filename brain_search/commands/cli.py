@@ -21,6 +21,7 @@ from brain_search.commands import (
     serve,
     stack,
     tenant_index,
+    users,
 )
 from brain_search.commands.common import old_spelling
 
@@ -50,6 +51,7 @@ app.add_typer(gateway.indices_app, name="indices")
 nodes.register(app)
 memories.register(app)
 feedback.register(app)
+users.register(app)
 
 
 def _plugins() -> None:

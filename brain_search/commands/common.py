@@ -11,6 +11,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import typer
 from rich.console import Console
 
@@ -65,6 +66,21 @@ TIME_OPT = typer.Option(
 CONVERSATION_OPT = typer.Option(None, "--conversation", help="conversation id")
 SOURCE_OPT = typer.Option(None, "--source", help="where it comes from (e.g. chat, notes)")
 CREATE_NODES_OPT = typer.Option(False, "--create-nodes", help="create the --node path if it does not exist")
+USER_OPT = typer.Option(
+    None, "--user", help="the user inside your organisation (a user's key: its own; default: every user)"
+)
+AGENT_OPT = typer.Option(None, "--agent", help="the agent (optional)")
+SHARED_OPT = typer.Option(
+    False, "--include-shared", help="with --user: also the organisation's shared memories (those with no user)"
+)
+OWNER_FLAGS = {"user_id": "--user", "agent_id": "--agent", "include_shared": "--include-shared"}
+
+
+def owner(user: str | None, agent: str | None, include_shared: bool = False) -> dict[str, Any]:
+    """The query parameters or body fields of a user scope the options name (the others left out)."""
+    named: dict[str, Any] = {"user_id": user, "agent_id": agent, "include_shared": include_shared or None}
+    return {k: v for k, v in named.items() if v is not None}
+
 
 # the API's words for an option, and the CLI's for the same thing
 CLI_WORDS = (
@@ -72,7 +88,14 @@ CLI_WORDS = (
     (re.compile(r"(^|; )all: (.*?)send `all: true`"), r"\1\2pass --all"),  # forget without a filter
 )
 # a memory's fields and the options that set them (`remember`, `memories update` / `patch`)
-FIELD_FLAGS = {"node_id": "--node", "timestamp": "--time", "conversation_id": "--conversation", "source": "--source"}
+FIELD_FLAGS = {
+    "node_id": "--node",
+    "timestamp": "--time",
+    "conversation_id": "--conversation",
+    "source": "--source",
+    "user_id": "--user",
+    "agent_id": "--agent",
+}
 
 
 def in_cli_words(message: str, flags: dict[str, str] | None = None) -> str:
@@ -105,6 +128,11 @@ class Api:
         self.flags = flags
 
     def call(self, method: str, path: str, **kw: Any) -> Any:
+        r = self.response(method, path, **kw)
+        return r.json() if r.content else None
+
+    def response(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        """The API's answer (its headers with it), or the error as one line and an exit code."""
         from brain_search.models.inputs import json_problem
 
         problem = json_problem(kw.get("json"), max_depth=1_000_000) if kw.get("json") is not None else None
@@ -114,7 +142,7 @@ class Api:
             console.print(f"[bold red]error:[/bold red] {message}", highlight=False)
             raise typer.Exit(2)
         try:
-            return self.client.call(method, path, **kw)
+            return self.client.request(method, path, **kw)
         except ApiUnavailable as exc:
             console.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
             raise typer.Exit(1) from None

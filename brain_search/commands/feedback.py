@@ -11,11 +11,11 @@ from urllib.parse import quote
 import typer
 from rich.table import Table
 
-from brain_search.commands.common import JSON_OPT, KEY_OPT, URL_OPT, Api, console
+from brain_search.commands.common import JSON_OPT, KEY_OPT, OWNER_FLAGS, URL_OPT, USER_OPT, Api, console, owner
 
 feedback_app = typer.Typer(help="Rate what a recall returned, and see your tenant's satisfaction.")
 # the API's field, and the flag of `rate` that sets it
-FLAGS = {"rating": "--rating", r"results\.\d+\.memory_id": "--relevant / --not-relevant"}
+FLAGS = {"rating": "--rating", r"results\.\d+\.memory_id": "--relevant / --not-relevant", **OWNER_FLAGS}
 
 
 def register(app: typer.Typer) -> None:
@@ -28,6 +28,7 @@ def rate(
     rating: int = typer.Option(None, "--rating", "-r", help="the recall as a whole, 1 (useless) … 5 (exactly right)"),
     relevant: list[str] = typer.Option(None, "--relevant", "-y", help="a result's id that was relevant (repeat)"),
     not_relevant: list[str] = typer.Option(None, "--not-relevant", "-n", help="a result's id that was not (repeat)"),
+    user: str = USER_OPT,
     url: str = URL_OPT,
     key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
@@ -38,7 +39,8 @@ def rate(
     body: dict[str, Any] = {"results": marks}
     if rating is not None:
         body["rating"] = rating
-    answer = Api(url, key, flags=FLAGS).call("POST", f"/v1/recall/{quote(recall_id, safe='')}/feedback", json=body)
+    path = f"/v1/recall/{quote(recall_id, safe='')}/feedback"
+    answer = Api(url, key, flags=FLAGS).call("POST", path, json=body, params=owner(user, None))
     if as_json:
         typer.echo(json.dumps(answer, indent=2))
         return
@@ -57,14 +59,15 @@ def _share(s: dict[str, Any]) -> str:
 @feedback_app.command("summary")
 def summary(
     days: int = typer.Option(None, "--days", help="the last this many days (default: all that is kept)"),
+    user: str = USER_OPT,
     url: str = URL_OPT,
     key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Mean rating with its 95 % interval, the share of results marked relevant by tier and by
     intent, and the worst-rated recent queries."""
-    params = {"days": days} if days else None
-    s = Api(url, key).call("GET", "/v1/feedback/summary", params=params)
+    params = {**({"days": days} if days else {}), **owner(user, None)}
+    s = Api(url, key, flags=OWNER_FLAGS).call("GET", "/v1/feedback/summary", params=params or None)
     if as_json:
         typer.echo(json.dumps(s, indent=2))
         return

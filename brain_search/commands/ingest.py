@@ -4,8 +4,11 @@ in-process, with a progress bar and a summary."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -13,6 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from brain_search.commands.common import in_cli_words
+
+if TYPE_CHECKING:
+    from brain_search.ingest.sources import SourceRecord
 
 console = Console(stderr=True)
 
@@ -42,6 +48,8 @@ def ingest(
     chunk: bool = typer.Option(False, help="split content longer than the chunk size into overlapping memories"),
     refresh: bool = typer.Option(False, help="each task completes once its memories are searchable"),
     create_nodes: bool = typer.Option(None, help="create unknown nodes named by label (default: on for LoCoMo)"),
+    user: str = typer.Option(None, "--user", help="the user of each memory that names none (a user's key: its own)"),
+    agent: str = typer.Option(None, "--agent", help="the agent of each memory that names none"),
 ) -> None:
     """Ingest memories; prints throughput and failures. Exit code 1 when any memory failed."""
     from brain_search.commands.ingest_runner import ApiSubmitter, InProcessSubmitter, Submitter, run_ingest
@@ -66,6 +74,8 @@ def ingest(
         path = Path(file)
         total = _count_lines(path)
         records = read_jsonl_file(path)
+    if user or agent:
+        records = with_owner(records, user, agent)
 
     try:
         submitter: Submitter
@@ -122,9 +132,10 @@ def import_memories(
     api_key: str = typer.Option(None, envvar="BRAIN_API_KEY", help="the tenant's API key (API mode)"),
     tenant: str = typer.Option(None, help="in-process: the tenant to write to"),
     refresh: bool = typer.Option(True, help="each task completes once its memories are searchable"),
+    user: str = typer.Option(None, "--user", help="the user of each memory that names none"),
 ) -> None:
-    """Read memories written by `brain-search export` back (same ids, fields and nodes, created as
-    needed): `ingest` for JSON Lines with `--create-nodes`."""
+    """Read memories written by `brain-search export` back (same ids, fields, users and nodes,
+    created as needed): `ingest` for JSON Lines with `--create-nodes`."""
     ingest(
         file=file,
         fmt=Format.jsonl,
@@ -138,4 +149,16 @@ def import_memories(
         chunk=False,
         refresh=refresh,
         create_nodes=True,
+        user=user,
+        agent=None,  # type: ignore[arg-type]
     )
+
+
+def with_owner(records: Iterable[SourceRecord], user: str | None, agent: str | None) -> Iterator[SourceRecord]:
+    """Each record's memory with ``user`` / ``agent`` where it names none (its own wins)."""
+    for rec in records:
+        if rec.memory is None:
+            yield rec
+            continue
+        update = {"user_id": rec.memory.user_id or user, "agent_id": rec.memory.agent_id or agent}
+        yield replace(rec, memory=rec.memory.model_copy(update=update))

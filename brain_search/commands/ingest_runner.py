@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from brain_search.commands.client import ApiError, ApiUnavailable, BrainClient
 from brain_search.config import Settings
-from brain_search.errors import BrainSearchError, InvalidInput, NotFound, SetupError
+from brain_search.errors import BrainSearchError, Conflict, InvalidInput, NotFound, SetupError
 from brain_search.ingest.models import IngestOptions, IngestRequest, MemoryIn, TaskState, TaskStatus
 from brain_search.ingest.sources import SourceRecord
 from brain_search.tenancy.auth import KeyStore, validate_tenant_id
@@ -176,11 +176,12 @@ class ApiSubmitter:
 
     @staticmethod
     def _guard(fn: Callable[[], T]) -> T:
-        """A 422 is the record's fault (``Rejected``); anything else stops the run."""
+        """A 422 (a field) or a 409 (a memory id stored for another user) is the record's fault
+        (``Rejected``); anything else stops the run."""
         try:
             return fn()
         except ApiError as exc:
-            if exc.status == 422:
+            if exc.status in (409, 422):
                 raise Rejected(exc.detail) from None
             raise SetupError(str(exc)) from None
         except ApiUnavailable as exc:
@@ -245,6 +246,8 @@ class InProcessSubmitter:
             raise Rejected(f"{exc.field}: {exc.reason}") from None
         except ValidationError as exc:  # the earlier versions a line carries
             raise Rejected("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:3])) from None
+        except Conflict as exc:
+            raise Rejected(exc.reason) from None
         return tenant, accepted.task_id
 
     def status(self, tenant_id: str, task_id: str) -> TaskStatus:

@@ -1,4 +1,5 @@
-"""CLI: `brain-search mcp` runs the MCP server over stdio (tenant from BRAIN_MCP_TENANT)."""
+"""CLI: `brain-search mcp` runs the MCP server over stdio (tenant from BRAIN_MCP_TENANT; held to
+one user of it with BRAIN_MCP_USER_ID / --user, as a user's key is over HTTP)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import typer
 
 def mcp(
     tenant: str = typer.Option(None, help="tenant whose memories are searched (default: BRAIN_MCP_TENANT)"),
+    user: str = typer.Option(
+        None, "--user", help="act for this user of the tenant only (default: BRAIN_MCP_USER_ID; none: every user)"
+    ),
 ) -> None:
     """Serve the MCP tools `brain_recall`, `brain_remember`, `brain_forget` and `brain_feedback` over stdio. (Over HTTP
     they are served by `serve` at /mcp/.)"""
@@ -17,7 +21,7 @@ def mcp(
 
     from brain_search.api.app import build_state
     from brain_search.config import load_settings
-    from brain_search.mcp.server import build_server, run_stdio, static_tenant
+    from brain_search.mcp.server import build_server, run_stdio, static_caller
     from brain_search.mcp.tools import feedback_tool, mcp_tools
     from brain_search.models import RecallRequest, RecallResponse
 
@@ -31,7 +35,8 @@ def mcp(
 
     remember_fn, forget_fn = mcp_tools(state.ingest, settings, state.graph)
     feedback_fn = feedback_tool(state.feedback)
-    server = build_server(recall_fn, static_tenant(tenant or settings.mcp_tenant), remember_fn, forget_fn, feedback_fn)
+    caller = static_caller(tenant or settings.mcp_tenant, user or settings.mcp_user_id)
+    server = build_server(recall_fn, caller, remember_fn, forget_fn, feedback_fn)
     try:
         anyio.run(run_stdio, server)
     finally:

@@ -13,20 +13,25 @@ from urllib.parse import quote
 import typer
 
 from brain_search.commands.common import (
+    AGENT_OPT,
     CONVERSATION_OPT,
     CREATE_NODES_OPT,
     FIELD_FLAGS,
     JSON_OPT,
     KEY_OPT,
     NODE_OPT,
+    OWNER_FLAGS,
+    SHARED_OPT,
     SOURCE_OPT,
     TIME_OPT,
     URL_OPT,
+    USER_OPT,
     Api,
     console,
     fields,
     iso_time,
     iso_until,
+    owner,
 )
 from brain_search.models.memory import EXPORTED_FIELDS
 
@@ -52,7 +57,8 @@ def _show(body: Any, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(body, indent=2))
         return
-    for key in ("memory_id", "version", "content", "node_path", "timestamp", "source", "conversation_id", "metadata"):
+    shown = ("memory_id", "version", "content", "node_path", "timestamp", "source", "conversation_id", "user_id")
+    for key in (*shown, "agent_id", "metadata"):
         if body.get(key) is not None:
             console.print(f"[bold]{key}[/bold]: {body[key]}", highlight=False)
 
@@ -68,12 +74,16 @@ def list_memories(
     ),
     limit: int = typer.Option(20, "--limit", min=1, max=1000, help="memories a page"),
     cursor: str = typer.Option(None, "--cursor", help="the next page: the cursor the last page printed"),
+    user: str = USER_OPT,
+    agent: str = AGENT_OPT,
+    include_shared: bool = SHARED_OPT,
     url: str = URL_OPT,
     key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
-    """List your memories in id order, a page at a time: each with its full id (what get, update
-    and delete take), date, node and a cut of its text; then the command for the next page."""
+    """List your memories (--user: one user's) in id order, a page at a time: each with its full
+    id (what get, update and delete take), date, node and a cut of its text; then the command for
+    the next page."""
     from brain_search.commands.render import short_date, snippet
 
     params = {
@@ -84,8 +94,10 @@ def list_memories(
         "until": until,
         "limit": limit,
         "cursor": cursor,
+        **owner(user, agent, include_shared),
     }
     flags = {"node": "--node", "since": "--since", "until": "--until", "limit": "--limit", "cursor": "--cursor"}
+    flags |= OWNER_FLAGS
     page = Api(url, key, flags=flags).call("GET", "/v1/memories", params={k: v for k, v in params.items() if v})
     if as_json:
         typer.echo(json.dumps(page, indent=2))
@@ -103,9 +115,18 @@ def list_memories(
 
 
 @memories_app.command("get")
-def get(memory_id: str, url: str = URL_OPT, key: str = KEY_OPT, as_json: bool = JSON_OPT) -> None:
-    """Show one memory and its version."""
-    _show(Api(url, key).call("GET", _path(memory_id)), as_json)
+def get(
+    memory_id: str,
+    user: str = USER_OPT,
+    agent: str = AGENT_OPT,
+    include_shared: bool = SHARED_OPT,
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Show one memory and its version (--user: only if it is that user's)."""
+    params = owner(user, agent, include_shared)
+    _show(Api(url, key, flags=OWNER_FLAGS).call("GET", _path(memory_id), params=params), as_json)
 
 
 @memories_app.command("update")
@@ -122,6 +143,8 @@ def update(
     ),
     if_match: str = IF_MATCH_OPT,
     wait: bool = typer.Option(True, help="wait until the new version is stored and searchable"),
+    user: str = USER_OPT,
+    agent: str = AGENT_OPT,
     url: str = URL_OPT,
     key: str = KEY_OPT,
 ) -> None:
@@ -131,7 +154,8 @@ def update(
     body = {"content": content, **fields(node, when, conversation, source), "refresh": wait}
     if create_nodes:
         body["create_nodes"] = True
-    accepted = api.call("PUT" if replace else "PATCH", _path(memory_id), json=body, headers=_if_match(if_match))
+    method, params = "PUT" if replace else "PATCH", owner(user, agent)
+    accepted = api.call(method, _path(memory_id), json=body, params=params, headers=_if_match(if_match))
     if wait:
         api.stored(accepted["task_id"])
     console.print(f"{memory_id}: version {accepted['version']} ({'stored' if wait else 'queued'})")
@@ -147,11 +171,14 @@ def patch(
     metadata: str = typer.Option(None, "--metadata", help="a JSON object (replaces the metadata)"),
     create_nodes: bool = CREATE_NODES_OPT,
     if_match: str = IF_MATCH_OPT,
+    user: str = USER_OPT,
+    agent: str = AGENT_OPT,
     url: str = URL_OPT,
     key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
-    """Change fields of a memory at once, keeping its text and vector (the text: `update`)."""
+    """Change fields of a memory at once, keeping its text and vector (the text: `update`); its
+    user and agent stay."""
     body = fields(node, when, conversation, source)
     if create_nodes:
         body["create_nodes"] = True
@@ -162,13 +189,23 @@ def patch(
             console.print(f"[bold red]error:[/bold red] --metadata is not JSON: {exc}")
             raise typer.Exit(2) from None
     api = Api(url, key, flags=FIELD_FLAGS)
-    _show(api.call("PATCH", _path(memory_id), json=body, headers=_if_match(if_match)), as_json)
+    params = owner(user, agent)
+    _show(api.call("PATCH", _path(memory_id), json=body, params=params, headers=_if_match(if_match)), as_json)
 
 
 @memories_app.command("history")
-def history(memory_id: str, url: str = URL_OPT, key: str = KEY_OPT, as_json: bool = JSON_OPT) -> None:
+def history(
+    memory_id: str,
+    user: str = USER_OPT,
+    agent: str = AGENT_OPT,
+    include_shared: bool = SHARED_OPT,
+    url: str = URL_OPT,
+    key: str = KEY_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
     """The versions PUT and PATCH replaced, newest first."""
-    body = Api(url, key).call("GET", _path(memory_id, "/history"))
+    params = owner(user, agent, include_shared)
+    body = Api(url, key, flags=OWNER_FLAGS).call("GET", _path(memory_id, "/history"), params=params)
     if as_json:
         typer.echo(json.dumps(body, indent=2))
         return
@@ -179,9 +216,11 @@ def history(memory_id: str, url: str = URL_OPT, key: str = KEY_OPT, as_json: boo
 
 
 @memories_app.command("delete")
-def delete(memory_id: str, url: str = URL_OPT, key: str = KEY_OPT) -> None:
-    """Delete a memory (its pieces, dead letters and history too)."""
-    Api(url, key).call("DELETE", _path(memory_id))
+def delete(
+    memory_id: str, user: str = USER_OPT, agent: str = AGENT_OPT, url: str = URL_OPT, key: str = KEY_OPT
+) -> None:
+    """Delete a memory (its pieces, dead letters and history too); --user: only if it is theirs."""
+    Api(url, key, flags=OWNER_FLAGS).call("DELETE", _path(memory_id), params=owner(user, agent))
     console.print(f"{memory_id}: deleted")
 
 
@@ -205,14 +244,17 @@ def export(
     node: str = typer.Option(None, "--node", help="only this node's subtree (id or label path)"),
     conversation: str = typer.Option(None, "--conversation"),
     source: str = typer.Option(None, "--source"),
+    user: str = typer.Option(None, "--user", help="only this user's memories (a user's key: its own, always)"),
+    agent: str = AGENT_OPT,
+    include_shared: bool = SHARED_OPT,
     url: str = URL_OPT,
     key: str = KEY_OPT,
 ) -> None:
-    """Write the tenant's memories (or those matching), each with its earlier versions, to JSON
-    Lines; `brain-search import` reads them back."""
+    """Write the tenant's memories (or those matching: --user for one user's) to JSON Lines, each
+    with its user and agent and its earlier versions; `brain-search import` reads them back."""
     import sys
 
-    api = Api(url, key)
+    api = Api(url, key, flags=OWNER_FLAGS)
     params: dict[str, Any] = {
         "node": node,
         "conversation_id": conversation,
@@ -220,6 +262,7 @@ def export(
         "limit": 1000,
         "history": "true",
     }
+    params |= owner(user, agent, include_shared)
     params = {k: v for k, v in params.items() if v is not None}
     written = 0
     fh = sys.stdout if out == "-" else open(out, "w", encoding="utf-8")  # noqa: SIM115 - closed below
@@ -249,7 +292,9 @@ def forget(
     source: str = typer.Option(None, "--source"),
     since: str = typer.Option(None, "--since", callback=iso_time, help="ISO 8601"),
     until: str = typer.Option(None, "--until", callback=iso_until, help="ISO 8601 (a date alone: to its end)"),
-    everything: bool = typer.Option(False, "--all", help="required to forget every memory of the tenant"),
+    everything: bool = typer.Option(False, "--all", help="required to forget every memory of the tenant (or --user)"),
+    user: str = typer.Option(None, "--user", help="only this user's memories (with --all: the user's every trace)"),
+    agent: str = AGENT_OPT,
     wait: bool = typer.Option(True, help="wait for the task and print its counts"),
     url: str = URL_OPT,
     key: str = KEY_OPT,
@@ -257,7 +302,7 @@ def forget(
 ) -> None:
     """Forget every memory matching the filters (with their pieces, history and dead letters)."""
     flags = {"conversation_id": "--conversation", "node": "--node", "source": "--source"}
-    api = Api(url, key, flags={**flags, "since": "--since", "until": "--until"})
+    api = Api(url, key, flags={**flags, **OWNER_FLAGS, "since": "--since", "until": "--until"})
     body: dict[str, Any] = {
         "conversation_id": conversation,
         "node": node,
@@ -265,17 +310,22 @@ def forget(
         "since": since,
         "until": until,
         "all": everything or None,
+        **owner(user, agent),
     }
     status = api.call("POST", "/v1/forget", json={k: v for k, v in body.items() if v is not None})
+    follow_forget(api, status, wait, as_json)
+
+
+def follow_forget(api: Api, status: dict[str, Any], wait: bool, as_json: bool) -> None:
+    """Wait for a forget task (``wait``) and print what it removed; exit 1 when it failed."""
     while wait and status["state"] == "running":
         time.sleep(0.3)
         status = api.call("GET", f"/v1/forget/{status['task_id']}")
     if as_json:
         typer.echo(json.dumps(status, indent=2))
         return
-    counts = ", ".join(
-        f"{status[k]} {k.replace('_', ' ')}" for k in ("memories", "history", "dead_letters", "task_records")
-    )
+    kinds = ("memories", "history", "dead_letters", "task_records", "feedback")
+    counts = ", ".join(f"{status[k]} {k.replace('_', ' ')}" for k in kinds if k in status)
     console.print(f"{status['task_id']}: {status['state']} ({counts})", highlight=False)
     if status["state"] == "failed":
         console.print(f"[bold red]error:[/bold red] {status.get('error')}")

@@ -190,9 +190,53 @@ def tenant_create(
 
 
 @tenants_app.command("list")
-def tenant_list(url: str = URL_OPT, admin_key: str = ADMIN_OPT) -> None:
-    for t in _admin(url, admin_key).call("GET", "/v1/admin/tenants"):
-        console.print(f"{t['tenant_id']}\t{t['name']}\t{t['created_at']}", highlight=False)
+def tenant_list(
+    limit: int = typer.Option(1000, "--limit", min=1, max=1000, help="tenants a request"),
+    after: str = typer.Option(None, "--after", help="start after this tenant id"),
+    url: str = URL_OPT,
+    admin_key: str = ADMIN_OPT,
+) -> None:
+    """Every tenant in id order (page after page of --limit, however many there are)."""
+    api = _admin(url, admin_key)
+    while True:
+        r = api.response("GET", "/v1/admin/tenants", params={"limit": limit, **({"after": after} if after else {})})
+        for t in r.json():
+            console.print(f"{t['tenant_id']}\t{t['name']}\t{t['created_at']}", highlight=False)
+        after = r.headers.get("X-Next-After")
+        if not after:
+            return
+
+
+@tenants_app.command("create-many")
+def tenant_create_many(
+    file: str = typer.Argument(
+        ..., help="one tenant a line: its id, then a tab and its name if it has one ('-': stdin)"
+    ),
+    url: str = URL_OPT,
+    admin_key: str = ADMIN_OPT,
+) -> None:
+    """Create many tenants, 1,000 a request; prints how many were created, already existed or are
+    still being erased."""
+    import sys
+
+    fh = sys.stdin if file == "-" else open(file, encoding="utf-8")  # noqa: SIM115 - closed below
+    try:
+        rows = [line.rstrip("\n").split("\t", 1) for line in fh if line.strip()]
+    finally:
+        if fh is not sys.stdin:
+            fh.close()
+    api = _admin(url, admin_key)
+    totals = {"created": 0, "existing": 0, "erasing": 0}
+    for start in range(0, len(rows), 1000):
+        body = {
+            "tenants": [
+                {"tenant_id": r[0].strip(), "name": r[1] if len(r) > 1 else None} for r in rows[start : start + 1000]
+            ]
+        }
+        out = api.call("POST", "/v1/admin/tenants/bulk", json=body)
+        for k in totals:
+            totals[k] += len(out[k])
+    console.print(", ".join(f"{n} {k}" for k, n in totals.items()), highlight=False)
 
 
 @tenants_app.command("key")
@@ -230,6 +274,32 @@ def tenant_rate_limit(
     body = {"requests_per_s": per_s, "burst": burst}
     r = _admin(url, admin_key).call("PUT", f"/v1/admin/tenants/{tenant_id}/rate-limit", json=body)
     console.print(f"tenant {tenant_id}: {r['requests_per_s']:g} requests/s, burst {r['burst']} per key")
+
+
+@tenants_app.command("usage")
+def tenant_usage(
+    tenant_id: str = typer.Argument(None, help="one tenant (default: every tenant, the largest first)"),
+    by_user: bool = typer.Option(False, "--by-user", help="a row per user of the tenant"),
+    days: int = typer.Option(7, "--days", min=1, help="the window of writes and recalls"),
+    limit: int = typer.Option(100, "--limit", min=1, help="rows at most"),
+    url: str = URL_OPT,
+    admin_key: str = ADMIN_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """Memories held, written and recalls made over the last --days, per tenant or per user."""
+    params: dict[str, Any] = {"days": days, "limit": limit, "by_user": by_user}
+    if tenant_id:
+        params["tenant"] = tenant_id
+    out = _admin(url, admin_key).call("GET", "/v1/admin/usage", params=params)
+    if as_json:
+        typer.echo(json.dumps(out, indent=2))
+        return
+    console.print(
+        f"{'user' if by_user else 'tenant':24} memories  written  recalls   (last {days} days)", highlight=False
+    )
+    for r in out["rows"]:
+        who = (r["user_id"] or "(shared)") if by_user else r["tenant_id"]
+        console.print(f"{who:24} {r['memories']:>8} {r['written']:>8} {r['recalls']:>8}", highlight=False)
 
 
 @tenants_app.command("audit")

@@ -18,7 +18,7 @@ from brain_search.commands.render import render_analysis, render_conversations, 
 from brain_search.models import Focus, RecallRequest, RecallResponse, ZFormula
 
 console = Console()
-RECALL_FLAGS = {"z_value": "--z"}  # request fields whose flag is not the field's name
+RECALL_FLAGS = {"z_value": "--z", "user_id": "--user", "agent_id": "--agent"}  # fields whose flag is not their name
 
 
 def _http_recall(url: str, key: str | None, req: RecallRequest) -> RecallResponse:
@@ -93,6 +93,13 @@ def recall(
     min_relevance: float = typer.Option(
         None, "--min-relevance", help="only results whose calibrated relevance (0–1) is at least this"
     ),
+    user: str = typer.Option(
+        None, "--user", help="only this user's memories (a user's key: its own, always; default: every user)"
+    ),
+    agent: str = typer.Option(None, "--agent", help="only this agent's memories"),
+    include_shared: bool = typer.Option(
+        False, "--include-shared", help="with --user: also the organisation's shared memories (those with no user)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print the raw JSON response"),
     api_url: str = typer.Option(
         None, "--api-url", envvar="BRAIN_API_URL", help=f"base URL of the API (default {common.DEFAULT_URL})"
@@ -138,6 +145,9 @@ def recall(
             expand_related=expand_related,
             strict=strict,
             min_relevance=min_relevance,
+            user_id=user,
+            agent_id=agent,
+            include_shared=include_shared,
         )
     except ValidationError as exc:
         for err in exc.errors():  # in the CLI's words: the flag, not the request field

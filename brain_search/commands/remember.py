@@ -10,6 +10,7 @@ from typing import Any
 import typer
 
 from brain_search.commands.common import (
+    AGENT_OPT,
     CONVERSATION_OPT,
     CREATE_NODES_OPT,
     FIELD_FLAGS,
@@ -19,9 +20,11 @@ from brain_search.commands.common import (
     SOURCE_OPT,
     TIME_OPT,
     URL_OPT,
+    USER_OPT,
     Api,
     console,
     fields,
+    owner,
 )
 
 
@@ -31,6 +34,8 @@ def remember(
     when: str = TIME_OPT,
     conversation: str = CONVERSATION_OPT,
     source: str = SOURCE_OPT,
+    user: str = USER_OPT,
+    agent: str = AGENT_OPT,
     memory_id: str = typer.Option(None, "--id", help="your id for it (default: derived from the text, node and time)"),
     create_nodes: bool = CREATE_NODES_OPT,
     wait: bool = typer.Option(True, help="return once the memory is searchable (--no-wait: once it is queued)"),
@@ -41,6 +46,7 @@ def remember(
     """Remember one memory: a recall finds it as soon as this returns (unless --no-wait)."""
     api = Api(url, key, flags={**FIELD_FLAGS, "memory_id": "--id"})
     body: dict[str, Any] = {"content": content, **fields(node, when, conversation, source), "refresh": wait}
+    body |= owner(user, agent)  # whose memory (a user's key: its own)
     if memory_id:
         body["memory_id"] = memory_id
     if create_nodes:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from brain_search.store.scope import UserScope, owned
+
 # forgetting memories: they and their stored pieces (``<id>#<n>``) leave the results and the
 # marks of every record that showed them
 SCRUB_SCRIPT = """
@@ -20,16 +22,17 @@ if (ctx._source.marks != null) { ctx._source.marks.removeIf(m -> gone(m.get('mem
 """
 
 
-def live(tenant_id: str) -> list[dict[str, Any]]:
-    """The tenant's records still kept (an expired one is gone for every reader, purged or not)."""
-    return [{"term": {"tenant_id": tenant_id}}, {"range": {"expires_at": {"gt": "now"}}}]
+def live(tenant_id: str, scope: UserScope | None = None) -> list[dict[str, Any]]:
+    """The tenant's records still kept (an expired one is gone for every reader, purged or not),
+    of the recalls made for ``scope``'s user."""
+    return [*owned(tenant_id, scope), {"range": {"expires_at": {"gt": "now"}}}]
 
 
-def window(tenant_id: str, days: int) -> dict[str, Any]:
-    return {"bool": {"filter": [*live(tenant_id), {"range": {"at": {"gte": f"now-{days}d"}}}]}}
+def window(tenant_id: str, days: int, scope: UserScope | None = None) -> dict[str, Any]:
+    return {"bool": {"filter": [*live(tenant_id, scope), {"range": {"at": {"gte": f"now-{days}d"}}}]}}
 
 
-def summary_body(tenant_id: str, days: int) -> dict[str, Any]:
+def summary_body(tenant_id: str, days: int, scope: UserScope | None = None) -> dict[str, Any]:
     """One search, no hits: the count, the ratings (sum and sum of squares: the interval), marks by
     tier and by intent (nested), and ratings by intent."""
     relevant = {"filter": {"term": {"marks.relevant": True}}}
@@ -37,7 +40,7 @@ def summary_body(tenant_id: str, days: int) -> dict[str, Any]:
     return {
         "size": 0,
         "track_total_hits": True,
-        "query": window(tenant_id, days),
+        "query": window(tenant_id, days, scope),
         "aggs": {
             "kept": {"value_count": {"field": "recall_id"}},
             "rating": rating,
@@ -57,9 +60,9 @@ def summary_body(tenant_id: str, days: int) -> dict[str, Any]:
     }
 
 
-def worst_body(tenant_id: str, days: int, size: int) -> dict[str, Any]:
+def worst_body(tenant_id: str, days: int, size: int, scope: UserScope | None = None) -> dict[str, Any]:
     """The lowest ratings of the window, newest first among equals."""
-    query = window(tenant_id, days)
+    query = window(tenant_id, days, scope)
     query["bool"]["filter"].append({"exists": {"field": "rating"}})
     return {
         "size": size,

@@ -59,9 +59,11 @@ def recall_record(
         }
         for i, (r, tier) in enumerate(shown(resp))
     ]
+    owner = {k: v for k, v in (("user_id", req.user_id), ("agent_id", req.agent_id)) if v is not None}
     return {
         "tenant_id": tenant_id,
         "recall_id": recall_id,
+        **owner,  # whose recall: their feedback, their summary, and forgetting them find it
         "at": at.isoformat(),
         "query": req.query,
         "intent": qa.detected_intent.value,

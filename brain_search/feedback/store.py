@@ -34,6 +34,7 @@ from brain_search.feedback.records import apply_feedback, record_doc_id, with_ex
 from brain_search.feedback.summary import parse_summary
 from brain_search.store.indices import IndexNames
 from brain_search.store.lru import bounded_put
+from brain_search.store.scope import UserScope, owned
 
 log = logging.getLogger(__name__)
 RETENTION_CACHE_S = 30.0
@@ -103,23 +104,27 @@ class FeedbackStore:
             log.warning("a recall record was not written: %s", err)
         return ok, len(failed)
 
-    def get(self, tenant_id: str, recall_id: str) -> dict[str, Any] | None:
+    def get(self, tenant_id: str, recall_id: str, scope: UserScope | None = None) -> dict[str, Any] | None:
         """The tenant's kept record of ``recall_id`` with its ``_seq_no``, or None (unknown, another
-        tenant's, or expired)."""
+        tenant's, a recall made for a user ``scope`` does not hold, or expired)."""
         r: dict[str, Any] = self.client.get(index=self.index, id=record_doc_id(tenant_id, recall_id), ignore=[404])
         src = r.get("_source") if r.get("found") else None
         if not src or src.get("tenant_id") != tenant_id or src.get("recall_id") != recall_id:
+            return None
+        if scope is not None and not scope.own().holds(src):
             return None
         if datetime.fromisoformat(src["expires_at"]) <= datetime.now(UTC):
             return None
         return r
 
-    def give(self, tenant_id: str, recall_id: str, req: FeedbackRequest) -> FeedbackAnswer:
+    def give(
+        self, tenant_id: str, recall_id: str, req: FeedbackRequest, scope: UserScope | None = None
+    ) -> FeedbackAnswer:
         """Add ``req`` to the recall's record (optimistic concurrency: two raters of one recall both
         count). NotFound for a record this tenant does not have; InvalidInput for a result that was
         not shown."""
         for _ in range(UPDATE_TRIES):
-            hit = self.get(tenant_id, recall_id)
+            hit = self.get(tenant_id, recall_id, scope)
             if hit is None:
                 raise NotFound("recall", recall_id)
             doc = hit["_source"]
@@ -142,9 +147,10 @@ class FeedbackStore:
         raise Conflict(f"recall {recall_id}: too many concurrent feedback writes; send it again")
 
     # ---------------------------------------------------------------- reading
-    def summary(self, tenant_id: str, days: int) -> FeedbackSummary:
-        r = self.client.search(index=self.index, body=queries.summary_body(tenant_id, days))
-        worst = self.client.search(index=self.index, body=queries.worst_body(tenant_id, days, WORST_QUERIES))
+    def summary(self, tenant_id: str, days: int, scope: UserScope | None = None) -> FeedbackSummary:
+        own = scope.own() if scope is not None else None
+        r = self.client.search(index=self.index, body=queries.summary_body(tenant_id, days, own))
+        worst = self.client.search(index=self.index, body=queries.worst_body(tenant_id, days, WORST_QUERIES, own))
         rows = [WorstQuery(**h["_source"]) for h in worst["hits"]["hits"]]
         return FeedbackSummary(days=days, worst=rows, **parse_summary(r["aggregations"]))
 
@@ -180,6 +186,15 @@ class FeedbackStore:
             return 0
         r = self.client.update_by_query(index=self.index, body=queries.scrub_body(tenant_id, memory_ids), params=params)
         return int(r.get("updated", 0))
+
+    def forget_owner(self, tenant_id: str, scope: UserScope) -> int:
+        """A user (or agent) forgotten: the records of the recalls made for them go (their
+        questions with them). Returns the records deleted."""
+        if scope.everyone:
+            raise ValueError("forget_owner needs a user or an agent")  # never the whole tenant by mistake
+        body = {"query": {"bool": {"filter": owned(tenant_id, scope.own())}}}
+        params = {"refresh": "true", "conflicts": "proceed"}
+        return int(self.client.delete_by_query(index=self.index, body=body, params=params).get("deleted", 0))
 
     def purge_expired(self) -> int:
         body = {"query": {"range": {"expires_at": {"lte": "now"}}}}

@@ -29,6 +29,7 @@ from brain_search.ingest.bulk import ItemOutcome, bulk_body, encode_entry
 from brain_search.ingest.models import DeadLetter, DeadLetterPage, MemoryItem
 from brain_search.ingest.retry_policy import error_fields
 from brain_search.store.indices import IndexNames
+from brain_search.store.scope import UserScope, owned
 
 
 def dead_letter_id(tenant_id: str, task_id: str, memory_id: str) -> str:
@@ -68,6 +69,9 @@ class DeadLetterStore:
             parent = (item.metadata or {}).get("chunk_of")
             if isinstance(parent, str):
                 doc["chunk_of"] = parent
+            for owner in ("user_id", "agent_id"):  # beside the payload: a user's reads and forget find it
+                if getattr(item, owner) is not None:
+                    doc[owner] = getattr(item, owner)
             action = {"index": {"_id": dead_letter_id(tenant_id, task_id, item.memory_id)}}
             entries.append(encode_entry(item.memory_id, action, doc))
         response = self.client.bulk(body=bulk_body(entries), index=self.index, params={"refresh": "wait_for"})
@@ -84,9 +88,13 @@ class DeadLetterStore:
 
     @staticmethod
     def _filters(
-        tenant_id: str, task_id: str | None = None, memory_id: str | None = None, before: datetime | None = None
+        tenant_id: str,
+        task_id: str | None = None,
+        memory_id: str | None = None,
+        before: datetime | None = None,
+        scope: UserScope | None = None,
     ) -> list[dict[str, Any]]:
-        filters: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}]
+        filters = owned(tenant_id, scope)
         if task_id:
             filters.append({"term": {"task_id": task_id}})
         if memory_id:  # the memory itself or a piece of it
@@ -98,10 +106,16 @@ class DeadLetterStore:
         return filters
 
     def purge(
-        self, tenant_id: str, task_id: str | None = None, memory_id: str | None = None, before: datetime | None = None
+        self,
+        tenant_id: str,
+        task_id: str | None = None,
+        memory_id: str | None = None,
+        before: datetime | None = None,
+        scope: UserScope | None = None,
     ) -> int:
-        """Delete a tenant's dead letters (all, or those matching); returns how many."""
-        body = {"query": {"bool": {"filter": self._filters(tenant_id, task_id, memory_id, before)}}}
+        """Delete a tenant's dead letters (all, or those matching, of ``scope``'s own); returns how many."""
+        own = scope.own() if scope is not None else None
+        body = {"query": {"bool": {"filter": self._filters(tenant_id, task_id, memory_id, before, own)}}}
         try:
             r = self.client.delete_by_query(
                 index=self.index, body=body, params={"refresh": "true", "conflicts": "proceed"}
@@ -126,9 +140,10 @@ class DeadLetterStore:
         memory_id: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        scope: UserScope | None = None,
     ) -> DeadLetterPage:
-        """Newest first."""
-        filters = self._filters(tenant_id, task_id, memory_id)
+        """Newest first; only those ``scope`` holds."""
+        filters = self._filters(tenant_id, task_id, memory_id, scope=scope)
         body = {
             "query": {"bool": {"filter": filters}},
             "sort": [{"created_at": "desc"}, {"memory_id": "asc"}],

@@ -20,7 +20,7 @@ from brain_search.errors import InvalidInput, NotFound, PreconditionFailed
 from brain_search.ingest.chunking import CHUNK_KEYS, id_problem
 from brain_search.ingest.models import IngestRequest, MemoryIn, MemoryPatch, MemoryReplace
 from brain_search.ingest.prepare import NodeLookup, check_limits, iso_utc
-from brain_search.models.memory import KEPT_FIELDS
+from brain_search.models.memory import KEPT_FIELDS, OWNER_FIELDS
 
 
 def check_if_match(header: str | None, version: int) -> None:
@@ -53,8 +53,10 @@ def _one_memory(memory_id: str, fields: dict[str, Any], refresh: bool, create_no
 
 
 def replacement(memory_id: str, body: MemoryReplace, src: dict[str, Any]) -> IngestRequest:
-    """PUT: the request is the whole new memory (a piece of a chunked memory stays that piece)."""
+    """PUT: the request is the whole new memory (a piece of a chunked memory stays that piece, and
+    the memory stays its owner's: ``user_id`` and ``agent_id`` are kept)."""
     fields = body.model_dump(exclude={"refresh", "create_nodes"})
+    fields |= {k: src.get(k) for k in OWNER_FIELDS}
     fields["metadata"] = {**(fields.get("metadata") or {}), **_chunk_keys(src)} or None
     return _one_memory(memory_id, fields, body.refresh, body.create_nodes)
 

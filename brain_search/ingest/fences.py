@@ -27,7 +27,7 @@ from itertools import product
 
 FENCE_PREFIX = "fence/"
 ALL = f"{FENCE_PREFIX}all"
-FENCED = ("node", "conversation_id", "source")
+FENCED = ("node", "conversation_id", "source", "user_id", "agent_id")
 """the filters a fence keys on, in order; ``node`` matches the node's whole subtree"""
 
 

@@ -36,11 +36,14 @@ from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.graph.ops import task_doc_id
 from brain_search.ingest.fences import FENCED, fence_key
+from brain_search.ingest.models import TaskState
 from brain_search.ingest.tombstones import forget_older_copies, tombstone_entries, write_versioned
 from brain_search.models.inputs import EngineTime, Text
+from brain_search.models.memory import OwnerId
 from brain_search.store.indices import IndexNames
 from brain_search.store.placement import placement_for
-from brain_search.store.scope import scope_filter
+from brain_search.store.scope import UserScope, jobs_of, scope_filter
+from brain_search.tenancy.caller import Caller
 
 log = logging.getLogger(__name__)
 PAGE = 500
@@ -58,7 +61,9 @@ class ForgetRequest(BaseModel):
     source: Text | None = Field(None, max_length=100)
     since: EngineTime | None = Field(None, description="memories whose timestamp is at or after this")
     until: EngineTime | None = Field(None, description="memories whose timestamp is at or before this")
-    all: bool = Field(False, description="required to forget every memory of the tenant")
+    all: bool = Field(False, description="required to forget every memory of the tenant (or of the user)")
+    user_id: OwnerId | None = Field(None, description="only this user's memories; with `all`: forget the user")
+    agent_id: OwnerId | None = Field(None, description="only this agent's memories")
 
     def check(self) -> None:
         filters = (self.conversation_id, self.node, self.source, self.since, self.until)
@@ -67,9 +72,30 @@ class ForgetRequest(BaseModel):
         if self.since and self.until and self.until < self.since:
             raise InvalidInput("until", "is before `since`")
 
+    def as_caller(self, caller: Caller) -> ForgetRequest:
+        """The forget as ``caller`` may make it: a user's key forgets its user's memories only; a
+        read-only key forgets nothing."""
+        user = caller.writer().user_for(self.user_id)
+        return self if user == self.user_id else self.model_copy(update={"user_id": user})
+
     @property
     def whole_tenant(self) -> bool:
+        return self.scope.everyone and self.unfiltered
+
+    @property
+    def unfiltered(self) -> bool:
         return all(f is None for f in (self.conversation_id, self.node, self.source, self.since, self.until))
+
+    @property
+    def scope(self) -> UserScope:
+        """Whose memories (the user and / or agent; none: the whole tenant's)."""
+        return UserScope(self.user_id, self.agent_id)
+
+    @property
+    def whole_owner(self) -> bool:
+        """Every memory of a user (or agent): their history, dead letters, task records and
+        recall records go too (``DELETE /v1/users/{user_id}``)."""
+        return not self.scope.everyone and self.unfiltered
 
 
 class ForgetStatus(BaseModel):
@@ -80,6 +106,7 @@ class ForgetStatus(BaseModel):
     dead_letters: int = 0
     task_records: int = 0
     copies: int = Field(0, description="copies deleted from indices that do not serve the tenant (kept for rollback)")
+    feedback: int = Field(0, description="forgetting a user: the records of their recalls deleted")
     error: str | None = None
     created_at: datetime
     finished_at: datetime | None = None
@@ -93,6 +120,8 @@ class Forgetter:
         self.placement = placement_for(client, settings)
         # told of each page of memories deleted (None: the whole tenant): IngestService.set_forgotten
         self.forgotten: Callable[[str, list[str] | None], object] = lambda tenant, ids: None
+        # told of a user (or agent) forgotten; returns the records of their recalls deleted
+        self.owner_forgotten: Callable[[str, UserScope], int] = lambda tenant, scope: 0
 
     # ------------------------------------------------------------------ the task record
     def _save(self, tenant_id: str, status: ForgetStatus, job: dict[str, Any], **params: Any) -> None:
@@ -161,7 +190,8 @@ class Forgetter:
         return ran
 
     def query(self, tenant_id: str, req: ForgetRequest, node_label: str | None) -> dict[str, Any]:
-        clauses = scope_filter(tenant_id, [node_label] if node_label else [], req.since, req.until)
+        node = [node_label] if node_label else []
+        clauses = scope_filter(tenant_id, node, req.since, req.until, scope=req.scope)
         if req.conversation_id:
             clauses.append({"term": {"conversation_id": req.conversation_id}})
         if req.source:
@@ -208,6 +238,8 @@ class Forgetter:
             # records of writes accepted after the forget began stay: they are still to land
             status.task_records += self._delete(self.names.ingest_tasks, tenant_id, earlier)
             self.forgotten(tenant_id, None)
+        if req.whole_owner:  # a user forgotten: every copy of theirs, whatever its memory id
+            self._forget_owner(tenant_id, req.scope, version, before, status)
         status.copies += self._forget_copies(tenant_id, query, version)
         self.client.indices.refresh(index=self.placement.index(tenant_id))
         status.state, status.finished_at = "succeeded", datetime.now(UTC)
@@ -244,6 +276,19 @@ class Forgetter:
         for rollback, left by a killed move: ``Placement.stale_copies``), deleted outright where
         older than the forget: no write lands there, so no tombstone is needed."""
         return forget_older_copies(self.client, self.placement.stale_copies(tenant_id), tenant_id, query, version)
+
+    def _forget_owner(self, tenant_id: str, scope: UserScope, version: int, before: str, status: ForgetStatus) -> None:
+        """The rest of a user (or agent): history and dead letters that name them, the records of
+        ended tasks that wrote for them, and the records of their recalls (feedback)."""
+        earlier = {"range": {"created_at": {"lte": before}}}
+        status.history += self._delete(
+            self.names.memory_history, tenant_id, *scope.clauses(), {"range": {"version": {"lte": version}}}
+        )
+        status.dead_letters += self._delete(self.names.dead_letters, tenant_id, *scope.clauses(), earlier)
+        if jobs := jobs_of(scope):  # an unfinished task's record stays: its job still runs (and is superseded)
+            ended = {"terms": {"state": [TaskState.succeeded.value, TaskState.failed.value]}}
+            status.task_records += self._delete(self.names.ingest_tasks, tenant_id, *jobs, ended, earlier)
+        status.feedback += int(self.owner_forgotten(tenant_id, scope) or 0)
 
     def _delete(self, index: str, tenant_id: str, *clauses: dict[str, Any]) -> int:
         filters: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}, *clauses]

@@ -15,6 +15,7 @@ from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.ingest.models import MemoryOut, MemoryVersion
 from brain_search.store.indices import IndexNames
+from brain_search.store.scope import UserScope, owned
 
 
 def history_id(tenant_id: str, memory_id: str, version: int) -> str:
@@ -32,6 +33,8 @@ class HistoryStore:
         doc: dict[str, Any] = {
             "tenant_id": tenant_id,
             "memory_id": old.memory_id,
+            # its owner beside the copy: a user's reads and the forgetting of a user find it
+            **{k: v for k, v in (("user_id", old.user_id), ("agent_id", old.agent_id)) if v is not None},
             "version": old.version,
             "replaced_by": replaced_by,
             "replaced_at": datetime.now(UTC).isoformat(),
@@ -55,9 +58,11 @@ class HistoryStore:
         for memory_id, kept in versions.items():
             for v in kept:
                 memory = v.memory.model_copy(update={"memory_id": memory_id, "version": v.version})
+                owner = (("user_id", memory.user_id), ("agent_id", memory.agent_id))
                 doc = {
                     "tenant_id": tenant_id,
                     "memory_id": memory_id,
+                    **{k: o for k, o in owner if o is not None},
                     "version": v.version,
                     "replaced_by": v.replaced_by,
                     "replaced_at": v.replaced_at.isoformat(),
@@ -78,12 +83,15 @@ class HistoryStore:
             raise StoreUnavailable(f"the earlier versions were not kept: {failed.get('error')}")
         return len(lines) // 2
 
-    def of_many(self, tenant_id: str, memory_ids: list[str], per_memory: int = 100) -> dict[str, list[MemoryVersion]]:
-        """memory id → its earlier versions, newest first, for a page of memories (one search)."""
+    def of_many(
+        self, tenant_id: str, memory_ids: list[str], per_memory: int = 100, scope: UserScope | None = None
+    ) -> dict[str, list[MemoryVersion]]:
+        """memory id → its earlier versions that ``scope`` holds, newest first, for a page of
+        memories (one search)."""
         if not memory_ids:
             return {}
         body = {
-            "query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"terms": {"memory_id": memory_ids}}]}},
+            "query": {"bool": {"filter": [*owned(tenant_id, scope), {"terms": {"memory_id": memory_ids}}]}},
             "sort": [{"memory_id": "asc"}, {"version": "desc"}],
             "size": min(10_000, per_memory * len(memory_ids)),
         }
@@ -94,10 +102,12 @@ class HistoryStore:
                 kept.append(_version(h["_source"]))
         return out
 
-    def list(self, tenant_id: str, memory_id: str, limit: int = 100) -> list[MemoryVersion]:
-        """Newest first."""
+    def list(
+        self, tenant_id: str, memory_id: str, limit: int = 100, scope: UserScope | None = None
+    ) -> list[MemoryVersion]:
+        """Newest first; only the versions ``scope`` holds."""
         body = {
-            "query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"memory_id": memory_id}}]}},
+            "query": {"bool": {"filter": [*owned(tenant_id, scope), {"term": {"memory_id": memory_id}}]}},
             "sort": [{"version": "desc"}],
             "size": limit,
         }

@@ -25,6 +25,7 @@ from brain_search.ingest.tombstones import (
 )
 from brain_search.store.documents import memory_doc_id, with_view
 from brain_search.store.placement import placement_for
+from brain_search.store.scope import AGENT_FIELD, USER_FIELD, UserScope, owned
 
 
 def encode_cursor(memory_id: str) -> str:
@@ -71,17 +72,18 @@ class MemoryStore:
         """The alias ``tenant_id``'s memories are read and written through (store/placement.py)."""
         return self.placement.index(tenant_id)
 
-    def get(self, tenant_id: str, memory_id: str) -> MemoryOut:
-        src, version = self.stored(tenant_id, memory_id, with_vector=False)
-        return memory_out(src, version)
+    def get(self, tenant_id: str, memory_id: str, scope: UserScope | None = None) -> MemoryOut:
+        at = self.read(tenant_id, memory_id, with_vector=False, scope=scope)
+        return memory_out(at.source, at.version)
 
     def stored(self, tenant_id: str, memory_id: str, with_vector: bool = True) -> tuple[dict[str, Any], int]:
         """The stored document of a live memory and its version; NotFound otherwise."""
         at = self.read(tenant_id, memory_id, with_vector)
         return at.source, at.version
 
-    def read(self, tenant_id: str, memory_id: str, with_vector: bool = True) -> Stored:
-        """A live memory as stored (real-time); NotFound otherwise (a tombstone included)."""
+    def read(self, tenant_id: str, memory_id: str, with_vector: bool = True, scope: UserScope | None = None) -> Stored:
+        """A live memory as stored (real-time); NotFound otherwise (a tombstone included, and a
+        memory ``scope`` does not hold: another user's memory is not found, never forbidden)."""
         params = {"routing": tenant_id, **({} if with_vector else {"_source_excludes": "embedding"})}
         try:
             r = self.client.get(index=self.index(tenant_id), id=memory_doc_id(tenant_id, memory_id), params=params)
@@ -89,6 +91,8 @@ class MemoryStore:
             raise NotFound("memory", memory_id) from None
         src = r["_source"]
         if is_tombstone(src) or src.get("tenant_id") != tenant_id:  # the id embeds the tenant: belt and braces
+            raise NotFound("memory", memory_id)
+        if scope is not None and not scope.holds(src):
             raise NotFound("memory", memory_id)
         return Stored(src, int(r["_version"]), int(r["_seq_no"]), int(r["_primary_term"]))
 
@@ -110,7 +114,27 @@ class MemoryStore:
             return None
         return Stored(doc, int(r["_version"]), int(r["_seq_no"]), int(r["_primary_term"]))
 
-    def _is_live(self, tenant_id: str, memory_id: str) -> bool:
+    def held_elsewhere(self, tenant_id: str, owners: dict[str, UserScope]) -> list[str]:
+        """Of ``owners`` (memory id → the owner a write gives it), the ids stored live for another
+        owner: a write never moves a memory to another user (one search, real-time enough: the
+        memories of a write accepted before and not yet stored are not seen)."""
+        if not owners:
+            return []
+        body = {
+            "query": {"bool": {"filter": [*owned(tenant_id), {"terms": {"memory_id": sorted(owners)}}]}},
+            "size": len(owners),
+            "_source": ["memory_id", USER_FIELD, AGENT_FIELD],
+        }
+        r = self.client.search(index=self.index(tenant_id), body=body, params={"routing": tenant_id})
+        taken = []
+        for h in r["hits"]["hits"]:
+            src = h["_source"]
+            mine = owners.get(src.get("memory_id", ""))
+            if mine is not None and not mine.owns(src):  # a tombstone has no tenant_id: never a hit
+                taken.append(src["memory_id"])
+        return sorted(taken)
+
+    def is_live(self, tenant_id: str, memory_id: str) -> bool:
         r = self.client.get(
             index=self.index(tenant_id),
             id=memory_doc_id(tenant_id, memory_id),
@@ -138,7 +162,7 @@ class MemoryStore:
         write of it accepted after this delete is already stored (that write wins). With nothing
         stored and nothing ``pending`` (no unfinished task carries it) nothing is written: a
         refused delete (404) leaves no tombstone."""
-        stored = self._is_live(tenant_id, memory_id)
+        stored = self.is_live(tenant_id, memory_id)
         if not stored and not pending and not self._stored_pieces(tenant_id, memory_id):
             return Deletion(stored=False, pieces=0)
         [outcome] = write_versioned(

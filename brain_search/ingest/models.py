@@ -17,7 +17,15 @@ from pydantic import (
 )
 
 from brain_search.models.inputs import Text
-from brain_search.models.memory import MEMORY_ID_PATTERN, MemoryAbout, MemoryGiven, MemoryQueued, MemoryStored
+from brain_search.models.memory import (
+    MEMORY_ID_PATTERN,
+    MemoryAbout,
+    MemoryGiven,
+    MemoryQueued,
+    MemoryStored,
+    OwnerId,
+)
+from brain_search.tenancy.caller import Caller
 
 __all__ = ["MEMORY_ID_PATTERN"]
 OPTION_FIELDS = ("chunk", "refresh", "create_nodes", "history")
@@ -80,6 +88,8 @@ class IngestRequest(IngestOptions):
     model_config = ConfigDict(extra="forbid")
 
     memories: list[MemoryIn] = Field(..., min_length=1)
+    user_id: OwnerId | None = Field(None, description="a batch: the user of each memory that names none")
+    agent_id: OwnerId | None = Field(None, description="a batch: the agent of each memory that names none")
     history: dict[str, list[MemoryVersion]] | None = Field(
         None,
         description="earlier versions of memories of this write, kept as their history, by memory id (what "
@@ -102,6 +112,34 @@ class IngestRequest(IngestOptions):
     @property
     def single(self) -> bool:
         return self._single
+
+    def owned(self) -> IngestRequest:
+        """The request with the batch's ``user_id`` / ``agent_id`` given to each memory that names
+        none (a memory's own wins), and none left at the batch level."""
+        if self.user_id is None and self.agent_id is None:
+            return self
+        memories = [
+            m.model_copy(update={"user_id": m.user_id or self.user_id, "agent_id": m.agent_id or self.agent_id})
+            for m in self.memories
+        ]
+        out = self.model_copy(update={"memories": memories, "user_id": None, "agent_id": None})
+        out._single = self._single
+        return out
+
+    def as_caller(self, caller: Caller) -> IngestRequest:
+        """The write as ``caller`` may make it: a user's key writes its user's memories (a memory
+        naming another user is ``Forbidden``, naming its field); a read-only key writes nothing."""
+        caller.writer()
+        if not caller.held:
+            return self
+        user = caller.user_for(self.user_id)
+        memories = []
+        for i, m in enumerate(self.memories):
+            own = caller.user_for(m.user_id, "user_id" if self.single else f"memories.{i}.user_id")
+            memories.append(m if m.user_id == own else m.model_copy(update={"user_id": own}))
+        out = self.model_copy(update={"memories": memories, "user_id": user})
+        out._single = self._single
+        return out
 
 
 class MemoryItem(MemoryQueued):
@@ -202,6 +240,8 @@ class DeadLetter(BaseModel):
     id: str
     task_id: str
     memory_id: str
+    user_id: str | None = None
+    agent_id: str | None = None
     reason: str
     status: int | None = None
     error_type: str | None = None

@@ -83,7 +83,7 @@ class _NodeResolver:
 
 def _expand(m: MemoryIn, node: Node | None, chunk: bool, settings: Settings) -> list[MemoryItem]:
     ts = iso_utc(m.timestamp)
-    memory_id = m.memory_id or derive_memory_id(m.content, node.id if node else None, ts)
+    memory_id = m.memory_id or derive_memory_id(m.content, node.id if node else None, ts, m.user_id, m.agent_id)
     given = m.model_dump(exclude=set(RESOLVED_FIELDS))
     base = MemoryItem(
         **given,
@@ -122,6 +122,7 @@ def check_lifecycle(m: MemoryIn, field: str) -> None:
 
 def prepare_items(req: IngestRequest, tenant_id: str, settings: Settings, nodes: NodeLookup) -> list[MemoryItem]:
     """Validate a request for ``tenant_id`` and turn it into task items (chunked when asked)."""
+    req = req.owned()
     check_limits(req, settings)
     resolve = _NodeResolver(nodes, tenant_id, req.create_nodes)
     items: list[MemoryItem] = []

@@ -42,6 +42,7 @@ from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.ingest.prepare import NodeLookup, prepare_items
 from brain_search.ingest.versions import VersionClock, engine_version_clock
 from brain_search.models.memory import MemoryAbout
+from brain_search.store.scope import UserScope
 
 
 class IngestQueue(Protocol):
@@ -85,10 +86,17 @@ class IngestService:
         if isinstance(self.queue, InProcessQueue):
             self.queue.events = events
 
-    def set_forgotten(self, forgotten: Callable[[str, list[str] | None], object]) -> None:
-        """Who is told of deleted memories (the feedback kept on recalls that showed them)."""
+    def set_forgotten(
+        self,
+        forgotten: Callable[[str, list[str] | None], object],
+        owner_forgotten: Callable[[str, UserScope], int] | None = None,
+    ) -> None:
+        """Who is told of deleted memories (the feedback kept on recalls that showed them), and of a
+        user forgotten (``owner_forgotten``: the records of their recalls go)."""
         self.forgotten = forgotten
         self.forgetter.forgotten = forgotten
+        if owner_forgotten is not None:
+            self.forgetter.owner_forgotten = owner_forgotten
 
     def close(self) -> None:
         self.queue.close()
@@ -108,6 +116,7 @@ class IngestService:
     def accept(self, tenant_id: str, req: IngestRequest, settings: Settings, nodes: NodeLookup) -> TaskAccepted:
         """Validate (InvalidInput names the field; nothing is queued then) and queue a write."""
         items = prepare_items(req, tenant_id, settings, nodes)
+        self._same_owners(tenant_id, req, items)
         if req.history:
             self._keep_imported(tenant_id, req, {it.memory_id for it in items})
         job = self.write(tenant_id, items, req.refresh)
@@ -126,6 +135,31 @@ class IngestService:
                 )
         self.history.keep_imported(tenant_id, history)
 
+    def _same_owners(self, tenant_id: str, req: IngestRequest, items: list[MemoryItem]) -> None:
+        """A write of a memory id the caller chose must not take a stored memory from its owner
+        (another user's, another agent's, or the organisation's shared one): 409 naming the
+        memory. A derived id includes its owner, so only chosen ids are looked up (no round trip
+        for a write without them)."""
+        chosen = {m.memory_id: i for i, m in enumerate(req.memories) if m.memory_id}
+        if not chosen:
+            return
+        owners: dict[str, UserScope] = {}
+        where: dict[str, int] = {}
+        for it in items:
+            parent = (it.metadata or {}).get("chunk_of")
+            key = parent if isinstance(parent, str) and parent in chosen else it.memory_id
+            if key in chosen:
+                owners[it.memory_id] = UserScope(it.user_id, it.agent_id)
+                where[it.memory_id] = chosen[key]
+        taken = self.memories.held_elsewhere(tenant_id, owners)
+        if taken:
+            field = "memory_id" if req.single else f"memories.{where[taken[0]]}.memory_id"
+            raise Conflict(
+                f"{field}: memory {taken[0]!r} is stored for another owner (user_id / agent_id): "
+                "a write never moves a memory to another user; choose another id",
+                memory_id=taken[0],
+            )
+
     def replace(
         self,
         tenant_id: str,
@@ -134,10 +168,13 @@ class IngestService:
         settings: Settings,
         nodes: NodeLookup,
         if_match: str | None = None,
+        scope: UserScope | None = None,
     ) -> ReplaceAccepted:
-        """PUT: the stored memory (404 otherwise) becomes ``body``, re-embedded through a task."""
+        """PUT: the stored memory (404 otherwise, and for one ``scope`` does not own) becomes
+        ``body``, re-embedded through a task."""
+        own = scope.own() if scope is not None else None
         self._no_queued_write(tenant_id, memory_id)
-        at = self.memories.read(tenant_id, memory_id)
+        at = self.memories.read(tenant_id, memory_id, scope=own)
         check_if_match(if_match, at.version)
         return self._requeue(tenant_id, at, "put", replacement(memory_id, body, at.source), settings, nodes, if_match)
 
@@ -149,6 +186,7 @@ class IngestService:
         settings: Settings,
         nodes: NodeLookup,
         if_match: str | None = None,
+        scope: UserScope | None = None,
     ) -> MemoryOut | ReplaceAccepted:
         """PATCH: change the fields ``body`` names and keep the others. A new text is re-embedded
         through a task (``ReplaceAccepted``); other changes are stored at once (``MemoryOut``).
@@ -160,8 +198,9 @@ class IngestService:
         if not body.model_fields_set - {"create_nodes", "refresh"}:
             fields = ["content", *MemoryAbout.model_fields]
             raise InvalidInput("body", f"nothing to change: send {', '.join(fields[:-1])} or {fields[-1]}")
+        own = scope.own() if scope is not None else None
         self._no_queued_write(tenant_id, memory_id)
-        at = self.memories.read(tenant_id, memory_id)
+        at = self.memories.read(tenant_id, memory_id, scope=own)
         check_if_match(if_match, at.version)
         src = at.source
         if "content" in body.model_fields_set:
@@ -225,10 +264,16 @@ class IngestService:
             "the memory changed while this change was made: read it again", memory_id=memory_id, version=now.version
         )
 
-    def delete(self, tenant_id: str, memory_id: str) -> bool:
+    def delete(self, tenant_id: str, memory_id: str, scope: UserScope | None = None) -> bool:
         """Delete one memory with its pieces, dead letters and history. True: it was stored;
         False: not stored yet, but an unfinished task carries it (that write will not land).
-        NotFound: neither."""
+        NotFound: neither, or it is stored for an owner ``scope`` does not name."""
+        if scope is not None and not scope.everyone:
+            try:
+                self.memories.read(tenant_id, memory_id, with_vector=False, scope=scope.own())
+            except NotFound:
+                if self.memories.is_live(tenant_id, memory_id):
+                    raise  # stored, and someone else's: not found for this caller
         version = self.versions.next()
         pending = self.queue.pending(tenant_id, memory_id)  # before the tombstone: a task ending now counts
         deletion = self.memories.delete(tenant_id, memory_id, version, pending)

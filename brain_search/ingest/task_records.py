@@ -81,6 +81,8 @@ class TaskRecords:
             "updated_at": now.isoformat(),
             "expires_at": (now + self.ttl).isoformat(),
             "memory_ids": job_memory_ids(job),
+            # the users whose memories it writes: the forgetting of a user finds its records
+            "user_ids": sorted({it.user_id for it in job.items if it.user_id is not None}),
             # kept until the job ends, so a job whose message vanished can be queued again
             # (reconcile.py); sealed, so that the worker's engine role reads no memory text
             "payload": seal(job.model_dump(mode="json"), job.task_id, self.keys),

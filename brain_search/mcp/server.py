@@ -1,5 +1,8 @@
-"""The MCP server: the tool `brain_recall` with the spec's input schema (4.1), over stdio (tenant
-from settings) and streamable HTTP (tenant from the caller's API key, like the HTTP API)."""
+"""The MCP server: the tool `brain_recall` with the spec's input schema (4.1), over stdio (tenant,
+and a user when set, from settings) and streamable HTTP (tenant, and its user for a user's key,
+from the caller's API key, like the HTTP API). Every tool call goes through the caller
+(``tenancy/caller.py``): a session on a user's key recalls, writes and forgets that user's
+memories only, whatever the model puts in the arguments (another ``user_id`` is an error)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from pydantic import ValidationError
 from brain_search.errors import MESSAGE_CHARS, BrainSearchError, Unauthorized, cut
 from brain_search.ingest.models import MemoryIn
 from brain_search.models import RecallRequest, RecallResponse
+from brain_search.tenancy.caller import Caller
 
 TOOL_NAME = "brain_recall"
 
@@ -79,6 +83,16 @@ RECALL_INPUT_SCHEMA: dict[str, Any] = {
             "description": "How Z positions are computed: by kind of match (calibrated) or the spec's "
             "semantic / (lexical + semantic)",
         },
+        "user_id": {
+            "type": "string",
+            "description": "only this user's memories (a session on a user's key: its user, whatever is sent)",
+        },
+        "agent_id": {"type": "string", "description": "only this agent's memories"},
+        "include_shared": {
+            "type": "boolean",
+            "default": False,
+            "description": "with a user: also the organisation's shared memories (those with no user)",
+        },
     },
     "required": ["query"],
 }
@@ -141,6 +155,8 @@ FORGET_INPUT_SCHEMA: dict[str, Any] = {
         "since": {"type": "string", "description": "ISO 8601"},
         "until": {"type": "string", "description": "ISO 8601"},
         "all": {"type": "boolean", "default": False, "description": "required to forget everything"},
+        "user_id": {"type": "string", "description": "only this user's memories (a user's key: its user)"},
+        "agent_id": {"type": "string", "description": "only this agent's memories"},
     },
 }
 
@@ -169,8 +185,8 @@ FEEDBACK_INPUT_SCHEMA: dict[str, Any] = {
 }
 
 RecallFn = Callable[[str, RecallRequest], RecallResponse]
-TenantFn = Callable[[Any], Awaitable[str]]
-ToolFn = Callable[[str, dict[str, Any]], dict[str, Any]]
+CallerFn = Callable[[Any], Awaitable[Caller]]
+ToolFn = Callable[[Caller, dict[str, Any]], dict[str, Any]]
 
 
 def format_validation_error(exc: ValidationError) -> str:
@@ -183,15 +199,17 @@ def format_validation_error(exc: ValidationError) -> str:
 
 def build_server(
     recall: RecallFn,
-    tenant_for_request: TenantFn,
+    caller_for_request: CallerFn,
     remember: ToolFn | None = None,
     forget: ToolFn | None = None,
     feedback: ToolFn | None = None,
 ) -> Server:
-    """A low-level MCP server (exact schema control). ``tenant_for_request`` receives the
-    transport's request (None over stdio) and returns the tenant or raises Unauthorized.
-    ``remember`` / ``forget`` / ``feedback`` (tenant, arguments → JSON answer) add `brain_remember`,
-    `brain_forget` and `brain_feedback`; they raise ``InvalidInput`` / ``ValidationError`` for bad arguments."""
+    """A low-level MCP server (exact schema control). ``caller_for_request`` receives the
+    transport's request (None over stdio) and returns the caller (``Caller``) or raises
+    Unauthorized. ``recall`` (tenant, request) answers a recall made as that caller.
+    ``remember`` / ``forget`` / ``feedback`` (caller, arguments → JSON answer) add `brain_remember`,
+    `brain_forget` and `brain_feedback`; they raise ``InvalidInput`` / ``ValidationError`` for bad
+    arguments, ``Forbidden`` for what the caller's key may not do."""
     server: Server = Server("brain-search")
     extra: dict[str, tuple[ToolFn, str, dict[str, Any]]] = {}
     if remember is not None:
@@ -227,9 +245,9 @@ def build_server(
     async def call_tool(name: str, arguments: dict[str, Any]) -> list[types.TextContent]:
         if name in extra:
             fn = extra[name][0]
-            tenant = await tenant_for_request(server.request_context.request)
+            caller = await caller_for_request(server.request_context.request)
             try:
-                answer = await anyio.to_thread.run_sync(fn, tenant, arguments or {})
+                answer = await anyio.to_thread.run_sync(fn, caller, arguments or {})
             except ValidationError as exc:
                 raise ValueError(format_validation_error(exc)) from None
             except BrainSearchError as exc:
@@ -241,9 +259,10 @@ def build_server(
             req = RecallRequest.model_validate({"strict": True, **(arguments or {})})  # strict unless told
         except ValidationError as exc:
             raise ValueError(format_validation_error(exc)) from None
-        tenant = await tenant_for_request(server.request_context.request)
+        caller = await caller_for_request(server.request_context.request)
         try:
-            resp = await anyio.to_thread.run_sync(recall, tenant, req)
+            req = caller.recall(req)  # a user's key: its user's memories, whatever the arguments say
+            resp = await anyio.to_thread.run_sync(recall, caller.tenant_id, req)
         except BrainSearchError as exc:
             raise ValueError(cut(str(exc), MESSAGE_CHARS)) from None
         return [types.TextContent(type="text", text=json.dumps(resp.model_dump(mode="json")))]
@@ -251,13 +270,16 @@ def build_server(
     return server
 
 
-def static_tenant(tenant_id: str | None) -> TenantFn:
-    async def _tenant(_: Any) -> str:
+def static_caller(tenant_id: str | None, user_id: str | None = None) -> CallerFn:
+    """The stdio server's caller: its tenant, and, when set, the one user it acts for (as a
+    user's key would: it cannot be widened by a tool's arguments)."""
+
+    async def _caller(_: Any) -> Caller:
         if not tenant_id:
             raise Unauthorized("set BRAIN_MCP_TENANT for the stdio MCP server")
-        return tenant_id
+        return Caller(tenant_id, user_id)
 
-    return _tenant
+    return _caller
 
 
 async def run_stdio(server: Server) -> None:

@@ -1,7 +1,8 @@
 """The MCP tools beside `brain_recall` — `brain_remember` and `brain_forget` over the ingest
-service, `brain_feedback` over the feedback service — as (tenant, arguments) → JSON answer; the
-server (``mcp/server.py``) lists them and maps their errors. Composed by their callers: the API's
-/mcp/ mount and `brain-search mcp` (stdio)."""
+service, `brain_feedback` over the feedback service — as (caller, arguments) → JSON answer; the
+server (``mcp/server.py``) lists them and maps their errors. Each goes through the caller
+(``tenancy/caller.py``): a session on a user's key writes, forgets and rates as that user only.
+Composed by their callers: the API's /mcp/ mount and `brain-search mcp` (stdio)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from brain_search.ingest.prepare import NodeLookup
 from brain_search.ingest.service import IngestService
 from brain_search.mcp.server import REMEMBER_WAIT_S
 from brain_search.models.inputs import end_of_date
+from brain_search.tenancy.caller import Caller
 
-ToolFn = Callable[[str, dict[str, Any]], dict[str, Any]]
+ToolFn = Callable[[Caller, dict[str, Any]], dict[str, Any]]
 ENDED = (TaskState.succeeded, TaskState.failed)
 
 
@@ -62,25 +64,31 @@ def mcp_tools(
 ) -> tuple[ToolFn, ToolFn]:
     """`brain_remember` and `brain_forget`."""
 
-    def remember(tenant_id: str, args: dict[str, Any]) -> dict[str, Any]:
+    def remember(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+        tenant_id = caller.tenant_id
         memory = dict(args)
         options = RememberOptions.model_validate({k: memory.pop(k) for k in RememberOptions.model_fields if k in args})
-        body = {"create_nodes": options.create_nodes, "refresh": options.refresh or options.wait, "memories": [memory]}
-        accepted = ingest.accept(tenant_id, IngestRequest.model_validate(body), settings, nodes)
+        body = {"create_nodes": options.create_nodes, "refresh": options.refresh or options.wait, **memory}
+        req = IngestRequest.model_validate(body).as_caller(caller)  # one memory: its errors name its fields
+        accepted = ingest.accept(tenant_id, req, settings, nodes)
         answer = {**accepted.model_dump(mode="json"), "searchable": False}
         return waited(ingest, tenant_id, answer, wait_s) if options.wait else answer
 
-    def forget(tenant_id: str, args: dict[str, Any]) -> dict[str, Any]:
+    def forget(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+        tenant_id = caller.writer().tenant_id
         filters = dict(args)
         if "memory_id" in filters:
             memory_id = str(filters.pop("memory_id"))
+            owner = {k: filters.pop(k) for k in ("user_id", "agent_id") if k in filters}
             if filters:
-                raise InvalidInput(next(iter(filters)), "send memory_id alone, or filters without it")
-            stored = ingest.delete(tenant_id, memory_id)
+                raise InvalidInput(next(iter(filters)), "send memory_id alone (with user_id / agent_id), or filters")
+            scope = caller.scope(owner.get("user_id"), owner.get("agent_id"))
+            stored = ingest.delete(tenant_id, memory_id, scope)
             return {"memory_id": memory_id, "state": "deleted" if stored else "deleted_before_stored"}
         if "until" in filters:  # a date alone is the end of that day, as over HTTP and in recall
             filters["until"] = end_of_date(filters["until"])
-        return ingest.forget(tenant_id, ForgetRequest.model_validate(filters), nodes).model_dump(mode="json")
+        req = ForgetRequest.model_validate(filters).as_caller(caller)
+        return ingest.forget(tenant_id, req, nodes).model_dump(mode="json")
 
     return remember, forget
 
@@ -88,12 +96,13 @@ def mcp_tools(
 def feedback_tool(feedback: FeedbackService) -> ToolFn:
     """`brain_feedback`: ``recall_id`` (a recall's), ``rating`` 1–5 and/or ``results`` marked."""
 
-    def give(tenant_id: str, args: dict[str, Any]) -> dict[str, Any]:
+    def give(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
         body = dict(args)
         recall_id = body.pop("recall_id", None)
         if not isinstance(recall_id, str) or not recall_id:
             raise InvalidInput("recall_id", "the recall_id of a recall's answer is required")
-        answer = feedback.give(tenant_id, recall_id, FeedbackRequest.model_validate(body))
+        scope = caller.scope(body.pop("user_id", None), body.pop("agent_id", None))
+        answer = feedback.give(caller.tenant_id, recall_id, FeedbackRequest.model_validate(body), scope)
         return answer.model_dump(mode="json")
 
     return give

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from brain_search.models.inputs import EngineTime, EngineUntil, Text
+from brain_search.models.memory import OwnerId
 
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = 100
@@ -114,6 +115,17 @@ class RecallRequest(BaseModel):
         "each with this many turns either side of its best hit; 0: none. Unset: 2 when the query asks for a "
         "conversation ('that conversation about', 'what did we discuss'), else none",
     )
+    user_id: OwnerId | None = Field(
+        None,
+        description="only this user's memories (a user's key: its user, always). Unset with an organisation key: "
+        "every memory of the tenant",
+    )
+    agent_id: OwnerId | None = Field(None, description="only this agent's memories")
+    include_shared: bool = Field(
+        False,
+        description="with user_id: also the organisation's shared memories (those with no user_id; with agent_id, "
+        "those of that agent or of none)",
+    )
 
     @field_validator("query")
     @classmethod
@@ -168,6 +180,8 @@ class ResultMetadata(BaseModel):
     timestamp: datetime | None = None
     source: str | None = None
     conversation_id: str | None = None
+    user_id: str | None = Field(None, description="the user the memory belongs to (none: the organisation's)")
+    agent_id: str | None = None
     extra: dict[str, Any] | None = None
     superseded_by: str | None = Field(None, description="the memory that supersedes this one (include_superseded)")
     valid_until: datetime | None = None
@@ -235,8 +249,8 @@ class QueryAnalysis(BaseModel):
     floor: float = Field(0.0, ge=0.0, le=1.0, description="the relevance floor: the match strength a memory needs")
     theme: list[str] = Field(
         default_factory=list,
-        description="a broad recall scoped to nodes (`nodes`, or the nodes its query names): their paths; every "
-        "memory under them counts as a match",
+        description="a broad recall about nodes its query names (within `nodes` when given; a node given as "
+        "scope is never the theme by itself): their paths; every memory under them counts as a match",
     )
     withheld: int = Field(
         0, ge=0, description="results left out because they do not clear the floor (`strict`) or `min_relevance`"

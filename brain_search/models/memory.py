@@ -30,6 +30,10 @@ from pydantic import BaseModel, Field
 from brain_search.models.inputs import EngineTime, JsonObject, Text
 
 MEMORY_ID_PATTERN = r"^[^\s\x00-\x1f\x7f]{1,256}$"
+OWNER_ID_PATTERN = r"^[^\s/\x00-\x1f\x7f]{1,256}$"
+"""a user or agent id: 1–256 characters, no whitespace, control character or '/' (it is a path
+segment of ``/v1/users/{user_id}``)"""
+OwnerId = Annotated[str, Field(pattern=OWNER_ID_PATTERN, min_length=1, max_length=256)]
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,9 @@ class MemoryField:
     """an edit of the text keeps it (PATCH ``content``)"""
     exported: bool = False
     """``brain-search export`` writes it (``node_id`` goes out as its label path)"""
+    owner: bool = False
+    """who the memory belongs to inside its tenant (``store/scope.py``): given when it is written,
+    then kept by every edit (a PUT or a PATCH does not take it: a memory never changes hands)"""
 
 
 MEMORY_FIELDS: tuple[MemoryField, ...] = (
@@ -53,6 +60,8 @@ MEMORY_FIELDS: tuple[MemoryField, ...] = (
     MemoryField("timestamp", given=True, shown=True, kept=True, exported=True),
     MemoryField("source", given=True, shown=True, kept=True, exported=True),
     MemoryField("conversation_id", given=True, shown=True, kept=True, exported=True),
+    MemoryField("user_id", given=True, shown=True, kept=True, exported=True, owner=True),
+    MemoryField("agent_id", given=True, shown=True, kept=True, exported=True, owner=True),
     MemoryField("metadata", given=True, shown=True, kept=True, exported=True),
     MemoryField("supersedes", given=True, kept=True, exported=True),
     MemoryField("valid_until", given=True, shown=True, kept=True, exported=True),
@@ -80,6 +89,7 @@ GIVEN_FIELDS = names(given=True)
 SHOWN_FIELDS = names(shown=True)
 KEPT_FIELDS = names(kept=True)
 EXPORTED_FIELDS = tuple(f.name for f in MEMORY_FIELDS if f.exported)
+OWNER_FIELDS = tuple(f.name for f in MEMORY_FIELDS if f.owner)
 STORED_FIELDS = tuple(f.name for f in MEMORY_FIELDS)
 VIEW_FIELDS = tuple(n for n in SHOWN_FIELDS if n != "node_path")
 """the stored view: what a recall shows but ``node_path``, which a graph move rewrites in place
@@ -102,7 +112,13 @@ class MemoryAbout(BaseModel):
 
 
 class MemoryGiven(MemoryAbout):
-    """A memory as a caller gives it (HTTP bodies, MCP ``brain_remember``, the CLI)."""
+    """A memory as a caller gives it (HTTP bodies, MCP ``brain_remember``, the CLI). Its owner
+    (``user_id``, ``agent_id``) is given here only: an edit keeps it."""
+
+    user_id: OwnerId | None = Field(
+        None, description="the user it belongs to inside the tenant (none: the organisation's shared memory)"
+    )
+    agent_id: OwnerId | None = Field(None, description="the agent it belongs to (optional, with or without a user)")
 
     content: Text = Field(..., description="the text; BM25 reads all of it, the embedding model its first ~256 tokens")
     memory_id: Text | None = Field(
@@ -130,6 +146,8 @@ class MemoryQueued(BaseModel):
     timestamp: str | None = None
     source: str | None = None
     conversation_id: str | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
     metadata: dict[str, Any] | None = None
     supersedes: list[str] | None = None
     valid_until: str | None = None
@@ -150,6 +168,8 @@ class MemoryStored(BaseModel):
     timestamp: datetime | None = None
     source: str | None = None
     conversation_id: str | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
     metadata: dict[str, Any] | None = None
     embedding_model: str | None = None
     ingested_at: datetime | None = None

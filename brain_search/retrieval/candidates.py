@@ -111,6 +111,8 @@ def memory_result(
             timestamp=src.get("timestamp"),
             source=src.get("source"),
             conversation_id=src.get("conversation_id"),
+            user_id=src.get("user_id"),
+            agent_id=src.get("agent_id"),
             extra=meta if isinstance(meta, dict) else None,
             superseded_by=src.get("superseded_by"),
             valid_until=src.get("valid_until"),

@@ -25,7 +25,7 @@ from brain_search.retrieval.supersede import complete_answer, superseded_by
 from brain_search.retrieval.views import fill_sources
 
 if TYPE_CHECKING:
-    from brain_search.retrieval.pipeline import SearchPlan
+    from brain_search.retrieval.plan import SearchPlan
 
 
 def superseded_ids(answer: dict[str, Any] | None) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import timedelta
 from functools import partial
 from typing import Any, Protocol
@@ -31,7 +31,6 @@ from brain_search.models import (
     RecallRequest,
     RecallResponse,
     Tiers,
-    TimeRange,
     Timings,
 )
 from brain_search.retrieval import queries
@@ -39,8 +38,9 @@ from brain_search.retrieval.candidates import Candidate, legs_candidates
 from brain_search.retrieval.context import recall_conversations
 from brain_search.retrieval.count_ahead import CountAhead, PlanCounts
 from brain_search.retrieval.events import event_scope
-from brain_search.retrieval.intent import IntentDetector, QueryIntent
+from brain_search.retrieval.intent import IntentDetector
 from brain_search.retrieval.intent.model import make_intent_detector
+from brain_search.retrieval.plan import TIERED_POOL, Searched, SearchPlan, fetch_size, request_vector
 from brain_search.retrieval.presets import apply_overrides
 from brain_search.retrieval.ranking import RankingParams, ranking_for
 from brain_search.retrieval.scoring import check_scores, floor_checks, floor_first, inherit, kept_results, rank
@@ -55,18 +55,16 @@ from brain_search.retrieval.tenant_stats import (
     words_to_weigh,
 )
 from brain_search.retrieval.text import query_terms
-from brain_search.retrieval.theme import THEME_Z, named_nodes
+from brain_search.retrieval.theme import THEME_Z, theme_nodes
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources
 from brain_search.retrieval.zaxis import ZCalibration
 from brain_search.store.client import counted_requests
 from brain_search.store.placement import placement_for
-from brain_search.store.scope import scope_filter
+from brain_search.store.scope import UserScope, scope_filter
 
-TIERED_POOL = 50
-"""candidates per sub-search at least, in tiered mode (tiers are filled from every candidate that
-clears the relevance floor)"""
+__all__ = ["TIERED_POOL", "Retriever", "SearchPlan", "Searched", "fetch_size", "request_vector"]
 
 
 class QueryEncoder(Protocol):
@@ -77,80 +75,6 @@ class QueryEncoder(Protocol):
 
 THEME_NODES = 1000
 """the tenant's nodes a broad recall reads to find the ones its query names"""
-
-
-@dataclass(frozen=True)
-class SearchPlan:
-    """A recall up to its first round trip (see ``Retriever.plan``); times in ms."""
-
-    intent: QueryIntent
-    source: str
-    filters: list[dict[str, Any]]
-    vector: np.ndarray
-    terms: list[str]
-    k: int
-    has_lexical: bool
-    bodies: list[dict[str, Any]]
-    intent_ms: float
-    embed_ms: float
-    plan_ms: float = 0.0
-    """scope, node filters, the tenant's counts when not yet known and the bodies"""
-    time_range: TimeRange | None = None
-    stats: TenantStats | None = None
-    """the tenant's statistics the lexical clause was built with (tenant statistics; None with
-    index ones)"""
-    theme: tuple[str, ...] = ()
-    """the node paths a broad recall returns the memories of (``retrieval/theme.py``)"""
-    counted: tuple[str, ...] = ()
-    """the words whose counts ride in the search itself (``stats`` then came from the
-    ``StatsCache``; the search is repeated when the fresh count disagrees)"""
-
-    def name_counts(self, name: str) -> tuple[int, int]:
-        """How many of the tenant's memories hold ``name``, and how many it has (0, 0 with index
-        statistics)."""
-        st = self.stats
-        return (st.df.get(name, 0), st.docs) if st is not None and st.counted else (0, 0)
-
-    @property
-    def term_idf(self) -> dict[str, float] | None:
-        """query word → its idf over the tenant's memories (None with index statistics)."""
-        if self.stats is None:
-            return None
-        return {w: self.stats.idf(w) for w in words_to_weigh(self.terms, self.intent.phrases)}
-
-
-@dataclass(frozen=True)
-class Searched:
-    """What the search stage returns (``Retriever.search``)."""
-
-    candidates: dict[str, Candidate]
-    """doc id → candidate with its BM25, cosine and matched clauses"""
-    missing: PartialResults | None
-    """the shards that did not answer, when partial results were allowed"""
-    superseders: dict[str, Any]
-    """the recall's superseders sub-search answer"""
-    plan: SearchPlan
-    """the plan searched with (a fresh count of the tenant's words may have replaced it)"""
-
-
-def fetch_size(limit: int, tiered: bool, settings: Settings) -> int:
-    """Candidates per sub-search: ``factor`` × the limit within [min, max], enough for tiers."""
-    k = min(
-        max(limit * settings.recall_candidates_factor, settings.recall_candidates_min), settings.recall_candidates_max
-    )
-    return max(k, TIERED_POOL) if tiered else k
-
-
-def request_vector(vector: np.ndarray) -> list[float]:
-    """The query vector as the engine requests carry it: each float32 component as the shortest
-    decimal that reads back as that float32 (orjson's float32 form), not the 17 digits of the
-    double it widens to. The engine reads the vector as float32 either way (the same values, so
-    the same answers); a recall's ``_msearch`` carries it three times, and this made it ~30 %
-    smaller (34 → 24 KB) and cost the engine 0.06–0.2 ms less per recall (pure)."""
-    out: list[float] = orjson.loads(
-        orjson.dumps(np.asarray(vector, dtype=np.float32), option=orjson.OPT_SERIALIZE_NUMPY)
-    )
-    return out
 
 
 class Retriever:
@@ -255,7 +179,8 @@ class Retriever:
         found = self.search(tenant_id, plan, req.allow_partial)
         candidates, missing, superseders, plan = found.candidates, found.missing, found.superseders, found.plan
         ids = [c.source.get("memory_id", "") for c in candidates.values()]
-        newer = newer_versions(self.client, self.placement.index(tenant_id), tenant_id, ids, superseders)
+        index = self.placement.index(tenant_id)
+        newer = newer_versions(self.client, index, tenant_id, ids, superseders, plan.scope)
         replaced = [c for c in candidates.values() if c.source.get("memory_id", "") in newer]
         if replaced:  # the current versions answer what their old ones answered: they must be candidates
             candidates = {**candidates, **self._successors(tenant_id, plan, set(newer.values()) - set(ids))}
@@ -272,8 +197,9 @@ class Retriever:
         if replaced:
             inherit(ranked, newer, drop=not req.include_superseded)
         floor_checks(ranked, req.query, plan.intent.cues, self.calibration, plan.name_counts)
-        if plan.theme:  # every memory of the theme matches it
+        if plan.theme:  # every memory of the theme matches it, and reads at least what the floor reads
             ranked.shown = [True] * len(ranked.cands)
+            ranked.calibrated = [max(c, self.calibration.at_floor) for c in ranked.calibrated]
         candidates = current
         t_rank = time.perf_counter()
         shown = ranked.shown
@@ -336,6 +262,7 @@ class Retriever:
         """Everything before the first engine round trip: intent, scope, query vector and the
         ``_msearch`` sub-search bodies. The load benchmark sends exactly these to the bare engine."""
         t0 = time.perf_counter()  # the vector first (the intent detector reads it); new words are counted meanwhile
+        scope = UserScope(req.user_id, req.agent_id, req.include_shared)
         counts = PlanCounts(self.client, self.placement.index(tenant_id), self.stats_cache, self.count_ahead)
         ahead = counts.start(tenant_id, req.query)
         vector = self.encoder.encode_query(req.query, tenant_id)
@@ -347,21 +274,22 @@ class Retriever:
         after = timedelta(days=self.settings.time_words_after_days)
         when = time_scope(req.query, intent.phrases, req.since, req.until, req.reference_time, req.time_words, after)
         if when is None and req.time_words and req.since is None and req.until is None:  # "before the launch"
-            when = event_scope(self.client, self.placement.index(tenant_id), tenant_id, req.query, intent.phrases)
+            index = self.placement.index(tenant_id)
+            when = event_scope(self.client, index, tenant_id, req.query, intent.phrases, scope)
         if when is not None and when.words:  # no memory says "last week" of its own day
             intent = replace(intent, lexical_query=without_words(intent.lexical_query, tuple(when.words)))
         t_intent = time.perf_counter()
 
         node_paths = self._node_paths(tenant_id, req)
         theme: tuple[str, ...] = ()
-        if intent.target_z >= THEME_Z:  # broad: scoped to nodes, the scope's memories are the theme
-            if not node_paths and source == "auto" and self.graph is not None:  # the query's own words
-                labels = [n.label for n in self.graph.list_nodes(tenant_id, limit=THEME_NODES)]
-                node_paths = minimal_cover(named_nodes(labels, query_terms(intent.lexical_query)))
-            theme = tuple(node_paths)
+        if intent.target_z >= THEME_Z and source == "auto" and self.graph is not None:  # broad: the nodes it names
+            labels = [n.label for n in self.graph.list_nodes(tenant_id, limit=THEME_NODES)]
+            named = minimal_cover(theme_nodes(labels, query_terms(intent.lexical_query), node_paths))
+            if named:  # within the scope given (a node given as scope is never the theme by itself)
+                node_paths, theme = named, tuple(named)
         since, until = (when.since, when.until) if when else (None, None)
         from_words = when is not None and when.source != "request"
-        filters = scope_filter(tenant_id, node_paths, since, until, exclude, keep_untimed=from_words)
+        filters = scope_filter(tenant_id, node_paths, since, until, exclude, keep_untimed=from_words, scope=scope)
         if not req.include_superseded:
             filters.append(queries.still_valid())
 
@@ -387,6 +315,7 @@ class Retriever:
             stats=stats,
             counted=riding,
             theme=theme,
+            scope=scope,
         )
         plan = self._with_bodies(tenant_id, plan)
         return replace(plan, plan_ms=(time.perf_counter() - t_intent) * 1000.0)
@@ -415,7 +344,7 @@ class Retriever:
             )
         )
         # last: newer_versions() reads it, so hiding superseded memories costs no round trip of its own
-        bodies.append(queries.superseders(tenant_id, queries.SUPERSEDERS_SHOWN))
+        bodies.append(queries.superseders(tenant_id, queries.SUPERSEDERS_SHOWN, plan.scope))
         return replace(plan, bodies=bodies)
 
     def _successors(self, tenant_id: str, plan: SearchPlan, memory_ids: set[str]) -> dict[str, Candidate]:

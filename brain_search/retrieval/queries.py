@@ -7,6 +7,7 @@ from typing import Any
 
 from brain_search.models.memory import SHOWN_FIELDS
 from brain_search.store.documents import VIEW_FIELD
+from brain_search.store.scope import UserScope, owned
 
 
 def still_valid() -> dict[str, Any]:
@@ -15,9 +16,10 @@ def still_valid() -> dict[str, Any]:
     return {"bool": {"should": [no_end, {"range": {"valid_until": {"gt": "now"}}}], "minimum_should_match": 1}}
 
 
-def superseding(tenant_id: str, memory_ids: Sequence[str]) -> dict[str, Any]:
-    """The tenant's memories that supersede any of ``memory_ids``."""
-    filters = [{"term": {"tenant_id": tenant_id}}, {"terms": {"supersedes": list(memory_ids)}}]
+def superseding(tenant_id: str, memory_ids: Sequence[str], scope: UserScope | None = None) -> dict[str, Any]:
+    """The tenant's memories (``scope``'s: another user's memory never hides one of yours) that
+    supersede any of ``memory_ids``."""
+    filters = [*owned(tenant_id, scope), {"terms": {"supersedes": list(memory_ids)}}]
     return {"query": {"bool": {"filter": filters}}, "size": 1000, **SUPERSEDER_FETCH}
 
 
@@ -28,10 +30,10 @@ SUPERSEDERS_SHOWN = 200
 """How many of the tenant's superseding memories ride along in a recall's own ``_msearch``."""
 
 
-def superseders(tenant_id: str, size: int) -> dict[str, Any]:
-    """Every memory of the tenant that supersedes another, up to ``size`` (the total is counted
-    to ``size + 1``, so the caller knows whether it has them all)."""
-    filters = [{"term": {"tenant_id": tenant_id}}, {"exists": {"field": "supersedes"}}]
+def superseders(tenant_id: str, size: int, scope: UserScope | None = None) -> dict[str, Any]:
+    """Every memory of the tenant (of ``scope``) that supersedes another, up to ``size`` (the
+    total is counted to ``size + 1``, so the caller knows whether it has them all)."""
+    filters = [*owned(tenant_id, scope), {"exists": {"field": "supersedes"}}]
     return {
         "query": {"bool": {"filter": filters}},
         "size": size,
@@ -320,16 +322,16 @@ def counts_body(tenant_id: str, words: Sequence[str]) -> dict[str, Any]:
     }
 
 
-def event_statements(tenant_id: str, event: str, size: int) -> dict[str, Any]:
-    """The tenant's dated memories that name ``event``, newest first: what "before/since the
-    <event>" is read against (``events.event_scope``)."""
+def event_statements(tenant_id: str, event: str, size: int, scope: UserScope | None = None) -> dict[str, Any]:
+    """The tenant's (``scope``'s) dated memories that name ``event``, newest first: what
+    "before/since the <event>" is read against (``events.event_scope``)."""
     return {
         "size": size,
         "_source": ["content", "timestamp"],
         "query": {
             "bool": {
                 "must": [{"match_phrase": {PHRASE_FIELD: event}}],
-                "filter": [{"term": {"tenant_id": tenant_id}}, {"exists": {"field": "timestamp"}}],
+                "filter": [*owned(tenant_id, scope), {"exists": {"field": "timestamp"}}],
             }
         },
         "sort": [{"timestamp": "desc"}],

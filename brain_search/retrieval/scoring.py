@@ -205,11 +205,13 @@ def answer_checked(ranked: Ranked, question: Asked, calibration: ZCalibration) -
 
 def kept_results(ranked: Ranked, strict: bool, min_relevance: float | None) -> list[int]:
     """The ranked order a response shows: all of it, or with ``strict`` only the candidates that
-    clear the floor, and with ``min_relevance`` only those whose calibrated relevance reaches it."""
+    clear the floor (never one that reads relevance 0), and with ``min_relevance`` only those whose
+    calibrated relevance reaches it."""
     return [
         i
         for i in ranked.order
-        if (not strict or ranked.shown[i]) and (min_relevance is None or ranked.calibrated[i] >= min_relevance)
+        if (not strict or (ranked.shown[i] and ranked.calibrated[i] > 0.0))
+        and (min_relevance is None or ranked.calibrated[i] >= min_relevance)
     ]
 
 

@@ -2,11 +2,16 @@
 knowledge-graph nodes are the theme, and the memories under them are its matches.
 
 A recall is a theme recall when its target Z is at least ``THEME_Z`` (the broad end: "explore
-everything related to my health") and it is scoped to nodes: the request's ``nodes``, or, without
-them and when the target came from the query itself (``focus: auto``), the tenant's nodes whose
-last label segment the query names ("health" → ``Health``, ``Personal/Health``: one more round
-trip, to the graph). Its candidates are the scope's memories, nearest in meaning first, and all
-of them count as matches (they clear the relevance floor): the caller asked for the theme.
+everything related to my health"), the target came from the query itself (``focus: auto``) and
+the query names nodes of the tenant: those whose last label segment it names ("health" →
+``Health``, ``Personal/Health``: one more round trip, to the graph), within the request's
+``nodes`` when it gives some. Its candidates are the theme's memories, nearest in meaning first,
+and all of them count as matches (they clear the relevance floor, and read at least the floor's
+relevance): the caller asked for the theme.
+
+A node given as scope is never the theme by itself (issue 67): ``nodes: ["Users/lena"]`` with
+"explore everything related to my health" is a broad recall of Lena's memories, each read by its
+own match, unless a node under ``Users/lena`` is named by the question (``Users/lena/Health``).
 """
 
 from __future__ import annotations
@@ -19,6 +24,24 @@ THEME_Z = 0.8
 
 def _singular(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _within(label: str, path: str) -> bool:
+    path = path.strip("/")
+    return label == path or label.startswith(path + "/")
+
+
+def theme_nodes(labels: Iterable[str], terms: Sequence[str], scope: Sequence[str] = ()) -> list[str]:
+    """The theme of a broad question: the nodes the query's ``terms`` name (``named_nodes``),
+    within ``scope`` (the request's node paths) when there is one: a named node under a scope
+    path, or a scope path under a named node (the theme, narrowed to the scope). No named node, no
+    theme: the scope alone is never one (pure)."""
+    named = named_nodes(labels, terms)
+    if not scope:
+        return named
+    inside = [n for n in named if any(_within(n, p) for p in scope)]
+    narrowed = [p.strip("/") for p in scope if any(_within(p.strip("/"), n) for n in named)]
+    return sorted(set(inside) | set(narrowed))
 
 
 def named_nodes(labels: Iterable[str], terms: Sequence[str]) -> list[str]:

@@ -114,10 +114,15 @@ class ZCalibration:
         reads at most what the floor reads, so a relevance at or above the floor's reading is one
         that clears it."""
         value = interpolate(self.relevance_knots, strength)
-        at_floor = interpolate(self.relevance_knots, self.floor)
+        at_floor = self.at_floor
         if kind in EXACT_KINDS:
             return max(value, at_floor)
         return min(value, at_floor) if clears is False else value
+
+    @property
+    def at_floor(self) -> float:
+        """The relevance a match at the floor reads: what every memory that clears it reads at least."""
+        return interpolate(self.relevance_knots, self.floor)
 
     @cached_property
     def _strong(self) -> float:

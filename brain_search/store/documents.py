@@ -45,9 +45,16 @@ VIEW_KEYS = VIEW_FIELDS
 """the fields of the view (``models/memory.py``)"""
 
 
-def derive_memory_id(content: str, node_id: str | None, timestamp: str | None) -> str:
-    """A memory id for clients that do not give one: stable over content + node + timestamp."""
-    h = hashlib.sha256(ID_SEPARATOR.join([content, node_id or "", timestamp or ""]).encode()).hexdigest()
+def derive_memory_id(
+    content: str, node_id: str | None, timestamp: str | None, user_id: str | None = None, agent_id: str | None = None
+) -> str:
+    """A memory id for clients that do not give one: stable over content + node + timestamp, and
+    its owner's user and agent when it has one (two users who write the same words get two
+    memories; a memory without an owner keeps the id it always had)."""
+    parts = [content, node_id or "", timestamp or ""]
+    if user_id is not None or agent_id is not None:
+        parts += [f"user:{user_id or ''}", f"agent:{agent_id or ''}"]
+    h = hashlib.sha256(ID_SEPARATOR.join(parts).encode()).hexdigest()
     return f"m_{h[:24]}"
 
 

@@ -1,11 +1,102 @@
-"""Which memories a request reads: the tenant, node subtrees, a time range (the filter clauses
-every search over the memories shares: recall's sub-searches, listing, forget, node moves)."""
+"""Which memories a request reads: the tenant, the user (and agent) inside it, node subtrees, a
+time range (the filter clauses every search over the memories shares: recall's sub-searches,
+listing, forget, node moves).
+
+The user scope has its one owner here, ``UserScope``, next to the tenant's term: every search of
+the memories takes its clauses through ``scope_filter`` (or ``owned`` for the indices that keep a
+memory's copies: history, dead letters, recall records), and a read of one memory by its id asks
+``UserScope.holds``. Nothing else writes a filter on ``user_id`` or ``agent_id``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+USER_FIELD = "user_id"
+AGENT_FIELD = "agent_id"
+
+
+def _missing(field: str) -> dict[str, Any]:
+    return {"bool": {"must_not": [{"exists": {"field": field}}]}}
+
+
+@dataclass(frozen=True)
+class UserScope:
+    """The user (and agent) a request acts for inside its tenant.
+
+    - ``user_id``: only that user's memories; none: every user's (an organisation key that names
+      no user: the whole tenant, as before users existed).
+    - ``agent_id``: only that agent's memories; none: any agent's.
+    - ``include_shared``: also the organisation's shared memories, those with no user (with an
+      ``agent_id``: those of that agent or of no agent). Reads only: a write, a forget and a
+      delete never reach past the scope's own memories.
+    """
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    include_shared: bool = False
+
+    @property
+    def everyone(self) -> bool:
+        """No user and no agent named: the whole tenant."""
+        return self.user_id is None and self.agent_id is None
+
+    def own(self) -> UserScope:
+        """The same user and agent without the shared memories (what a write or forget reaches)."""
+        return UserScope(self.user_id, self.agent_id)
+
+    def clauses(self) -> list[dict[str, Any]]:
+        """Filter clauses of the scope (none for the whole tenant), for the memories and for every
+        index that keeps ``user_id`` / ``agent_id`` beside a memory's copy (pure)."""
+        own: list[dict[str, Any]] = []
+        if self.user_id is not None:
+            own.append({"term": {USER_FIELD: self.user_id}})
+        if self.agent_id is not None:
+            own.append({"term": {AGENT_FIELD: self.agent_id}})
+        if not own or not self.include_shared or self.user_id is None:
+            return own
+        shared: list[dict[str, Any]] = [_missing(USER_FIELD)]
+        if self.agent_id is not None:
+            agent = {"term": {AGENT_FIELD: self.agent_id}}
+            shared.append({"bool": {"should": [agent, _missing(AGENT_FIELD)], "minimum_should_match": 1}})
+        either = [{"bool": {"filter": own}}, {"bool": {"filter": shared}}]
+        return [{"bool": {"should": either, "minimum_should_match": 1}}]
+
+    def holds(self, doc: Mapping[str, Any]) -> bool:
+        """Whether a memory (its stored fields) is in the scope: the clauses' test for one document
+        read by its id (pure)."""
+        user, agent = doc.get(USER_FIELD), doc.get(AGENT_FIELD)
+        agent_ok = self.agent_id is None or agent == self.agent_id
+        if self.user_id is None:
+            return agent_ok
+        if user == self.user_id:
+            return agent_ok
+        return self.include_shared and user is None and (agent_ok or agent is None)
+
+    def owns(self, doc: Mapping[str, Any]) -> bool:
+        """Whether a memory's owner is exactly this user and agent (none: none): the test a write
+        of an existing memory id passes, so that no write moves a memory to another owner (pure)."""
+        return doc.get(USER_FIELD) == self.user_id and doc.get(AGENT_FIELD) == self.agent_id
+
+
+EVERYONE = UserScope()
+JOB_USERS_FIELD = "user_ids"
+"""an ingest task record's users (``ingest/task_records.py``)"""
+
+
+def jobs_of(scope: UserScope) -> list[dict[str, Any]]:
+    """Clauses for the ingest task records that wrote for ``scope``'s user (none without a user:
+    a record keeps its users, not its agents) (pure)."""
+    return [{"term": {JOB_USERS_FIELD: scope.user_id}}] if scope.user_id is not None else []
+
+
+def owned(tenant_id: str, scope: UserScope | None = None) -> list[dict[str, Any]]:
+    """The tenant's term and the user scope's clauses: what every search of a tenant's memories,
+    or of their copies in another index, starts from (pure)."""
+    return [{"term": {"tenant_id": tenant_id}}, *(scope.clauses() if scope is not None else [])]
 
 
 def _engine_time(t: datetime | str) -> str:
@@ -23,8 +114,10 @@ def scope_filter(
     until: datetime | str | None = None,
     exclude_memories: Sequence[str] = (),
     keep_untimed: bool = False,
+    scope: UserScope | None = None,
 ) -> list[dict[str, Any]]:
-    """Filter clauses shared by every sub-search: the tenant, X-axis node subtrees, time range.
+    """Filter clauses shared by every sub-search: the tenant, the user scope, X-axis node
+    subtrees, time range.
 
     ``keep_untimed``: memories without a timestamp pass the time range too (a range read from
     the query's words: nothing says when those were said, so they are not ruled out).
@@ -33,7 +126,7 @@ def scope_filter(
     tokenizer, so ``aiConnected/Brain`` matches ``aiConnected/Brain/Architecture`` but not
     ``aiConnected/BrainStorm`` nor ``aiConnected/Web``.
     """
-    clauses: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}]
+    clauses = owned(tenant_id, scope)
     if node_paths:
         clauses.append({"terms": {"node_path": [p.strip("/") for p in node_paths]}})
     if since is not None or until is not None:

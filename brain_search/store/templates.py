@@ -63,7 +63,18 @@ def memories_template(settings: Settings, dimension: int, directory: Path | None
 
 
 # Fields newer than the first memories indices, put on an existing index at install.
-ADDED_FIELDS = ("tombstone_of", "deleted_at", "supersedes", "valid_until", "view", "view_dv", "view_v", "moved_from")
+ADDED_FIELDS = (
+    "tombstone_of",
+    "deleted_at",
+    "supersedes",
+    "valid_until",
+    "view",
+    "view_dv",
+    "view_v",
+    "moved_from",
+    "user_id",
+    "agent_id",
+)
 
 
 def install_memories_index(client: OpenSearch, settings: Settings, dimension: int) -> str:
@@ -77,7 +88,11 @@ def install_memories_index(client: OpenSearch, settings: Settings, dimension: in
         index = next(iter(client.indices.get_alias(name=alias)))
         # fields added since the index was created (additive: an existing field is never changed)
         props = memories_template(settings, dimension)["template"]["mappings"]["properties"]
-        client.indices.put_mapping(index=index, body={"properties": {f: props[f] for f in ADDED_FIELDS}})
+        added = {"properties": {f: props[f] for f in ADDED_FIELDS}}
+        client.indices.put_mapping(index=index, body=added)
+        # and on every tenant's own index (store/placement.py), made from the template before them
+        own = f"{alias}-tenant-*"
+        client.indices.put_mapping(index=own, body=added, params={"allow_no_indices": "true"}, ignore=[404])
         if not has_tenant_bm25_fields(client, index):
             add_tenant_bm25_fields(client, index, memories_template(settings, dimension))
         fill_views(client, index)  # once: memories stored before recall views get theirs

@@ -2,9 +2,11 @@
 (``at``, ``action``, ``tenant_id``, ``key_id``, ``actor``, ``detail``; never a key or its hash).
 
 Actions: ``tenant.create``, ``tenant.rate_limit``, ``tenant.feedback_retention``, ``tenant.erase``,
-``key.create``, ``key.revoke``. Erasing a tenant removes its entries with everything else of it, and leaves one
-``tenant.erase`` entry that names the tenant only by ``tenant_hash`` (SHA-256 of its id): a
-record that an erase happened, which whoever knows the id can find, holding nothing of it.
+``key.create``, ``key.revoke``, ``user.forget`` (a user of a tenant forgotten, named by hash only,
+as a key's user is: ``detail.user_hash``). Erasing a tenant removes its entries with everything
+else of it, and leaves one ``tenant.erase`` entry that names the tenant only by ``tenant_hash``
+(SHA-256 of its id): a record that an erase happened, which whoever knows the id can find, holding
+nothing of it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ ACTIONS = (
     "tenant.erase",
     "key.create",
     "key.revoke",
+    "user.forget",
 )
 
 
@@ -59,6 +62,20 @@ class AuditLog:
         if detail:
             doc["detail"] = detail
         self.client.index(index=self.index, body=doc, params={"refresh": "true"})
+
+    def record_many(self, action: str, tenant_ids: list[str], detail: dict[str, Any] | None = None) -> None:
+        """One entry per tenant (a bulk creation), in one request."""
+        if not tenant_ids:
+            return
+        at = datetime.now(UTC).isoformat()
+        lines: list[dict[str, Any]] = []
+        for tenant_id in tenant_ids:
+            doc: dict[str, Any] = {"at": at, "action": action, "actor": "admin", "tenant_id": tenant_id}
+            doc["tenant_hash"] = tenant_hash(tenant_id)
+            if detail:
+                doc["detail"] = detail
+            lines += [{"index": {}}, doc]
+        self.client.bulk(body=lines, index=self.index, params={"refresh": "true"})
 
     def entries(self, tenant_id: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
         """Newest first; ``tenant_id`` matches its entries, the anonymous erase included."""

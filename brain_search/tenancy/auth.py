@@ -1,6 +1,8 @@
-"""Tenants and API keys. A key maps to exactly one tenant; keys are stored hashed (SHA-256 of a
-high-entropy random secret) and never logged: nothing here puts a key (or its hash) into a log
-line or an error message. Every request's tenant comes from its key.
+"""Tenants and API keys. A key maps to exactly one tenant, and a key minted for one user of the
+tenant (``user_id``, optionally ``read_only``) to that user too (``tenancy/caller.py`` says what
+such a key may do); keys are stored hashed (SHA-256 of a high-entropy random secret) and never
+logged: nothing here puts a key (or its hash) into a log line or an error message. Every
+request's tenant, and its user for a user's key, come from its key.
 
 The HTTP API (``api/deps.py``) and the MCP server over HTTP (``api/app.py``) share these keys
 through ``api_key_from_headers`` + ``KeyStore.resolve``. Over stdio the MCP server takes its tenant
@@ -27,9 +29,10 @@ from typing import Any
 from opensearchpy import ConflictError, NotFoundError, OpenSearch
 
 from brain_search.config import Settings
-from brain_search.errors import Conflict, InvalidInput, NotFound, Unauthorized
+from brain_search.errors import Conflict, InvalidInput, NotFound, StoreUnavailable, Unauthorized
 from brain_search.store.indices import IndexNames
 from brain_search.store.lru import bounded_put
+from brain_search.tenancy.caller import Caller
 from brain_search.tenancy.ratelimit import Limit
 
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -95,10 +98,10 @@ class KeyStore:
         self.keys_index = names.keys
         self.cache_ttl_s = cache_ttl_s
         self.unknown_ttl_s = unknown_ttl_s
-        # key hash → (tenant, until when); tenant → (its rate limit, until when); the negative
-        # cache: hash → (why it is refused, until when). Each bounded, the oldest out (issue 56.4:
-        # 10,000 tenants keep an API's memory flat)
-        self._cache: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        # key hash → (its caller: tenant, user, read-only; until when); tenant → (its rate limit,
+        # until when); the negative cache: hash → (why it is refused, until when). Each bounded,
+        # the oldest out (issue 56.4: 10,000 tenants keep an API's memory flat)
+        self._cache: OrderedDict[str, tuple[Caller, float]] = OrderedDict()
         self._refused: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._limits: OrderedDict[str, tuple[Limit | None, float]] = OrderedDict()
         self._lock = threading.Lock()
@@ -130,10 +133,50 @@ class KeyStore:
             raise NotFound("tenant", tenant_id)
         return src
 
-    def list_tenants(self) -> list[dict[str, Any]]:
-        body = {"size": 1000, "query": {"exists": {"field": "tenant_id"}}, "sort": [{"tenant_id": "asc"}]}
+    def list_tenants(self, limit: int = 1000, after: str | None = None) -> list[dict[str, Any]]:
+        """A page of the tenants in id order: the first ``limit`` after the id ``after`` (the last
+        of the previous page), so that every tenant is listed however many there are."""
+        body: dict[str, Any] = {
+            "size": limit,
+            "query": {"exists": {"field": "tenant_id"}},
+            "sort": [{"tenant_id": "asc"}],
+        }
+        if after is not None:
+            body["search_after"] = [after]
         r = self.client.search(index=self.tenants_index, body=body)
         return [h["_source"] for h in r["hits"]["hits"]]
+
+    def create_tenants(self, tenants: list[tuple[str, str | None]]) -> dict[str, list[str]]:
+        """Create many tenants in one request (each ``(tenant_id, name)``, ids checked first:
+        nothing is written when one is invalid). Returns the ids ``created``, those that already
+        ``existing`` and those still being ``erasing`` (create those one by one, after the erase)."""
+        for i, (tenant_id, _) in enumerate(tenants):
+            try:
+                validate_tenant_id(tenant_id)
+            except InvalidInput as exc:
+                raise InvalidInput(f"tenants.{i}.tenant_id", exc.reason) from None
+        now = datetime.now(UTC).isoformat()
+        lines: list[dict[str, Any]] = []
+        for tenant_id, name in tenants:
+            lines.append({"create": {"_id": tenant_id}})
+            lines.append({"tenant_id": tenant_id, "name": name or tenant_id, "created_at": now})
+        r = self.client.bulk(body=lines, index=self.tenants_index, params={"refresh": "true"})
+        out: dict[str, list[str]] = {"created": [], "existing": [], "erasing": []}
+        taken = []
+        for (tenant_id, _), item in zip(tenants, r["items"], strict=True):
+            status = int(item["create"].get("status", 500))
+            if status < 300:
+                out["created"].append(tenant_id)
+            elif status == 409:
+                taken.append(tenant_id)
+            else:
+                raise StoreUnavailable(f"tenant {tenant_id!r} was not created: {item['create'].get('error')}")
+        if taken:
+            found = self.client.mget(index=self.tenants_index, body={"ids": taken})["docs"]
+            for tenant_id, doc in zip(taken, found, strict=True):
+                erasing = ERASING_FIELD in (doc.get("_source") or {})
+                out["erasing" if erasing else "existing"].append(tenant_id)
+        return out
 
     def set_rate_limit(self, tenant_id: str, requests_per_s: float | None, burst: int | None) -> None:
         """The tenant's own rate limit (both None: back to the settings' default)."""
@@ -166,10 +209,17 @@ class KeyStore:
 
     # ---------------------------------------------------------------- keys
     def create_key(
-        self, tenant_id: str, label: str | None = None, expires_at: datetime | None = None
+        self,
+        tenant_id: str,
+        label: str | None = None,
+        expires_at: datetime | None = None,
+        *,
+        user_id: str | None = None,
+        read_only: bool = False,
     ) -> tuple[str, str]:
         """Returns ``(key_id, key)``; the plain key is shown once and only its hash is stored.
-        ``expires_at``: from then on the key is a 401 ("expired API key")."""
+        ``expires_at``: from then on the key is a 401 ("expired API key"). ``user_id``: the key is
+        held to that user of the tenant; ``read_only``: it only reads."""
         self.get_tenant(tenant_id)
         key_id = secrets.token_hex(6)
         key = f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
@@ -180,17 +230,25 @@ class KeyStore:
             "revoked": False,
             "created_at": datetime.now(UTC).isoformat(),
         }
+        if user_id is not None:
+            doc["user_id"] = user_id
+        if read_only:
+            doc["read_only"] = True
         if expires_at is not None:
             doc["expires_at"] = expires_at.astimezone(UTC).isoformat()
         self.client.index(index=self.keys_index, id=hash_key(key), body=doc, params={"refresh": "true"})
         return key_id, key
 
-    def list_keys(self, tenant_id: str) -> list[dict[str, Any]]:
-        """The tenant's keys without their secrets: key_id, label, revoked, created_at, expires_at."""
+    def list_keys(self, tenant_id: str, user_id: str | None = None) -> list[dict[str, Any]]:
+        """The tenant's keys (``user_id``: those held to that user) without their secrets: key_id,
+        label, user_id, read_only, revoked, created_at, expires_at."""
         self.get_tenant(tenant_id)
+        filters: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}]
+        if user_id is not None:
+            filters.append({"term": {"user_id": user_id}})
         r = self.client.search(
             index=self.keys_index,
-            body={"query": {"term": {"tenant_id": tenant_id}}, "size": 1000, "sort": [{"created_at": "asc"}]},
+            body={"query": {"bool": {"filter": filters}}, "size": 1000, "sort": [{"created_at": "asc"}]},
         )
         return [h["_source"] for h in r["hits"]["hits"]]
 
@@ -202,14 +260,34 @@ class KeyStore:
             params={"refresh": "true", "conflicts": "proceed"},
         )
         with self._lock:
-            self._cache = OrderedDict((k, v) for k, v in self._cache.items() if v[0] != tenant_id)
+            self._cache = OrderedDict((k, v) for k, v in self._cache.items() if v[0].tenant_id != tenant_id)
         return int(r.get("deleted", 0))
 
-    def revoke_key(self, key_id: str) -> str:
-        """Revoke the key (NotFound for an unknown id); returns its tenant."""
+    def forget_user_keys(self, tenant_id: str, user_id: str) -> int:
+        """Delete every key held to ``user_id`` of the tenant (forgetting the user): they stop at
+        once here, within ``cache_ttl_s`` in every other process. Returns how many."""
+        query = {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"user_id": user_id}}]}}
+        r = self.client.delete_by_query(
+            index=self.keys_index, body={"query": query}, params={"refresh": "true", "conflicts": "proceed"}
+        )
+        with self._lock:
+            gone = [k for k, (c, _) in self._cache.items() if c.tenant_id == tenant_id and c.user_id == user_id]
+            for k in gone:
+                del self._cache[k]
+        return int(r.get("deleted", 0))
+
+    def revoke_key(self, key_id: str, tenant_id: str | None = None, user_id: str | None = None) -> str:
+        """Revoke the key (NotFound for an unknown id, and, when ``tenant_id`` / ``user_id`` are
+        given, for a key of another tenant or user: an organisation revokes only its own keys);
+        returns its tenant."""
         r = self.client.search(index=self.keys_index, body={"query": {"term": {"key_id": key_id}}, "size": 1})
         hits = r["hits"]["hits"]
         if not hits:
+            raise NotFound("key", key_id)
+        src = hits[0]["_source"]
+        if (tenant_id is not None and src.get("tenant_id") != tenant_id) or (
+            user_id is not None and src.get("user_id") != user_id
+        ):
             raise NotFound("key", key_id)
         self.client.update(
             index=self.keys_index,
@@ -224,6 +302,11 @@ class KeyStore:
     def cached(self, key: str | None) -> str | None:
         """The tenant of a key resolved within the cache TTL, without a round trip; None when the
         key must be looked up (``resolve``). Lets the API answer most requests on the event loop."""
+        caller = self.cached_caller(key)
+        return caller.tenant_id if caller is not None else None
+
+    def cached_caller(self, key: str | None) -> Caller | None:
+        """``cached``, with the key's user and whether it only reads."""
         if not key:
             return None
         with self._lock:
@@ -232,6 +315,11 @@ class KeyStore:
 
     def resolve(self, key: str | None) -> str:
         """The tenant of a key; Unauthorized when missing, unknown or revoked."""
+        return self.resolve_caller(key).tenant_id
+
+    def resolve_caller(self, key: str | None) -> Caller:
+        """The caller of a key (its tenant, its user for a user's key, read-only or not);
+        Unauthorized when missing, unknown, revoked or expired."""
         if not key:
             raise Unauthorized("missing API key")
         h = hash_key(key)
@@ -255,9 +343,10 @@ class KeyStore:
             if left <= 0:
                 raise self._refuse(h, "expired API key", now)
             until = min(until, now + left)  # never cached past its expiry
+        caller = Caller(str(doc["tenant_id"]), doc.get("user_id"), bool(doc.get("read_only")))
         with self._lock:
-            bounded_put(self._cache, h, (doc["tenant_id"], until), KEY_CACHE_SIZE)
-        return str(doc["tenant_id"])
+            bounded_put(self._cache, h, (caller, until), KEY_CACHE_SIZE)
+        return caller
 
     def _refuse(self, h: str, reason: str, now: float) -> Unauthorized:
         """Remember the key (by hash) as refused for ``unknown_ttl_s``: unknown, revoked and expired

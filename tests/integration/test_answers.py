@@ -207,6 +207,47 @@ def test_a_broad_question_returns_its_theme(api, make_tenant, client, query, nod
     assert tiered == members
 
 
+PERSON = [
+    ("book", "Users/lena", "The book club meets on Thursdays at the library.", "2026-01-02"),
+    ("plumber", "Users/lena", "The plumber comes on Monday to fix the boiler.", "2026-01-03"),
+    ("roadmap", "Users/lena", "The Q1 roadmap review moved to the second week of March.", "2026-01-04"),
+    ("bike", "Users/lena", "I bought a second-hand road bike for the summer.", "2026-01-05"),
+    ("allergy", "Users/lena/Health", "I am allergic to penicillin, it gives me hives.", "2026-01-06"),
+    ("bp", "Users/lena/Health", "At the checkup my blood pressure was 128 over 82.", "2026-01-07"),
+    ("omar-bp", "Users/omar/Health", "Omar's blood pressure was 141 over 90 at his checkup.", "2026-01-08"),
+]
+
+
+def test_a_node_given_as_scope_is_never_the_theme_by_itself(api, make_tenant, client) -> None:  # type: ignore[no-untyped-def]
+    """Issue 67, item 8: `{"query": "Explore everything related to my health", "nodes": ["Users/lena"],
+    "strict": true}` answered every memory under the node, each `clears_floor: true` at relevance 0:
+    the node given as scope was taken for the question's theme. A node is the theme only when the
+    question names it (here `Users/lena/Health`, within the scope); strict never returns a result
+    at relevance 0."""
+    headers = make_tenant("person")
+    index_corpus(api.app.state.brain, client, "person", PERSON)
+    q = "Explore everything related to my health"
+    out = recall(api, headers, query=q, nodes=["Users/lena"], strict=True, tiered=True)
+    got = {r["id"]: r["scores"] for r in out["results"]}
+    assert out["query_analysis"]["theme"] == ["Users/lena/Health"], out["query_analysis"]
+    assert set(got) == {"allergy", "bp"}, got  # the book club, the plumber, the roadmap: not health
+    assert all(s["relevance"] > 0 and s["clears_floor"] for s in got.values()), got
+    # without a node the question names, the scope is only a scope: each memory read by its own match
+    for nodes in (["Users/lena/Health"], ["Users/omar"]):
+        out = recall(api, headers, query="Explore everything related to my fitness", nodes=nodes, strict=True)
+        assert out["query_analysis"]["theme"] == [], (nodes, out["query_analysis"])
+        assert all(r["scores"]["relevance"] > 0 for r in out["results"]), (nodes, out["results"])
+        assert "book" not in {r["id"] for r in out["results"]}
+    # strict never returns a result at relevance 0, whatever the question
+    for query in (q, "everything", "Explore everything", "What is going on?"):
+        for nodes in (None, ["Users/lena"], ["Users"]):
+            body: dict[str, Any] = {"query": query, "strict": True, "limit": 50}
+            if nodes:
+                body["nodes"] = nodes
+            out = recall(api, headers, **body)
+            assert all(r["scores"]["relevance"] > 0 for r in out["results"]), (query, nodes, out["results"])
+
+
 def test_a_current_version_outside_the_candidates_is_fetched(api, client) -> None:  # type: ignore[no-untyped-def]
     """Item 3 where the search did not return the new version at all: three candidates a leg, and
     "Moved to Lisbon" shares no word and little meaning with "where do I live". It is fetched by

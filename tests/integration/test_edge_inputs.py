@@ -18,6 +18,7 @@ from brain_search.errors import InvalidInput
 from brain_search.ingest.models import IngestJob, MemoryItem, TaskState
 from brain_search.mcp.server import format_validation_error
 from brain_search.mcp.tools import mcp_tools
+from brain_search.tenancy.caller import Caller
 from tests.integration.ingest_support import wait_task
 
 pytestmark = pytest.mark.integration
@@ -66,7 +67,7 @@ def _untouched(api: Any, headers: dict[str, str], kept: dict[str, Any]) -> None:
 def _mcp_error(fn: Any, tenant: str, args: dict[str, Any]) -> str:
     """What the MCP server answers for these arguments (``mcp_server.build_server``'s mapping)."""
     with pytest.raises((ValidationError, InvalidInput)) as exc:
-        fn(tenant, args)
+        fn(Caller(tenant), args)
     return format_validation_error(exc.value) if isinstance(exc.value, ValidationError) else str(exc.value)
 
 

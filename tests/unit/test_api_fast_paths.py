@@ -11,6 +11,7 @@ from opensearchpy.exceptions import SerializationError
 from brain_search.config import Settings
 from brain_search.store.client import OrjsonSerializer
 from brain_search.tenancy.auth import KeyStore, hash_key
+from brain_search.tenancy.caller import Caller
 
 
 def test_orjson_serializer_parses_like_json() -> None:
@@ -40,7 +41,8 @@ def test_key_cache_answers_only_fresh_entries() -> None:
     store = _store()
     assert store.cached(None) is None
     assert store.cached("bk_unknown") is None
-    store._cache[hash_key("bk_fresh")] = ("tenant-a", time.monotonic() + 60)
-    store._cache[hash_key("bk_stale")] = ("tenant-b", time.monotonic() - 1)
+    store._cache[hash_key("bk_fresh")] = (Caller("tenant-a", "lena", read_only=True), time.monotonic() + 60)
+    store._cache[hash_key("bk_stale")] = (Caller("tenant-b"), time.monotonic() - 1)
     assert store.cached("bk_fresh") == "tenant-a"
+    assert store.cached_caller("bk_fresh") == Caller("tenant-a", "lena", read_only=True)  # the key's user with it
     assert store.cached("bk_stale") is None

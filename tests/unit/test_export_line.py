@@ -16,6 +16,8 @@ def test_every_field_a_write_takes_is_exported_and_read_back() -> None:
         timestamp="2026-03-02T10:00:00Z",
         source="chat",
         conversation_id="c1",
+        user_id="lena",
+        agent_id="assistant",
         metadata={"chunk_of": "doc", "chunk_index": 1, "chunk_count": 2, "k": [1]},
         embedding_model="m",
         ingested_at="2026-03-02T11:00:00Z",

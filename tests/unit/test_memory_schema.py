@@ -19,6 +19,7 @@ from brain_search.ingest.prepare import prepare_items
 from brain_search.models.memory import (
     GIVEN_FIELDS,
     KEPT_FIELDS,
+    OWNER_FIELDS,
     RESOLVED_FIELDS,
     SHOWN_FIELDS,
     STORED_FIELDS,
@@ -43,8 +44,12 @@ def test_the_api_takes_exactly_the_given_fields() -> None:
     assert set(MemoryStored.model_fields) == set(STORED_FIELDS) - {"tenant_id", "content_hash", "embedding"}
     assert set(MemoryOut.model_fields) - set(MemoryStored.model_fields) == {"version", "superseded_by"}
     edit_fields = set(MemoryReplace.model_fields) - {"refresh", "create_nodes"}
+    # the owner is given when a memory is written and kept by every edit: no edit takes it
+    assert OWNER_FIELDS == ("user_id", "agent_id") and set(OWNER_FIELDS) <= set(KEPT_FIELDS)
     assert (
-        edit_fields == set(GIVEN_FIELDS) - {"memory_id"} == set(MemoryPatch.model_fields) - {"refresh", "create_nodes"}
+        edit_fields
+        == set(GIVEN_FIELDS) - {"memory_id", *OWNER_FIELDS}
+        == set(MemoryPatch.model_fields) - {"refresh", "create_nodes"}
     )
 
 
@@ -67,6 +72,8 @@ def test_a_given_field_flows_from_the_request_to_the_document() -> None:
         "timestamp": "2026-01-01T00:00:00+02:00",
         "source": "note",
         "conversation_id": "c1",
+        "user_id": "lena",
+        "agent_id": "assistant",
         "metadata": {"k": "v"},
         "supersedes": ["m0", "m0b"],
         "valid_until": "2027-01-01T00:00:00Z",
@@ -109,6 +116,8 @@ def test_a_full_document_holds_the_schema_and_its_view_the_view_fields() -> None
         timestamp="2026-01-01T00:00:00+00:00",
         source="note",
         conversation_id="c1",
+        user_id="lena",
+        agent_id="assistant",
         metadata={"k": "v"},
         supersedes=["m0"],
         valid_until="2027-01-01T00:00:00+00:00",

@@ -5,15 +5,22 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from fastapi import APIRouter, Query, status
+from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from brain_search.api.deps import AdminDep, StateDep
+from brain_search.api.state import AppState
+from brain_search.errors import InvalidInput
 from brain_search.models.inputs import EngineTime
+from brain_search.models.memory import OwnerId
+from brain_search.tenancy.audit import tenant_hash
 from brain_search.tenancy.auth import TenantErasing
 from brain_search.tenancy.erase import erase_tenant, finish_erase
+from brain_search.tenancy.usage import Usage, usage
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
+MAX_BULK_TENANTS = 1000
+NEXT_AFTER = "X-Next-After"
 
 
 class TenantIn(BaseModel):
@@ -28,8 +35,14 @@ class TenantOut(BaseModel):
 
 
 class KeyIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     label: str | None = Field(None, max_length=200)
     expires_at: EngineTime | None = Field(None, description="from then on the key is a 401 (ISO 8601, ahead)")
+    user_id: OwnerId | None = Field(
+        None, description="hold the key to this user of the tenant: it reads and writes that user's memories only"
+    )
+    read_only: bool = Field(False, description="the key recalls and reads; every write and delete is a 403")
 
     @field_validator("expires_at")
     @classmethod
@@ -47,6 +60,8 @@ class KeyOut(BaseModel):
     tenant_id: str
     key: str = Field(..., description="shown once; only its hash is stored")
     expires_at: datetime | None = None
+    user_id: str | None = Field(None, description="the user the key is held to (none: the organisation's key)")
+    read_only: bool = False
 
 
 @router.post("/tenants", status_code=status.HTTP_201_CREATED)
@@ -63,9 +78,52 @@ def create_tenant(body: TenantIn, state: StateDep, _: AdminDep) -> TenantOut:
     return created
 
 
+class TenantsIn(BaseModel):
+    """Tenants to create at once (each as ``POST /v1/admin/tenants`` takes it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tenants: list[TenantIn] = Field(..., min_length=1, max_length=MAX_BULK_TENANTS)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> TenantsIn:
+        seen: dict[str, int] = {}
+        for i, t in enumerate(self.tenants):
+            if t.tenant_id in seen:
+                raise ValueError(f"tenants.{i}.tenant_id {t.tenant_id!r} is also tenants.{seen[t.tenant_id]}")
+            seen[t.tenant_id] = i
+        return self
+
+
+class TenantsCreated(BaseModel):
+    created: list[str] = Field(..., description="the ids created, in the request's order")
+    existing: list[str] = Field(..., description="ids that were already tenants (left as they were)")
+    erasing: list[str] = Field(..., description="ids still being erased: create them one by one after the erase")
+
+
+@router.post("/tenants/bulk", status_code=status.HTTP_200_OK)
+def create_tenants(body: TenantsIn, state: StateDep, _: AdminDep) -> TenantsCreated:
+    """Create up to 1,000 tenants in one request (one engine round trip, and one for the audit):
+    a 422 naming ``tenants.N.tenant_id`` creates none; an existing id is listed, not an error."""
+    out = state.keys.create_tenants([(t.tenant_id, t.name) for t in body.tenants])
+    state.audit.record_many("tenant.create", out["created"], detail={"bulk": True})
+    return TenantsCreated(**out)
+
+
 @router.get("/tenants")
-def list_tenants(state: StateDep, _: AdminDep) -> list[TenantOut]:
-    return [TenantOut(**t) for t in state.keys.list_tenants()]
+def list_tenants(
+    response: Response,
+    state: StateDep,
+    _: AdminDep,
+    limit: int = Query(1000, ge=1, le=1000, description="tenants a page"),
+    after: str | None = Query(None, max_length=64, description="the last tenant id of the previous page"),
+) -> list[TenantOut]:
+    """The tenants in id order, a page at a time: when the page is full, the ``X-Next-After``
+    header holds the id to send as ``after`` for the next one (none: the last page)."""
+    page = [TenantOut(**t) for t in state.keys.list_tenants(limit, after)]
+    if len(page) == limit:
+        response.headers[NEXT_AFTER] = page[-1].tenant_id
+    return page
 
 
 @router.delete("/tenants/{tenant_id}")
@@ -135,18 +193,39 @@ def set_feedback_retention(tenant_id: str, body: RetentionIn, state: StateDep, _
     return RetentionOut(tenant_id=tenant_id, retention_s=retention, default=body.retention_s is None)
 
 
+def mint_key(state: AppState, tenant_id: str, body: KeyIn, actor: str = "admin") -> KeyOut:
+    """A new key of the tenant as ``body`` asks (the admin's route and the organisation's
+    ``POST /v1/users/{user_id}/keys`` alike), recorded in the audit log (a user by its hash)."""
+    key_id, key = state.keys.create_key(
+        tenant_id, body.label, body.expires_at, user_id=body.user_id, read_only=body.read_only
+    )
+    expires = body.expires_at.isoformat() if body.expires_at else None
+    detail: dict[str, Any] = {"label": body.label, "expires_at": expires}
+    if body.user_id is not None:
+        detail |= {"user_hash": tenant_hash(body.user_id), "read_only": body.read_only}
+    state.audit.record("key.create", tenant_id, key_id, detail=detail, actor=actor)
+    return KeyOut(
+        key_id=key_id,
+        tenant_id=tenant_id,
+        key=key,
+        expires_at=body.expires_at,
+        user_id=body.user_id,
+        read_only=body.read_only,
+    )
+
+
 @router.post("/tenants/{tenant_id}/keys", status_code=status.HTTP_201_CREATED)
 def create_key(tenant_id: str, body: KeyIn, state: StateDep, _: AdminDep) -> KeyOut:
-    key_id, key = state.keys.create_key(tenant_id, body.label, body.expires_at)
-    expires = body.expires_at.isoformat() if body.expires_at else None
-    state.audit.record("key.create", tenant_id, key_id, detail={"label": body.label, "expires_at": expires})
-    return KeyOut(key_id=key_id, tenant_id=tenant_id, key=key, expires_at=body.expires_at)
+    """A key of the tenant: the organisation's (no ``user_id``), or one held to one of its users."""
+    return mint_key(state, tenant_id, body)
 
 
 class KeyInfo(BaseModel):
     key_id: str
     tenant_id: str
     label: str
+    user_id: str | None = None
+    read_only: bool = False
     revoked: bool
     created_at: datetime
     revoked_at: datetime | None = None
@@ -154,15 +233,35 @@ class KeyInfo(BaseModel):
 
 
 @router.get("/tenants/{tenant_id}/keys")
-def list_keys(tenant_id: str, state: StateDep, _: AdminDep) -> list[KeyInfo]:
-    """The tenant's keys, without their secrets."""
-    return [KeyInfo(**k) for k in state.keys.list_keys(tenant_id)]
+def list_keys(tenant_id: str, state: StateDep, _: AdminDep, user_id: str | None = None) -> list[KeyInfo]:
+    """The tenant's keys (``user_id``: those held to that user), without their secrets."""
+    return [KeyInfo(**k) for k in state.keys.list_keys(tenant_id, user_id)]
 
 
 @router.delete("/keys/{key_id}", status_code=status.HTTP_204_NO_CONTENT)
 def revoke_key(key_id: str, state: StateDep, _: AdminDep) -> None:
     tenant = state.keys.revoke_key(key_id)
     state.audit.record("key.revoke", tenant, key_id)
+
+
+@router.get("/usage")
+def usage_report(
+    state: StateDep,
+    _: AdminDep,
+    tenant: str | None = Query(
+        None, max_length=64, description="one tenant (default: every tenant, the largest first)"
+    ),
+    by_user: bool = Query(False, description="with tenant: a row per user (null: the shared memories)"),
+    days: int = Query(7, ge=1, le=3650, description="the window of `written` and `recalls`"),
+    limit: int = Query(100, ge=1, le=10_000, description="rows at most"),
+) -> Usage:
+    """Usage per tenant, or per user of one tenant: memories held now, those written within the
+    window and still held, and recalls made within it (as kept for feedback)."""
+    if by_user and tenant is None:
+        raise InvalidInput("by_user", "give the tenant whose users to list (tenant=...)")
+    if tenant is not None:
+        state.keys.get_tenant(tenant)  # 404 for an unknown tenant
+    return usage(state.client, state.settings, tenant_id=tenant, by_user=by_user, days=days, limit=limit)
 
 
 @router.get("/audit")

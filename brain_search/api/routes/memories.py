@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response, status
 
-from brain_search.api.deps import StateDep, TenantDep
+from brain_search.api.deps import CallerDep, StateDep, TenantDep, WriterDep
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.ingest.models import (
     DeadLetterPage,
@@ -21,6 +21,7 @@ from brain_search.ingest.models import (
 )
 from brain_search.ingest.service import IngestService
 from brain_search.models.inputs import EngineTime, EngineUntil
+from brain_search.models.memory import OWNER_ID_PATTERN
 from brain_search.retrieval.supersede import newer_versions
 from brain_search.store.scope import scope_filter
 
@@ -34,15 +35,26 @@ async def get_ingest(state: StateDep) -> IngestService:
 
 
 IngestDep = Annotated[IngestService, Depends(get_ingest)]
+UserQuery = Annotated[
+    str | None,
+    Query(pattern=OWNER_ID_PATTERN, description="only this user's memories (a user's key: its own, always)"),
+]
+AgentQuery = Annotated[str | None, Query(pattern=OWNER_ID_PATTERN, description="only this agent's memories")]
+SharedQuery = Annotated[
+    bool, Query(description="with user_id: also the organisation's shared memories (those with no user)")
+]
 
 
 @router.post("/memories", status_code=status.HTTP_202_ACCEPTED)
-def post_memories(body: IngestRequest, tenant: TenantDep, state: StateDep, ingest: IngestDep) -> TaskAccepted:
+def post_memories(body: IngestRequest, caller: WriterDep, state: StateDep, ingest: IngestDep) -> TaskAccepted:
     """Queue one memory (its fields at the top level) or a batch (``memories``). Everything is
     validated first: on any error the answer is 422 naming the field (``content`` for one memory,
-    ``memories.3.content`` in a batch), and nothing is queued."""
+    ``memories.3.content`` in a batch), and nothing is queued. ``user_id`` / ``agent_id``: whose
+    memory it is (a batch's: each memory's that names none; a user's key: its user, and 403
+    naming the field for another)."""
+    body = body.as_caller(caller)
     try:
-        return ingest.accept(tenant, body, state.settings, state.graph)
+        return ingest.accept(caller.tenant_id, body, state.settings, state.graph)
     except InvalidInput as exc:
         if body.single and exc.field.startswith(SINGLE_PREFIX):
             raise InvalidInput(exc.field.removeprefix(SINGLE_PREFIX), exc.reason) from None
@@ -51,9 +63,12 @@ def post_memories(body: IngestRequest, tenant: TenantDep, state: StateDep, inges
 
 @router.get("/memories")
 def list_memories(
-    tenant: TenantDep,
+    caller: CallerDep,
     state: StateDep,
     ingest: IngestDep,
+    user_id: UserQuery = None,
+    agent_id: AgentQuery = None,
+    include_shared: SharedQuery = False,
     node: str | None = None,
     conversation_id: str | None = None,
     source: str | None = None,
@@ -63,18 +78,20 @@ def list_memories(
     cursor: str | None = None,
     history: Annotated[bool, Query(description="also each memory's earlier versions (what an export keeps)")] = False,
 ) -> MemoryPage:
-    """The caller's memories in id order, filtered by node subtree, conversation, source and time
-    range, a page at a time (``next_cursor``)."""
+    """The caller's memories in id order, filtered by user (and agent), node subtree, conversation,
+    source and time range, a page at a time (``next_cursor``). `brain-search export` reads it."""
+    tenant = caller.tenant_id
+    scope = caller.scope(user_id, agent_id, include_shared)
     label = None
     if node:
         try:
             label = state.graph.get(tenant, node).label
         except NotFound:
             raise InvalidInput("node", f"unknown node {node!r}") from None
-    filters = scope_filter(tenant, [label] if label else [], since, until)
+    filters = scope_filter(tenant, [label] if label else [], since, until, scope=scope)
     filters += [{"term": {k: v}} for k, v in (("conversation_id", conversation_id), ("source", source)) if v]
     page, more = ingest.memories.list(tenant, filters, limit, cursor)
-    versions = ingest.history.of_many(tenant, [m.memory_id for m in page]) if history else None
+    versions = ingest.history.of_many(tenant, [m.memory_id for m in page], scope=scope) if history else None
     return MemoryPage(memories=page, next_cursor=more, history=versions)
 
 
@@ -85,12 +102,24 @@ def get_task(task_id: str, tenant: TenantDep, ingest: IngestDep) -> TaskStatus:
 
 
 @router.get("/memories/{memory_id:path}")
-def get_memory(memory_id: str, response: Response, tenant: TenantDep, ingest: IngestDep) -> MemoryOut:
+def get_memory(
+    memory_id: str,
+    response: Response,
+    caller: CallerDep,
+    ingest: IngestDep,
+    user_id: UserQuery = None,
+    agent_id: AgentQuery = None,
+    include_shared: SharedQuery = False,
+) -> MemoryOut:
     """One memory; its version is also the ``ETag`` (send it as ``If-Match`` on PUT / PATCH).
-    ``superseded_by``: the live memory that replaces it, if one does (recall leaves it out)."""
-    memory = ingest.memories.get(tenant, memory_id)
+    ``superseded_by``: the live memory that replaces it, if one does (recall leaves it out).
+    Another user's memory is a 404, as an unknown one."""
+    tenant = caller.tenant_id
+    scope = caller.scope(user_id, agent_id, include_shared)
+    memory = ingest.memories.get(tenant, memory_id, scope)
     store = ingest.memories
-    memory.superseded_by = newer_versions(store.client, store.index(tenant), tenant, [memory_id]).get(memory_id)
+    newer = newer_versions(store.client, store.index(tenant), tenant, [memory_id], scope=scope)
+    memory.superseded_by = newer.get(memory_id)
     response.headers["ETag"] = f'"{memory.version}"'
     return memory
 
@@ -100,12 +129,15 @@ def get_memory(memory_id: str, response: Response, tenant: TenantDep, ingest: In
     status_code=status.HTTP_204_NO_CONTENT,
     responses={202: {"model": DeleteAccepted}, 404: {}, 409: {}},
 )
-def delete_memory(memory_id: str, tenant: TenantDep, ingest: IngestDep) -> Response:
+def delete_memory(
+    memory_id: str, caller: WriterDep, ingest: IngestDep, user_id: UserQuery = None, agent_id: AgentQuery = None
+) -> Response:
     """Delete one memory (and the pieces of a chunked one, and its dead letters). 204: it was
     stored and is gone from search when this returns. 202: it is not stored yet but a task still
     carries it; that write will not land. 404: neither. A write accepted before the delete never
-    brings the memory back; one accepted after it does (409 if it is already stored)."""
-    if ingest.delete(tenant, memory_id):
+    brings the memory back; one accepted after it does (409 if it is already stored). With a
+    user's key (or ``user_id``), another user's stored memory is a 404 and stays."""
+    if ingest.delete(caller.tenant_id, memory_id, caller.scope(user_id, agent_id)):
         return Response(status_code=status.HTTP_204_NO_CONTENT)
     body = DeleteAccepted(memory_id=memory_id)
     return Response(body.model_dump_json(), status_code=status.HTTP_202_ACCEPTED, media_type="application/json")
@@ -113,8 +145,10 @@ def delete_memory(memory_id: str, tenant: TenantDep, ingest: IngestDep) -> Respo
 
 @router.get("/dead-letters")
 def get_dead_letters(
-    tenant: TenantDep,
+    caller: CallerDep,
     ingest: IngestDep,
+    user_id: UserQuery = None,
+    agent_id: AgentQuery = None,
     task_id: str | None = None,
     memory_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -124,13 +158,16 @@ def get_dead_letters(
     if offset + limit > DEAD_LETTER_WINDOW:
         # the engine's result window: past it the search would fail (a 400 inside, a 5xx outside)
         raise InvalidInput("offset", f"offset + limit must be at most {DEAD_LETTER_WINDOW} (narrow by task_id)")
-    return ingest.dead_letters.list(tenant, task_id, memory_id, limit, offset)
+    scope = caller.scope(user_id, agent_id)
+    return ingest.dead_letters.list(caller.tenant_id, task_id, memory_id, limit, offset, scope)
 
 
 @router.delete("/dead-letters")
 def purge_dead_letters(
-    tenant: TenantDep,
+    caller: WriterDep,
     ingest: IngestDep,
+    user_id: UserQuery = None,
+    agent_id: AgentQuery = None,
     task_id: str | None = None,
     memory_id: str | None = None,
     before: EngineTime | None = None,
@@ -139,4 +176,5 @@ def purge_dead_letters(
     pieces) or created before a time. They also expire on their own (``BRAIN_DEAD_LETTER_TTL_S``)."""
     if before is not None and before.tzinfo is None:
         before = before.replace(tzinfo=UTC)
-    return DeadLettersPurged(deleted=ingest.dead_letters.purge(tenant, task_id, memory_id, before))
+    scope = caller.scope(user_id, agent_id)
+    return DeadLettersPurged(deleted=ingest.dead_letters.purge(caller.tenant_id, task_id, memory_id, before, scope))

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 from pydantic import BaseModel, ConfigDict, Field
 
-from brain_search.api.deps import StateDep, TenantDep
+from brain_search.api.deps import OrganisationDep, StateDep, TenantDep, WriterDep
 from brain_search.graph.ops import DeleteResult, MoveResult, TaskInfo, delete_node, get_task, move_node
 from brain_search.graph.store import MAX_NEIGHBOR_DEPTH, Neighbor, Node
 
@@ -41,9 +41,10 @@ class Neighborhood(BaseModel):
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
-def create_node(body: NodeIn, state: StateDep, tenant: TenantDep) -> Node:
-    """Create a node (and its missing ancestors)."""
-    return state.graph.create(tenant, body.label, body.description, body.id)
+def create_node(body: NodeIn, state: StateDep, caller: WriterDep) -> Node:
+    """Create a node (and its missing ancestors). The knowledge graph is the organisation's: a
+    user's key may add to it, only the organisation's key moves, relates or deletes nodes."""
+    return state.graph.create(caller.tenant_id, body.label, body.description, body.id)
 
 
 @router.get("")
@@ -75,7 +76,9 @@ def get_node(node_id: str, state: StateDep, tenant: TenantDep) -> Node:
 
 
 @router.patch("/{node_id}")
-def patch_node(node_id: str, body: NodePatch, state: StateDep, tenant: TenantDep, response: Response) -> MoveResult:
+def patch_node(
+    node_id: str, body: NodePatch, state: StateDep, tenant: OrganisationDep, response: Response
+) -> MoveResult:
     """Change the description and / or the label. A new label moves the node with its subtree;
     the memories follow through a task (202 with `task`; poll `GET /v1/nodes/tasks/{task_id}`)."""
     node = state.graph.get(tenant, node_id)
@@ -93,7 +96,7 @@ def patch_node(node_id: str, body: NodePatch, state: StateDep, tenant: TenantDep
 def remove_node(
     node_id: str,
     state: StateDep,
-    tenant: TenantDep,
+    tenant: OrganisationDep,
     response: Response,
     cascade: Annotated[bool, Query(description="also delete descendant nodes and every memory under them")] = False,
 ) -> DeleteResult:
@@ -107,13 +110,13 @@ def remove_node(
 
 
 @router.post("/{node_id}/related/{other}")
-def add_related(node_id: str, other: str, state: StateDep, tenant: TenantDep) -> Node:
+def add_related(node_id: str, other: str, state: StateDep, tenant: OrganisationDep) -> Node:
     """Relate two nodes (both directions; idempotent)."""
     return state.graph.relate(tenant, node_id, other, add=True)
 
 
 @router.delete("/{node_id}/related/{other}")
-def remove_related(node_id: str, other: str, state: StateDep, tenant: TenantDep) -> Node:
+def remove_related(node_id: str, other: str, state: StateDep, tenant: OrganisationDep) -> Node:
     """Remove the edge (both directions; idempotent)."""
     return state.graph.relate(tenant, node_id, other, add=False)
 
