@@ -111,18 +111,25 @@ class Retriever:
     # ------------------------------------------------------------------ public
     WARM_UP_QUERY = "what did we decide last week"
 
-    def encoder_name(self) -> str:
-        """The encoder the query vectors come from: the one the index records where the encoder
-        follows it (encoders/follow.py), else the settings' (a lab embedder names itself otherwise)."""
-        name = getattr(getattr(self.encoder, "embedder", None), "name", None)
+    def encoder_name(self, tenant_id: str | None = None) -> str:
+        """The encoder the query vectors of ``tenant_id`` come from: the one its index records
+        where the encoder follows indices (encoders/follow.py; the shared index's without a
+        tenant), else the settings' (a lab embedder names itself otherwise)."""
+        pick = getattr(self.encoder, "embedder_for", None)
+        embedder = pick(tenant_id) if pick is not None else getattr(self.encoder, "embedder", None)
+        name = getattr(embedder, "name", None)
         return name if name in ENCODERS else self.settings.embedding_model
 
     @property
     def ranking(self) -> RankingParams:
-        """The ranking given, else the one learned for the current encoder (``ranking_for``)."""
+        """The ranking given, else the one learned for the shared index's encoder (``ranking_of``)."""
+        return self.ranking_of(None)
+
+    def ranking_of(self, tenant_id: str | None) -> RankingParams:
+        """The ranking given, else the one learned for the encoder of ``tenant_id``'s index."""
         if self._ranking is not None:
             return self._ranking
-        name = self.encoder_name()
+        name = self.encoder_name(tenant_id)
         found = self._rankings.get(name)
         if found is None:
             found = self._rankings[name] = ranking_for(name, self.settings.node_lift)
@@ -130,11 +137,16 @@ class Retriever:
 
     @property
     def calibration(self) -> ZCalibration:
-        """The Z calibration given, else the settings' for the current encoder (cosines are the
-        encoder's own: its fitted values, ``EncoderInfo``, unless the settings name them)."""
+        """The Z calibration of the shared index's encoder (``calibration_of``)."""
+        return self.calibration_of(None)
+
+    def calibration_of(self, tenant_id: str | None) -> ZCalibration:
+        """The Z calibration given, else the settings' for the encoder of ``tenant_id``'s index
+        (cosines are the encoder's own: its fitted values, ``EncoderInfo``, unless the settings
+        name them)."""
         if self._calibration is not None:
             return self._calibration
-        name = self.encoder_name()
+        name = self.encoder_name(tenant_id)
         found = self._calibrations.get(name)
         if found is None:
             found = ZCalibration.from_settings(self.settings.model_copy(update={"embedding_model": name}))
@@ -173,8 +185,10 @@ class Retriever:
         self, tenant_id: str, req: RecallRequest, ranking: RankingParams | None, exclude: Sequence[str]
     ) -> RecallResponse:
         plan = self.plan(tenant_id, req, exclude)
+        calibration = self.calibration_of(tenant_id)  # the tenant's encoder's cosines
         if ranking is None:
-            ranking = self.ranking if plan.source == "auto" else self.ranking.for_explicit_z()
+            learned = self.ranking_of(tenant_id)
+            ranking = learned if plan.source == "auto" else learned.for_explicit_z()
         t_search0 = time.perf_counter()
         found = self.search(tenant_id, plan, req.allow_partial)
         candidates, missing, superseders, plan = found.candidates, found.missing, found.superseders, found.plan
@@ -193,13 +207,13 @@ class Retriever:
 
         formula = req.z_formula or self.settings.z_formula
         cands = list(marked.values())
-        ranked = rank(plan.intent, plan.terms, cands, ranking, self.calibration, formula, plan.term_idf)
+        ranked = rank(plan.intent, plan.terms, cands, ranking, calibration, formula, plan.term_idf)
         if replaced:
             inherit(ranked, newer, drop=not req.include_superseded)
-        floor_checks(ranked, req.query, plan.intent.cues, self.calibration, plan.name_counts)
+        floor_checks(ranked, req.query, plan.intent.cues, calibration, plan.name_counts)
         if plan.theme:  # every memory of the theme matches it, and reads at least what the floor reads
             ranked.shown = [True] * len(ranked.cands)
-            ranked.calibrated = [max(c, self.calibration.at_floor) for c in ranked.calibrated]
+            ranked.calibrated = [max(c, calibration.at_floor) for c in ranked.calibrated]
         candidates = current
         t_rank = time.perf_counter()
         shown = ranked.shown
@@ -238,7 +252,7 @@ class Retriever:
                 z_formula=formula,
                 best_match=round(max(ranked.strength, default=0.0), 6),
                 nothing_matched=nothing,
-                floor=self.calibration.floor,
+                floor=calibration.floor,
                 theme=list(plan.theme),
                 withheld=withheld,
                 time_range=plan.time_range,
@@ -268,7 +282,7 @@ class Retriever:
         vector = self.encoder.encode_query(req.query, tenant_id)
         t_embed = time.perf_counter()
         # the learned intent model reads vectors of the encoder the process started with only
-        fits = self.encoder_name() == self.settings.embedding_model
+        fits = self.encoder_name(tenant_id) == self.settings.embedding_model
         detected = self.detector.analyze(req.query, vector if fits else None)
         intent, source = apply_overrides(detected, req.focus, req.z_value)
         after = timedelta(days=self.settings.time_words_after_days)
