@@ -302,6 +302,30 @@ def tenant_usage(
         console.print(f"{who:24} {r['memories']:>8} {r['written']:>8} {r['recalls']:>8}", highlight=False)
 
 
+@tenants_app.command("languages")
+def tenant_languages(
+    tenant_id: str = typer.Argument(..., help="the tenant"),
+    url: str = URL_OPT,
+    admin_key: str = ADMIN_OPT,
+    as_json: bool = JSON_OPT,
+) -> None:
+    """The tenant's encoder, how much of its memories reads as another language, and the move
+    that would pay (a command to run), if any."""
+    out = _admin(url, admin_key).call("GET", f"/v1/admin/tenants/{tenant_id}/languages")
+    if as_json:
+        typer.echo(json.dumps(out, indent=2))
+        return
+    where = "its own index" if out["own_index"] else "the shared index"
+    console.print(f"{tenant_id}: {out['encoder']} ({out['encoder_languages']}), {where}", highlight=False)
+    console.print(
+        f"  {out['other_language']} of {out['sampled']} sampled memories read as another language than English"
+        f" ({out['share']:.0%}): {out['reason']}",
+        highlight=False,
+    )
+    if out["recommend"]:
+        console.print(f"  recommended: {out['recommend']}", highlight=False)
+
+
 @tenants_app.command("audit")
 def tenant_audit(
     tenant_id: str = typer.Argument(None), limit: int = 100, url: str = URL_OPT, admin_key: str = ADMIN_OPT

@@ -57,6 +57,12 @@ def test_a_tenant_moved_to_e5_answers_across_languages_beside_an_english_one(
         english = [m for m in memories if m["memory_id"].startswith("en-")]
         r = api.post("/v1/memories", json={"memories": english, "refresh": True}, headers=eng)
         assert wait_task(api, eng, r.json()["task_id"], 180)["indexed"] == len(english)
+        admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+        mix = api.get("/v1/admin/tenants/intl/languages", headers=admin).json()
+        assert mix["recommend"] == f"brain-search tenant-index intl --encoder {E5_SMALL.name}", mix
+        assert mix["sampled"] == len(memories) and mix["share"] > 0.5 and not mix["own_index"], mix
+        english_mix = api.get("/v1/admin/tenants/eng/languages", headers=admin).json()
+        assert english_mix["recommend"] is None and english_mix["other_language"] == 0, english_mix
         question = next(q for q in data["questions"] if q["lang"] == "en" and q["answer"].startswith("en-"))
         eng_before = api.post("/v1/recall", json={"query": question["query"], "limit": 5}, headers=eng).json()
 
@@ -94,6 +100,8 @@ def test_a_tenant_moved_to_e5_answers_across_languages_beside_an_english_one(
         eng_after = api.post("/v1/recall", json={"query": question["query"], "limit": 5}, headers=eng).json()
         assert [h["id"] for h in eng_after["results"]] == [h["id"] for h in eng_before["results"]]
         assert eng_after["results"][0]["id"] == question["answer"]
+        moved = api.get("/v1/admin/tenants/intl/languages", headers=admin).json()
+        assert moved["encoder"] == E5_SMALL.name and moved["own_index"] and moved["recommend"] is None, moved
         ready = api.get("/readyz").json()
         assert E5_SMALL.name in ready["encoders"]["loaded_mb"], ready
     state.ingest.close()

@@ -13,6 +13,7 @@ from brain_search.api.state import AppState
 from brain_search.errors import InvalidInput
 from brain_search.models.inputs import EngineTime
 from brain_search.models.memory import OwnerId
+from brain_search.retrieval.languages import TenantLanguages, tenant_languages
 from brain_search.tenancy.audit import tenant_hash
 from brain_search.tenancy.auth import TenantErasing
 from brain_search.tenancy.erase import erase_tenant, finish_erase
@@ -242,6 +243,14 @@ def list_keys(tenant_id: str, state: StateDep, _: AdminDep, user_id: str | None 
 def revoke_key(key_id: str, state: StateDep, _: AdminDep) -> None:
     tenant = state.keys.revoke_key(key_id)
     state.audit.record("key.revoke", tenant, key_id)
+
+
+@router.get("/tenants/{tenant_id}/languages")
+def tenant_languages_report(tenant_id: str, state: StateDep, _: AdminDep) -> TenantLanguages:
+    """The tenant's encoder, the share of a fixed sample of its memories that reads as another
+    language than English, and the move that would pay (``recommend``: a command, or null)."""
+    state.keys.get_tenant(tenant_id)  # 404 for an unknown tenant
+    return tenant_languages(state.client, state.settings, tenant_id)
 
 
 @router.get("/usage")
