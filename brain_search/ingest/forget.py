@@ -279,8 +279,12 @@ class Forgetter:
 
     def _forget_owner(self, tenant_id: str, scope: UserScope, version: int, before: str, status: ForgetStatus) -> None:
         """The rest of a user (or agent): history and dead letters that name them, the records of
-        ended tasks that wrote for them, and the records of their recalls (feedback)."""
+        ended tasks that wrote for them, the records of their recalls (feedback), and the keys
+        held to them (the route deleted those first; again here, so a forget taken over after
+        its API was killed between the two still ends with none)."""
         earlier = {"range": {"created_at": {"lte": before}}}
+        if scope.user_id is not None:
+            self._delete(self.names.keys, tenant_id, {"term": {"user_id": scope.user_id}})
         status.history += self._delete(
             self.names.memory_history, tenant_id, *scope.clauses(), {"range": {"version": {"lte": version}}}
         )

@@ -181,3 +181,56 @@ def test_a_forget_killed_midway_ends_the_same_after_a_restart(
     finally:
         http.close()
         api.stop()
+
+
+def test_forgetting_a_user_ends_the_same_after_a_sigkill_of_its_api(
+    fsettings: Settings, client: OpenSearch, role_env: Any, tmp_path: Path
+) -> None:
+    """Issue 67: `DELETE /v1/users/lena`, the API SIGKILLed mid-forget, another started: the
+    forget is taken over and ends; a scan of every index of the prefix finds nothing of Lena's
+    (memories, history, keys), and Omar's memories are untouched."""
+    s = fsettings
+    env = {**worker_env(s, opensearch_url=s.opensearch_url, index_prefix=s.index_prefix, admin_key=ADMIN_KEY)}
+    env.update(role_env("api"))
+    port = _port()
+    api = ApiProcess(env, port, tmp_path / "api-1.log").start()
+    http = httpx.Client(base_url=api.url, timeout=60)
+    try:
+        acme = _tenant(http, "acme")
+        lena_key = http.post("/v1/users/lena/keys", json={}, headers=acme).json()["key"]
+        lena = {"Authorization": f"Bearer {lena_key}"}
+        _write(
+            http, lena, [{"memory_id": f"l{i}", "content": f"my blood type is A positive, note {i}"} for i in range(4)]
+        )
+        put = http.put("/v1/memories/l0", json={"content": "my blood type is A negative"}, headers=lena)
+        _wait_task(http, lena, put.json()["task_id"])
+        _write(http, acme, [{"memory_id": "o1", "content": "Omar's blood type is O negative", "user_id": "omar"}])
+        _clone(client, s, "acme", "l1", CLONES)
+        started = http.delete("/v1/users/lena", headers=acme)
+        assert started.status_code in (200, 202), started.text
+        task_id = started.json()["task_id"]
+        record = {"index": IndexNames.of(s).node_tasks, "id": task_doc_id("acme", task_id)}
+        deadline = time.monotonic() + 60
+        while client.get(**record)["_source"]["result"]["memories"] < 500:
+            assert time.monotonic() < deadline, client.get(**record)["_source"]
+            time.sleep(0.005)
+        api.kill9()
+        assert client.get(**record)["_source"]["result"]["state"] == "running"
+
+        api = ApiProcess(env, port, tmp_path / "api-2.log").start()
+        deadline = time.monotonic() + 120
+        while (done := http.get(f"/v1/forget/{task_id}", headers=acme).json())["state"] == "running":
+            assert time.monotonic() < deadline, f"the forget was not taken over: {done}"
+            time.sleep(0.5)
+        assert done["state"] == "succeeded", done
+        names = IndexNames.of(s)
+        client.indices.refresh(index=names.everything)
+        found = client.search(
+            index=names.everything, body={"query": {"term": {"user_id": "lena"}}, "size": 20, "_source": False}
+        )["hits"]["hits"]
+        assert found == [], [(h["_index"], h["_id"]) for h in found]  # memories, history, keys: nothing of hers
+        assert http.get("/v1/memories", headers=lena).status_code == 401  # her key is gone
+        assert _engine_ids(client, s, "acme") == {"o1"}
+    finally:
+        http.close()
+        api.stop()
