@@ -11,10 +11,8 @@ from typing import Annotated
 
 import anyio
 from fastapi import Depends, Header, Request
-from opensearchpy import OpenSearch
 
 from brain_search.api.state import AppState
-from brain_search.config import Settings
 from brain_search.errors import NotFound, Unauthorized
 from brain_search.tenancy.auth import api_key_from_headers, hash_key
 from brain_search.tenancy.caller import Caller
@@ -26,18 +24,6 @@ async def get_state(request: Request) -> AppState:
 
 
 StateDep = Annotated[AppState, Depends(get_state)]
-
-
-async def get_settings(state: StateDep) -> Settings:
-    return state.settings
-
-
-async def get_client(state: StateDep) -> OpenSearch:
-    return state.client
-
-
-SettingsDep = Annotated[Settings, Depends(get_settings)]
-ClientDep = Annotated[OpenSearch, Depends(get_client)]
 
 
 async def get_caller(

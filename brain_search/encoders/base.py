@@ -16,13 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from brain_search.errors import SetupError
-
-Side = Literal["query", "passage"]
 
 
 class Encoder(Protocol):

@@ -43,7 +43,6 @@ _TIME_WORD = re.compile(
     r"fortnight|days?)\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b\d{4}-\d{2}-\d{2}\b|\b(?:19|20)\d{2}\b",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(r"\d")
 _BEFORE = (
     "in",
     "on",

@@ -132,9 +132,6 @@ def record_encoder(client: OpenSearch, index: str, settings: Settings) -> None:
         client.indices.put_mapping(index=index, body={"_meta": {**meta, **index_meta(info)}})
 
 
-TF_SIMILARITY = "brain_tf"
-
-
 def has_tenant_bm25_fields(client: OpenSearch, index: str) -> bool:
     """Whether ``index`` maps ``content.tf`` and ``content.len`` (what the tenant's own BM25 reads)."""
     mapping = client.indices.get_mapping(index=index)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from opensearchpy import OpenSearch
 
@@ -22,7 +22,7 @@ from brain_search.config import Settings
 from brain_search.store.indices import IndexNames
 
 log = logging.getLogger(__name__)
-ACTIONS = (
+Action = Literal[
     "tenant.create",
     "tenant.rate_limit",
     "tenant.feedback_retention",
@@ -30,7 +30,8 @@ ACTIONS = (
     "key.create",
     "key.revoke",
     "user.forget",
-)
+]
+"""what the audit log records"""
 
 
 def tenant_hash(tenant_id: str) -> str:
@@ -44,7 +45,7 @@ class AuditLog:
 
     def record(
         self,
-        action: str,
+        action: Action,
         tenant_id: str | None = None,
         key_id: str | None = None,
         detail: dict[str, Any] | None = None,
@@ -63,7 +64,7 @@ class AuditLog:
             doc["detail"] = detail
         self.client.index(index=self.index, body=doc, params={"refresh": "true"})
 
-    def record_many(self, action: str, tenant_ids: list[str], detail: dict[str, Any] | None = None) -> None:
+    def record_many(self, action: Action, tenant_ids: list[str], detail: dict[str, Any] | None = None) -> None:
         """One entry per tenant (a bulk creation), in one request."""
         if not tenant_ids:
             return

@@ -120,7 +120,6 @@ ABSTRACT_NOUNS = frozenset(
         "entrepreneurship",
     ]
 )
-SPECIFIC_STARTERS = frozenset({"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"})
 
 STATEMENT_OPENERS = frozenset(
     """find show get give list look search pull tell remind recall what what's whats which who whom whose when
