@@ -59,6 +59,8 @@ def chunk_parent(item: MemoryItem) -> str | None:
     return parent if isinstance(parent, str) else None
 
 
+FENCE_LOOKUP = 1000
+"""fence ids read in one ``mget`` (ingest/fences.py)"""
 MAX_PIECES = 100_000
 """the most pieces a document's earlier writes are looked for (far more than the settings allow)"""
 
@@ -220,9 +222,19 @@ class IngestPipeline:
         """item id → the version of the newest fence over it that is newer than the job."""
         if job.version is None or not job.items:
             return {}
-        keys = {it.memory_id: keys_of(it.node_path, it.model_dump(include=set(FENCED))) for it in job.items}
+        by_owner: dict[tuple[str | None, ...], list[str]] = {}  # items alike share their fences
+        for it in job.items:
+            values = it.model_dump(include=set(FENCED))
+            by_owner.setdefault((it.node_path, *(values.get(k) for k in FENCED)), []).append(it.memory_id)
+        keys: dict[str, list[str]] = {}
+        for (node_path, *owner), ids in by_owner.items():
+            ks = keys_of(node_path, dict(zip(FENCED, owner, strict=True)))
+            keys.update(dict.fromkeys(ids, ks))
         wanted = sorted({k for ks in keys.values() for k in ks})
-        found = tombstoned(self.client, self.placement.index(job.tenant_id), job.tenant_id, wanted)
+        alias = self.placement.index(job.tenant_id)
+        found: dict[str, int] = {}
+        for start in range(0, len(wanted), FENCE_LOOKUP):  # a batch of many owners: several lookups
+            found |= tombstoned(self.client, alias, job.tenant_id, wanted[start : start + FENCE_LOOKUP])
         return fenced(keys, found, job.version) if found else {}
 
     def _drop_fenced(self, job: IngestJob, out: AttemptOutcome) -> IngestJob:
