@@ -133,7 +133,7 @@ class Api:
 
     def response(self, method: str, path: str, **kw: Any) -> httpx.Response:
         """The API's answer (its headers with it), or the error as one line and an exit code."""
-        from brain_search.models.inputs import json_problem
+        from brain_search_client.models.inputs import json_problem
 
         problem = json_problem(kw.get("json"), max_depth=1_000_000) if kw.get("json") is not None else None
         if problem is not None:  # what no request can carry (a lone surrogate): refused here, not a traceback

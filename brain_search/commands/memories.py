@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import quote
 
 import typer
+from brain_search_client.models.memory import EXPORTED_FIELDS
 
 from brain_search.commands.common import (
     AGENT_OPT,
@@ -33,7 +34,6 @@ from brain_search.commands.common import (
     iso_until,
     owner,
 )
-from brain_search.models.memory import EXPORTED_FIELDS
 
 memories_app = typer.Typer(
     help="Your tenant's memories: list them; one memory: get, update (text), patch (fields), history, delete."
