@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from brain_search_client._async.admin import AsyncAdminClient
 from brain_search_client._async.client import AsyncBrainClient
-from brain_search_client._common import TenantPage
+from brain_search_client._common import TenantPage, export_line
 from brain_search_client._sync.admin import AdminClient
 from brain_search_client._sync.client import BrainClient
 from brain_search_client.errors import (
@@ -53,4 +53,5 @@ __all__ = [
     "Unavailable",
     "WaitTimeout",
     "WriteFailed",
+    "export_line",
 ]

@@ -4,7 +4,7 @@ calls, and what a waited write means."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -14,7 +14,8 @@ import pydantic
 
 from brain_search_client.errors import InvalidRequest, WriteFailed
 from brain_search_client.models.admin import TenantOut
-from brain_search_client.models.ingest import TaskState, TaskStatus
+from brain_search_client.models.ingest import MemoryOut, TaskState, TaskStatus
+from brain_search_client.models.memory import EXPORTED_FIELDS
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -55,7 +56,8 @@ def build(model: type[M], data: Mapping[str, Any]) -> M:
         return model.model_validate(dict(data))
     except pydantic.ValidationError as exc:
         errors = [
-            {"field": ".".join(str(x) for x in e["loc"]), "message": e["msg"]} for e in exc.errors(include_url=False)
+            {"field": ".".join(str(x) for x in e["loc"]), "message": e["msg"].removeprefix("Value error, ")}
+            for e in exc.errors(include_url=False)
         ]
         detail = "; ".join(f"{e['field']}: {e['message']}" if e["field"] else e["message"] for e in errors)
         field = next((e["field"] for e in errors if e["field"]), None)
@@ -125,3 +127,15 @@ class TenantPage:
 
     tenants: list[TenantOut]
     next_after: str | None
+
+
+def export_line(memory: MemoryOut, versions: Sequence[Any] = ()) -> dict[str, Any]:
+    """One memory as a line an import reads back: every field a write takes, the node by its
+    label path (so it can be created in another tenant or deployment), its earlier versions."""
+    data = memory.model_dump(mode="json")
+    line = {k: data[k] for k in EXPORTED_FIELDS if data.get(k) is not None}
+    if data.get("node_path"):
+        line["node_id"] = data["node_path"]
+    if versions:
+        line["history"] = [v.model_dump(mode="json") if hasattr(v, "model_dump") else v for v in versions]
+    return line

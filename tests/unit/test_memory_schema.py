@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 from brain_search_client.models.memory import (
+    EXPORTED_FIELDS as EXPORT_FIELDS,
+)
+from brain_search_client.models.memory import (
     GIVEN_FIELDS,
     KEPT_FIELDS,
     OWNER_FIELDS,
@@ -21,7 +24,6 @@ from brain_search_client.models.memory import (
     MemoryStored,
 )
 
-from brain_search.commands.memories import EXPORT_FIELDS
 from brain_search.config import load_settings
 from brain_search.graph.store import Node, derive_node_id
 from brain_search.ingest.edits import KEPT_FIELDS as EDIT_KEPT

@@ -93,6 +93,12 @@ class AsyncBrainClient:
         data: dict[str, Any] = r.json()
         return data
 
+    async def openapi(self) -> dict[str, Any]:
+        """The API's OpenAPI document (its routes, their models)."""
+        r = await self._t.request("GET", "/openapi.json")
+        data: dict[str, Any] = r.json()
+        return data
+
     async def close(self) -> None:
         await self._t.close()
 

@@ -94,6 +94,12 @@ class BrainClient:
         data: dict[str, Any] = r.json()
         return data
 
+    def openapi(self) -> dict[str, Any]:
+        """The API's OpenAPI document (its routes, their models)."""
+        r = self._t.request("GET", "/openapi.json")
+        data: dict[str, Any] = r.json()
+        return data
+
     def close(self) -> None:
         self._t.close()
 

@@ -16,6 +16,7 @@ from brain_search_client._common import (
     body,
     build,
     check_stored,
+    export_line,
     given,
     if_match,
     params,
@@ -41,23 +42,10 @@ from brain_search_client.models.ingest import (
     TaskStatus,
     WriteOutcome,
 )
-from brain_search_client.models.memory import EXPORTED_FIELDS
 from brain_search_client.typed import MemoryChanges, MemoryFields, ReadScope, ReplaceFields
 
 WAIT_S = 60.0
 """how long a write waits to be searchable by default (seconds)"""
-
-
-def export_line(memory: MemoryOut, versions: Sequence[Any] = ()) -> dict[str, Any]:
-    """One memory as a line an import reads back: every field a write takes, the node by its
-    label path (so it can be created in another tenant or deployment), its earlier versions."""
-    data = memory.model_dump(mode="json")
-    line = {k: data[k] for k in EXPORTED_FIELDS if data.get(k) is not None}
-    if data.get("node_path"):
-        line["node_id"] = data["node_path"]
-    if versions:
-        line["history"] = [v.model_dump(mode="json") if hasattr(v, "model_dump") else v for v in versions]
-    return line
 
 
 class Tasks:
