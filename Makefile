@@ -2,7 +2,7 @@
 VENV := .venv/bin
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup run up down test test-secured test-unit validate-deploy lint typecheck fmt opensearch-start opensearch-stop opensearch-status
+.PHONY: setup run up down test test-client test-secured test-unit validate-deploy lint typecheck fmt opensearch-start opensearch-stop opensearch-status
 
 setup:
 	@bash scripts/bootstrap.sh
@@ -26,6 +26,7 @@ SECURED_TESTS := tests/integration/test_engine_gateway.py tests/integration/test
 test: setup validate-deploy   ## everything CI runs: lint, types, unit + integration tests on the real stack
 	$(VENV)/ruff check .
 	$(VENV)/mypy
+	$(MAKE) test-client
 	$(VENV)/python -m pytest
 	@echo "· the same integration paths on the secured engine (gateway: verified TLS, api/worker roles)"
 	BRAIN_TEST_SECURED=1 $(VENV)/python -m pytest -q $(SECURED_TESTS)
@@ -35,6 +36,10 @@ test-secured: setup   ## only the secured-engine pass
 
 validate-deploy:   ## the Helm chart: lint, render 3 value sets, Kubernetes schemas (compose: tests/unit)
 	bash scripts/validate_deploy.sh
+
+test-client: setup   ## the client (client/): its sync twin is the async source's, its tests, a fresh install of it
+	$(VENV)/python client/scripts/unasync.py --check
+	$(VENV)/python -m pytest -q client/tests
 
 test-unit: setup
 	$(VENV)/python -m pytest tests/unit

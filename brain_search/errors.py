@@ -28,10 +28,14 @@ class BrainSearchError(Exception):
 
 
 class InvalidInput(BrainSearchError):
-    def __init__(self, field: str, reason: str) -> None:
+    """Bad input naming its ``field``; ``where``: the part of the request that holds it (``body``,
+    or ``query`` for a query parameter), as a 422's ``loc`` starts."""
+
+    def __init__(self, field: str, reason: str, where: str = "body") -> None:
         super().__init__(f"{field}: {reason}")
         self.field = field
         self.reason = reason
+        self.where = where
 
 
 class NotFound(BrainSearchError):

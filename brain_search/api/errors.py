@@ -7,6 +7,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from brain_search_client.models.inputs import json_problem, printable
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
@@ -27,7 +28,6 @@ from brain_search.errors import (
     Unauthorized,
     cut,
 )
-from brain_search.models.inputs import json_problem, printable
 
 log = logging.getLogger(__name__)
 MAX_ERRORS = 50  # a 422 lists at most this many errors (a batch of bad items is not echoed whole)
@@ -36,7 +36,7 @@ MAX_ERRORS = 50  # a 422 lists at most this many errors (a batch of bad items is
 def invalid_input_body(exc: InvalidInput) -> dict:
     """Same shape as FastAPI's own validation errors: a list naming the field and the reason."""
     msg = cut(printable(exc.reason), MESSAGE_CHARS)
-    loc = ["body", *(cut(printable(part)) for part in exc.field.split("."))]
+    loc = [exc.where, *(cut(printable(part)) for part in exc.field.split("."))]
     return {"detail": [{"loc": loc, "msg": msg, "type": "value_error"}]}
 
 

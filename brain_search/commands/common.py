@@ -6,16 +6,25 @@ flag, not the API field) and an exit code."""
 
 from __future__ import annotations
 
+import json
 import re
-import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Generic, NoReturn, TypeVar
 
-import httpx
 import typer
+from brain_search_client import (
+    AdminClient,
+    ApiError,
+    BrainClient,
+    ConnectionFailed,
+    InvalidRequest,
+    WaitTimeout,
+    WriteFailed,
+)
+from brain_search_client.models.ingest import TaskStatus
+from pydantic import BaseModel
 from rich.console import Console
-
-from brain_search.commands.client import ApiError, ApiUnavailable, BrainClient
 
 console = Console()
 
@@ -114,67 +123,73 @@ def fields(node: str | None, when: str | None, conversation: str | None, source:
     return {k: v for k, v in named.items() if v is not None}
 
 
-class Api:
-    """The CLI's face of ``BrainClient``: errors become a one-line message and exit code 1 (2 for
-    401 or a missing key)."""
+C = TypeVar("C", BrainClient, AdminClient)
+T = TypeVar("T")
+CLI_RETRIES = 2
+"""a command tries a call twice more after a 429, a 502/503/504 or a lost connection"""
 
-    def __init__(
-        self, url: str, key: str | None, what: str = "--api-key / BRAIN_API_KEY", flags: dict[str, str] | None = None
-    ) -> None:
-        if not key:
-            console.print(f"[bold red]error:[/bold red] no key: pass {what}")
-            raise typer.Exit(2)
-        self.client = BrainClient(url, api_key=key)
+
+class Api(Generic[C]):
+    """The CLI's face of the client (``brain_search_client``): ``api(lambda c: c.memories.get(id))``
+    makes the call; an error becomes a one-line message in the CLI's words and an exit code (2 for
+    a 401, a missing key or a value refused before sending; 1 otherwise)."""
+
+    def __init__(self, client: C, flags: dict[str, str] | None = None) -> None:
+        self.client: C = client
         self.flags = flags
 
-    def call(self, method: str, path: str, **kw: Any) -> Any:
-        r = self.response(method, path, **kw)
-        return r.json() if r.content else None
-
-    def response(self, method: str, path: str, **kw: Any) -> httpx.Response:
-        """The API's answer (its headers with it), or the error as one line and an exit code."""
-        from brain_search.models.inputs import json_problem
-
-        problem = json_problem(kw.get("json"), max_depth=1_000_000) if kw.get("json") is not None else None
-        if problem is not None:  # what no request can carry (a lone surrogate): refused here, not a traceback
-            where, reason = problem
-            message = in_cli_words(f"{where or 'body'}: {reason}", self.flags)
-            console.print(f"[bold red]error:[/bold red] {message}", highlight=False)
-            raise typer.Exit(2)
+    def __call__(self, call: Callable[[C], T]) -> T:
         try:
-            return self.client.request(method, path, **kw)
-        except ApiUnavailable as exc:
-            console.print(f"[bold red]error:[/bold red] {exc}", highlight=False)
-            raise typer.Exit(1) from None
+            return call(self.client)
+        except ConnectionFailed as exc:
+            fail(str(exc), 1)
+        except InvalidRequest as exc:
+            if exc.status is None:  # refused here, before anything was sent
+                fail(in_cli_words(exc.detail, self.flags), 2)
+            fail(in_cli_words(exc.detail, self.flags), 1, exc.status)
         except ApiError as exc:
-            console.print(
-                f"[bold red]error {exc.status}:[/bold red] {in_cli_words(exc.detail, self.flags)}", highlight=False
-            )
-            raise typer.Exit(2 if exc.status == 401 else 1) from None
+            fail(in_cli_words(exc.detail, self.flags), 2 if exc.status == 401 else 1, exc.status)
+        except (WriteFailed, WaitTimeout) as exc:
+            fail(str(exc), 1)
 
-    def node_id(self, ref: str) -> str:
-        """Ids go straight into the path; label paths are looked up first."""
-        if "/" not in ref:
-            return ref
-        return str(self.call("GET", "/v1/nodes", params={"label": ref})["nodes"][0]["id"])
 
-    def stored(self, task_id: str, timeout_s: float = 120.0) -> dict[str, Any]:
-        """Wait for an ingest task to end and every memory of it to be stored (searchable when the
-        write asked for ``refresh``); otherwise an error and exit code 1."""
-        deadline = time.monotonic() + timeout_s
-        status = self.call("GET", f"/v1/tasks/{task_id}")
-        while status["state"] not in ("succeeded", "failed"):
-            if time.monotonic() > deadline:
-                console.print(
-                    f"[bold red]error:[/bold red] task {task_id} still {status['state']} after {timeout_s:.0f} s"
-                )
-                raise typer.Exit(1)
-            time.sleep(0.2)
-            status = self.call("GET", f"/v1/tasks/{task_id}")
-        if status["state"] != "succeeded" or status["indexed"] != status["submitted"]:
-            reasons = "; ".join(f["reason"] for f in status.get("failures", [])) or status.get("error") or ""
-            if status.get("superseded") and not reasons:
-                reasons = "a later write or delete of it was accepted first"
-            console.print(f"[bold red]error:[/bold red] not stored ({status['state']}): {reasons}", highlight=False)
-            raise typer.Exit(1)
-        return dict(status)
+def fail(message: str, code: int, status: int | None = None) -> NoReturn:
+    label = f"error {status}:" if status is not None else "error:"
+    console.print(f"[bold red]{label}[/bold red] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _need(key: str | None, what: str) -> str:
+    if not key:
+        console.print(f"[bold red]error:[/bold red] no key: pass {what}")
+        raise typer.Exit(2)
+    return key
+
+
+def tenant_api(url: str, key: str | None, flags: dict[str, str] | None = None) -> Api[BrainClient]:
+    """The API as the tenant (or user) of ``key``; no key: a usage error (exit 2)."""
+    key = _need(key, "--api-key / BRAIN_API_KEY")
+    return Api(BrainClient(url, api_key=key, max_retries=CLI_RETRIES), flags)
+
+
+def admin_api(url: str, admin_key: str | None) -> Api[AdminClient]:
+    """The admin routes with ``admin_key``; no key: a usage error (exit 2)."""
+    key = _need(admin_key, "--admin-key / BRAIN_ADMIN_KEY")
+    return Api(AdminClient(url, admin_key=key, max_retries=CLI_RETRIES))
+
+
+def printed(model: BaseModel | list[Any] | dict[str, Any] | None) -> str:
+    """An answer as ``--json`` prints it."""
+    if isinstance(model, BaseModel):
+        return json.dumps(model.model_dump(mode="json"), indent=2)
+    if isinstance(model, list):
+        return json.dumps([m.model_dump(mode="json") if isinstance(m, BaseModel) else m for m in model], indent=2)
+    return json.dumps(model, indent=2)
+
+
+def not_stored(status: TaskStatus) -> str:
+    """Why a write that ended did not store its memory, in the CLI's words."""
+    reasons = "; ".join(f.reason for f in status.failures) or status.error or ""
+    if status.superseded and not reasons:
+        reasons = "a later write or delete of it was accepted first"
+    return f"not stored ({status.state.value}): {reasons}"

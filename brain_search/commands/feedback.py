@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import quote
 
 import typer
 from rich.table import Table
 
-from brain_search.commands.common import JSON_OPT, KEY_OPT, OWNER_FLAGS, URL_OPT, USER_OPT, Api, console, owner
+from brain_search.commands.common import JSON_OPT, KEY_OPT, OWNER_FLAGS, URL_OPT, USER_OPT, console, tenant_api
 
 feedback_app = typer.Typer(help="Rate what a recall returned, and see your tenant's satisfaction.")
 # the API's field, and the flag of `rate` that sets it
@@ -34,13 +33,10 @@ def rate(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Rate a recall and/or mark its results; sent again, the rating and each mark are replaced."""
-    marks = [{"memory_id": m, "relevant": True} for m in relevant or []]
-    marks += [{"memory_id": m, "relevant": False} for m in not_relevant or []]
-    body: dict[str, Any] = {"results": marks}
-    if rating is not None:
-        body["rating"] = rating
-    path = f"/v1/recall/{quote(recall_id, safe='')}/feedback"
-    answer = Api(url, key, flags=FLAGS).call("POST", path, json=body, params=owner(user, None))
+    marks = {m: True for m in relevant or []} | {m: False for m in not_relevant or []}
+    answer = tenant_api(url, key, FLAGS)(
+        lambda c: c.feedback.give(recall_id, rating=rating, results=marks, user_id=user)
+    ).model_dump(mode="json")
     if as_json:
         typer.echo(json.dumps(answer, indent=2))
         return
@@ -66,8 +62,8 @@ def summary(
 ) -> None:
     """Mean rating with its 95 % interval, the share of results marked relevant by tier and by
     intent, and the worst-rated recent queries."""
-    params = {**({"days": days} if days else {}), **owner(user, None)}
-    s = Api(url, key, flags=OWNER_FLAGS).call("GET", "/v1/feedback/summary", params=params or None)
+    found = tenant_api(url, key, OWNER_FLAGS)(lambda c: c.feedback.summary(days=days or None, user_id=user))
+    s = found.model_dump(mode="json")
     if as_json:
         typer.echo(json.dumps(s, indent=2))
         return

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import httpx
+from brain_search_client import AdminClient, ApiError, BrainClient, BrainError, ConnectionFailed
 from pydantic import ValidationError
 
-from brain_search.commands.client import ApiError, ApiUnavailable, BrainClient
 from brain_search.config import Settings
 from brain_search.errors import BrainSearchError, Conflict, InvalidInput, NotFound, SetupError
 from brain_search.ingest.models import IngestOptions, IngestRequest, MemoryIn, TaskState, TaskStatus
@@ -139,16 +139,8 @@ def run_ingest(
     return summary
 
 
-def _body(memories: list[MemoryIn], options: IngestOptions, history: History | None) -> dict[str, Any]:
-    return {
-        **options.model_dump(),
-        "memories": [m.model_dump(mode="json", exclude_none=True) for m in memories],
-        **({"history": history} if history else {}),
-    }
-
-
 class ApiSubmitter:
-    """Through the HTTP API (``BrainClient``, retrying while the service is unavailable). Records
+    """Through the HTTP API (``brain_search_client``, retrying while the service is unavailable). Records
     that name a tenant (LoCoMo) need the admin key: each tenant is created (idempotent) and given
     a key for this run."""
 
@@ -160,18 +152,21 @@ class ApiSubmitter:
         timeout_s: float = 60.0,
         http: httpx.Client | None = None,
     ) -> None:
-        self.api = BrainClient(url, api_key, admin_key, timeout_s=timeout_s, retries=5, http=http)
+        options: dict[str, Any] = {"timeout": timeout_s, "max_retries": 5, "http_client": http}
+        self.api = BrainClient(url, api_key=api_key, **options) if api_key else None
+        self.admin = AdminClient(url, admin_key=admin_key, **options) if admin_key else None
         self._clients: dict[str, BrainClient] = {}
 
     def _client(self, tenant_id: str | None) -> BrainClient:
         if tenant_id is None:
-            if not self.api.api_key:
+            if self.api is None:
                 raise SetupError("give an API key (--api-key or BRAIN_API_KEY)")
             return self.api
         if tenant_id not in self._clients:
-            if not self.api.admin_key:
+            admin = self.admin
+            if admin is None:
                 raise SetupError(f"these records name their tenants ({tenant_id}, ...): give --admin-key")
-            self._clients[tenant_id] = self._guard(lambda: self.api.tenant_client(tenant_id, "brain-search ingest"))
+            self._clients[tenant_id] = self._guard(lambda: admin.tenant_client(tenant_id, label="brain-search ingest"))
         return self._clients[tenant_id]
 
     @staticmethod
@@ -184,21 +179,25 @@ class ApiSubmitter:
             if exc.status in (409, 422):
                 raise Rejected(exc.detail) from None
             raise SetupError(str(exc)) from None
-        except ApiUnavailable as exc:
+        except (ConnectionFailed, BrainError) as exc:
             raise SetupError(str(exc)) from None
 
     def submit(
         self, tenant_id: str | None, memories: list[MemoryIn], options: IngestOptions, history: History | None = None
     ) -> tuple[str, str]:
         api = self._client(tenant_id)
-        return tenant_id or "", self._guard(lambda: api.add_memories(_body(memories, options, history)))
+        write = options.model_dump()
+        accepted = self._guard(lambda: api.memories.add_many(memories, history=history or None, **write))
+        return tenant_id or "", accepted.task_id
 
     def status(self, tenant_id: str, task_id: str) -> TaskStatus:
         api = self._client(tenant_id or None)
-        return self._guard(lambda: api.task(task_id))
+        return self._guard(lambda: api.tasks.get(task_id))
 
     def close(self) -> None:
-        self.api.close()
+        for client in (self.api, self.admin, *self._clients.values()):
+            if client is not None:
+                client.close()
 
 
 class InProcessSubmitter:

@@ -5,12 +5,12 @@ A change keeps every field it does not name (PATCH); `update --replace` is the w
 from __future__ import annotations
 
 import json
-import time
-from datetime import datetime
 from typing import Any
-from urllib.parse import quote
 
 import typer
+from brain_search_client import BrainClient
+from brain_search_client.models.forget import ForgetStatus
+from brain_search_client.models.ingest import MemoryOut, ReplaceAccepted
 
 from brain_search.commands.common import (
     AGENT_OPT,
@@ -32,8 +32,9 @@ from brain_search.commands.common import (
     iso_time,
     iso_until,
     owner,
+    printed,
+    tenant_api,
 )
-from brain_search.models.memory import EXPORTED_FIELDS
 
 memories_app = typer.Typer(
     help="Your tenant's memories: list them; one memory: get, update (text), patch (fields), history, delete."
@@ -45,18 +46,22 @@ def register(app: typer.Typer) -> None:
     app.add_typer(memories_app, name="memories")
 
 
-def _path(memory_id: str, suffix: str = "") -> str:
-    return f"/v1/memories/{quote(memory_id, safe='')}{suffix}"
+def _version(if_match: str | None) -> int | None:
+    """``--if-match``: a version (the ETag's number, quotes or not)."""
+    if if_match is None:
+        return None
+    try:
+        return int(if_match.strip().strip('"'))
+    except ValueError:
+        console.print(f"[bold red]error:[/bold red] --if-match: {if_match!r} is not a version (a number)")
+        raise typer.Exit(2) from None
 
 
-def _if_match(version: str | None) -> dict[str, str]:
-    return {"If-Match": f'"{version}"'} if version else {}
-
-
-def _show(body: Any, as_json: bool) -> None:
+def _show(memory: MemoryOut, as_json: bool) -> None:
     if as_json:
-        typer.echo(json.dumps(body, indent=2))
+        typer.echo(printed(memory))
         return
+    body = memory.model_dump(mode="json")
     shown = ("memory_id", "version", "content", "node_path", "timestamp", "source", "conversation_id", "user_id")
     for key in (*shown, "agent_id", "metadata"):
         if body.get(key) is not None:
@@ -86,32 +91,25 @@ def list_memories(
     the next page."""
     from brain_search.commands.render import short_date, snippet
 
-    params = {
-        "node": node,
-        "conversation_id": conversation,
-        "source": source,
-        "since": since,
-        "until": until,
-        "limit": limit,
-        "cursor": cursor,
-        **owner(user, agent, include_shared),
-    }
     flags = {"node": "--node", "since": "--since", "until": "--until", "limit": "--limit", "cursor": "--cursor"}
     flags |= OWNER_FLAGS
-    page = Api(url, key, flags=flags).call("GET", "/v1/memories", params={k: v for k, v in params.items() if v})
+    named = {"node": node, "conversation_id": conversation, "source": source, "since": since, "until": until}
+    filters: dict[str, Any] = {k: v for k, v in named.items() if v}
+    scope = owner(user, agent, include_shared)
+    page = tenant_api(url, key, flags)(lambda c: c.memories.list(limit=limit, cursor=cursor, **filters, **scope))
     if as_json:
-        typer.echo(json.dumps(page, indent=2))
+        typer.echo(printed(page))
         return
     columns = max(40, console.width)
-    for m in page["memories"]:
-        when = short_date(datetime.fromisoformat(m["timestamp"]) if m.get("timestamp") else None)
-        node_path = f"[{m['node_path']}] " if m.get("node_path") else ""
-        console.print(f"{m['memory_id']}  {when}", highlight=False, markup=False)
-        console.print("   " + snippet(node_path + m["content"], columns - 3), highlight=False, markup=False)
-    if not page["memories"]:
+    for m in page.memories:
+        when = short_date(m.timestamp)
+        node_path = f"[{m.node_path}] " if m.node_path else ""
+        console.print(f"{m.memory_id}  {when}", highlight=False, markup=False)
+        console.print("   " + snippet(node_path + m.content, columns - 3), highlight=False, markup=False)
+    if not page.memories:
         console.print("no memories", highlight=False)
-    if page["next_cursor"]:
-        console.print(f"more: --cursor {page['next_cursor']}", highlight=False, markup=False, soft_wrap=True)
+    if page.next_cursor:
+        console.print(f"more: --cursor {page.next_cursor}", highlight=False, markup=False, soft_wrap=True)
 
 
 @memories_app.command("get")
@@ -125,8 +123,8 @@ def get(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Show one memory and its version (--user: only if it is that user's)."""
-    params = owner(user, agent, include_shared)
-    _show(Api(url, key, flags=OWNER_FLAGS).call("GET", _path(memory_id), params=params), as_json)
+    scope = owner(user, agent, include_shared)
+    _show(tenant_api(url, key, OWNER_FLAGS)(lambda c: c.memories.get(memory_id, **scope)), as_json)
 
 
 @memories_app.command("update")
@@ -150,15 +148,19 @@ def update(
 ) -> None:
     """Change a memory's text (PATCH, re-embedded) and the fields given; every other field (node,
     time, conversation, source, metadata) is kept. The version it replaces goes to its history."""
-    api = Api(url, key, flags=FIELD_FLAGS)
-    body = {"content": content, **fields(node, when, conversation, source), "refresh": wait}
+    api = tenant_api(url, key, FIELD_FLAGS)
+    given: dict[str, Any] = {**fields(node, when, conversation, source)}
     if create_nodes:
-        body["create_nodes"] = True
-    method, params = "PUT" if replace else "PATCH", owner(user, agent)
-    accepted = api.call(method, _path(memory_id), json=body, params=params, headers=_if_match(if_match))
-    if wait:
-        api.stored(accepted["task_id"])
-    console.print(f"{memory_id}: version {accepted['version']} ({'stored' if wait else 'queued'})")
+        given["create_nodes"] = True
+    version, scope = _version(if_match), owner(user, agent)
+
+    def change(c: BrainClient) -> ReplaceAccepted | MemoryOut:
+        if replace:
+            return c.memories.replace(memory_id, content, if_version=version, wait=wait, **given, **scope)
+        return c.memories.update(memory_id, content=content, if_version=version, wait=wait, **given, **scope)
+
+    accepted = api(change)
+    console.print(f"{memory_id}: version {accepted.version} ({'stored' if wait else 'queued'})")
 
 
 @memories_app.command("patch")
@@ -179,7 +181,7 @@ def patch(
 ) -> None:
     """Change fields of a memory at once, keeping its text and vector (the text: `update`); its
     user and agent stay."""
-    body = fields(node, when, conversation, source)
+    body: dict[str, Any] = fields(node, when, conversation, source)
     if create_nodes:
         body["create_nodes"] = True
     if metadata is not None:
@@ -188,9 +190,12 @@ def patch(
         except ValueError as exc:
             console.print(f"[bold red]error:[/bold red] --metadata is not JSON: {exc}")
             raise typer.Exit(2) from None
-    api = Api(url, key, flags=FIELD_FLAGS)
-    params = owner(user, agent)
-    _show(api.call("PATCH", _path(memory_id), json=body, params=params, headers=_if_match(if_match)), as_json)
+    version, scope = _version(if_match), owner(user, agent)
+    changed = tenant_api(url, key, FIELD_FLAGS)(
+        lambda c: c.memories.update(memory_id, if_version=version, **body, **scope)
+    )
+    assert isinstance(changed, MemoryOut)  # no new text: changed at once
+    _show(changed, as_json)
 
 
 @memories_app.command("history")
@@ -204,12 +209,12 @@ def history(
     as_json: bool = JSON_OPT,
 ) -> None:
     """The versions PUT and PATCH replaced, newest first."""
-    params = owner(user, agent, include_shared)
-    body = Api(url, key, flags=OWNER_FLAGS).call("GET", _path(memory_id, "/history"), params=params)
+    scope = owner(user, agent, include_shared)
+    found = tenant_api(url, key, OWNER_FLAGS)(lambda c: c.memories.history(memory_id, **scope))
     if as_json:
-        typer.echo(json.dumps(body, indent=2))
+        typer.echo(printed(found))
         return
-    for v in body["versions"]:
+    for v in found.model_dump(mode="json")["versions"]:
         console.print(
             f"{v['version']}  {v['replaced_by']:5}  {v['replaced_at']}  {v['memory']['content'][:80]}", highlight=False
         )
@@ -220,23 +225,9 @@ def delete(
     memory_id: str, user: str = USER_OPT, agent: str = AGENT_OPT, url: str = URL_OPT, key: str = KEY_OPT
 ) -> None:
     """Delete a memory (its pieces, dead letters and history too); --user: only if it is theirs."""
-    Api(url, key, flags=OWNER_FLAGS).call("DELETE", _path(memory_id), params=owner(user, agent))
+    scope = owner(user, agent)
+    tenant_api(url, key, OWNER_FLAGS)(lambda c: c.memories.delete(memory_id, **scope))
     console.print(f"{memory_id}: deleted")
-
-
-EXPORT_FIELDS = EXPORTED_FIELDS
-"""every field a write takes (``MemoryIn``, what `import` reads back), the node apart"""
-
-
-def export_line(memory: dict[str, Any]) -> dict[str, Any]:
-    """One memory as a line `brain-search import` (and `ingest`) reads back: every field a write
-    takes (supersedes and valid_until included, so what was replaced or expired stays so; a
-    piece of a chunked memory with its chunk_* metadata), the node by its label path (so it can
-    be created in another tenant or deployment)."""
-    line = {k: memory[k] for k in EXPORT_FIELDS if memory.get(k) is not None}
-    if memory.get("node_path"):
-        line["node_id"] = memory["node_path"]
-    return line
 
 
 def export(
@@ -254,31 +245,21 @@ def export(
     with its user and agent and its earlier versions; `brain-search import` reads them back."""
     import sys
 
-    api = Api(url, key, flags=OWNER_FLAGS)
-    params: dict[str, Any] = {
-        "node": node,
-        "conversation_id": conversation,
-        "source": source,
-        "limit": 1000,
-        "history": "true",
-    }
-    params |= owner(user, agent, include_shared)
-    params = {k: v for k, v in params.items() if v is not None}
+    api = tenant_api(url, key, OWNER_FLAGS)
+    named = {"node": node, "conversation_id": conversation, "source": source}
+    filters: dict[str, Any] = {k: v for k, v in named.items() if v}
+    scope = owner(user, agent, include_shared)
     written = 0
     fh = sys.stdout if out == "-" else open(out, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+
+    def write_all(c: BrainClient) -> None:
+        nonlocal written
+        for line in c.memories.export(**filters, **scope):
+            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+            written += 1
+
     try:
-        while True:
-            page = api.call("GET", "/v1/memories", params=params)
-            versions = page.get("history") or {}
-            for memory in page["memories"]:
-                line = export_line(memory)
-                if versions.get(memory["memory_id"]):
-                    line["history"] = versions[memory["memory_id"]]
-                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
-                written += 1
-            if not page["next_cursor"]:
-                break
-            params["cursor"] = page["next_cursor"]
+        api(write_all)
     finally:
         if fh is not sys.stdout:
             fh.close()
@@ -302,31 +283,25 @@ def forget(
 ) -> None:
     """Forget every memory matching the filters (with their pieces, history and dead letters)."""
     flags = {"conversation_id": "--conversation", "node": "--node", "source": "--source"}
-    api = Api(url, key, flags={**flags, **OWNER_FLAGS, "since": "--since", "until": "--until"})
-    body: dict[str, Any] = {
-        "conversation_id": conversation,
-        "node": node,
-        "source": source,
-        "since": since,
-        "until": until,
-        "all": everything or None,
-        **owner(user, agent),
-    }
-    status = api.call("POST", "/v1/forget", json={k: v for k, v in body.items() if v is not None})
+    api = tenant_api(url, key, {**flags, **OWNER_FLAGS, "since": "--since", "until": "--until"})
+    filters: dict[str, Any] = {"conversation_id": conversation, "node": node, "source": source}
+    filters |= {"since": since, "until": until, **owner(user, agent)}
+    filters = {k: v for k, v in filters.items() if v is not None}
+    status = api(lambda c: c.memories.forget(all=everything, **filters))
     follow_forget(api, status, wait, as_json)
 
 
-def follow_forget(api: Api, status: dict[str, Any], wait: bool, as_json: bool) -> None:
+def follow_forget(api: Api[BrainClient], status: ForgetStatus, wait: bool, as_json: bool) -> None:
     """Wait for a forget task (``wait``) and print what it removed; exit 1 when it failed."""
-    while wait and status["state"] == "running":
-        time.sleep(0.3)
-        status = api.call("GET", f"/v1/forget/{status['task_id']}")
+    body = status.model_dump(mode="json")
+    if wait and status.state == "running":
+        body |= api(lambda c: c.memories.wait_forget(status.task_id, timeout=3600)).model_dump(mode="json")
     if as_json:
-        typer.echo(json.dumps(status, indent=2))
+        typer.echo(json.dumps(body, indent=2))
         return
     kinds = ("memories", "history", "dead_letters", "task_records", "feedback")
-    counts = ", ".join(f"{status[k]} {k.replace('_', ' ')}" for k in kinds if k in status)
-    console.print(f"{status['task_id']}: {status['state']} ({counts})", highlight=False)
-    if status["state"] == "failed":
-        console.print(f"[bold red]error:[/bold red] {status.get('error')}")
+    counts = ", ".join(f"{body[k]} {k.replace('_', ' ')}" for k in kinds if k in body)
+    console.print(f"{body['task_id']}: {body['state']} ({counts})", highlight=False)
+    if body["state"] == "failed":
+        console.print(f"[bold red]error:[/bold red] {body.get('error')}")
         raise typer.Exit(1)

@@ -9,13 +9,14 @@ printed back, except the new key that `tenants key` creates (shown once).
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import typer
+from brain_search_client import AdminClient, BrainClient
+from pydantic import BaseModel
 from rich.table import Table
 
-from brain_search.commands.common import ADMIN_OPT, JSON_OPT, KEY_OPT, URL_OPT, Api, console
+from brain_search.commands.common import ADMIN_OPT, JSON_OPT, KEY_OPT, URL_OPT, Api, admin_api, console, tenant_api
 
 nodes_app = typer.Typer(help="Knowledge-graph nodes (X-axis) of your tenant, through the HTTP API.")
 tenants_app = typer.Typer(help="Tenants and API keys (needs the admin key), through the HTTP API.")
@@ -36,13 +37,16 @@ def _print_nodes(nodes: list[dict[str, Any]], title: str | None = None) -> None:
     console.print(table)
 
 
-def _follow(api: Api, task: dict[str, Any] | None, wait: bool, as_json: bool) -> None:
+def _json(model: BaseModel) -> Any:
+    return model.model_dump(mode="json")
+
+
+def _follow(api: Api[BrainClient], task: dict[str, Any] | None, wait: bool, as_json: bool) -> None:
     if task is None:
         return
-    while wait and not task["completed"] and task["state"] != "unknown":
-        time.sleep(0.5)
-        task = api.call("GET", f"/v1/nodes/tasks/{task['task_id']}")
-        assert task is not None
+    task_id = str(task["task_id"])
+    if wait and not task["completed"] and task["state"] != "unknown":
+        task = _json(api(lambda c: c.nodes.wait_task(task_id, timeout=3600)))
     if as_json:
         print(json.dumps(task))
         return
@@ -64,8 +68,7 @@ def create(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Create a node (and its missing ancestors)."""
-    body = {"label": label, "description": description, **({"id": node_id} if node_id else {})}
-    node = Api(url, key).call("POST", "/v1/nodes", json=body)
+    node = _json(tenant_api(url, key)(lambda c: c.nodes.create(label, description=description, id=node_id)))
     print(json.dumps(node)) if as_json else _print_nodes([node])
 
 
@@ -79,17 +82,14 @@ def list_(
     as_json: bool = JSON_OPT,
 ) -> None:
     """The tenant's nodes, sorted by label."""
-    api = Api(url, key)
-    params = {k: v for k, v in {"prefix": prefix, "subtree": subtree, "limit": limit}.items() if v is not None}
-    data = api.call("GET", "/v1/nodes", params=params)
+    data = _json(tenant_api(url, key)(lambda c: c.nodes.list(prefix=prefix, subtree=subtree, limit=limit)))
     print(json.dumps(data)) if as_json else _print_nodes(data["nodes"])
 
 
 @nodes_app.command("get")
 def get(ref: str = typer.Argument(..., help="node id or label path"), url: str = URL_OPT, key: str = KEY_OPT) -> None:
     """One node as JSON."""
-    api = Api(url, key)
-    print(json.dumps(api.call("GET", f"/v1/nodes/{api.node_id(ref)}"), indent=2))
+    print(json.dumps(_json(tenant_api(url, key)(lambda c: c.nodes.get(ref))), indent=2))
 
 
 @nodes_app.command("move")
@@ -102,8 +102,8 @@ def move(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Rename / move a node with its subtree; memories' node_path is re-labelled by a task."""
-    api = Api(url, key)
-    r = api.call("PATCH", f"/v1/nodes/{api.node_id(ref)}", json={"label": new_label})
+    api = tenant_api(url, key)
+    r = _json(api(lambda c: c.nodes.update(ref, label=new_label)))
     if not as_json:
         console.print(f"moved to {r['node']['label']} ({r['relabelled_nodes']} node(s))")
     _follow(api, r["task"], wait, as_json)
@@ -119,29 +119,29 @@ def delete(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Delete a node (refused while it holds memories or descendants, unless --cascade)."""
-    api = Api(url, key)
-    r = api.call("DELETE", f"/v1/nodes/{api.node_id(ref)}", params={"cascade": str(cascade).lower()})
+    api = tenant_api(url, key)
+    r = _json(api(lambda c: c.nodes.delete(ref, cascade=cascade)))
     if not as_json:
         console.print(f"deleted {len(r['deleted_nodes'])} node(s); {r['memories']} memories under them")
     _follow(api, r["task"], wait, as_json)
 
 
-def _edge(ref: str, other: str, url: str, key: str, method: str) -> None:
-    api = Api(url, key)
-    node = api.call(method, f"/v1/nodes/{api.node_id(ref)}/related/{api.node_id(other)}")
+def _edge(ref: str, other: str, url: str, key: str, add: bool) -> None:
+    api = tenant_api(url, key)
+    node = _json(api(lambda c: c.nodes.relate(ref, other) if add else c.nodes.unrelate(ref, other)))
     console.print(f"{node['label']}: related to {len(node['related'])} node(s)")
 
 
 @nodes_app.command("relate")
 def relate(ref: str, other: str, url: str = URL_OPT, key: str = KEY_OPT) -> None:
     """Relate two nodes (both directions)."""
-    _edge(ref, other, url, key, "POST")
+    _edge(ref, other, url, key, add=True)
 
 
 @nodes_app.command("unrelate")
 def unrelate(ref: str, other: str, url: str = URL_OPT, key: str = KEY_OPT) -> None:
     """Remove the related edge between two nodes."""
-    _edge(ref, other, url, key, "DELETE")
+    _edge(ref, other, url, key, add=False)
 
 
 @nodes_app.command("neighbors")
@@ -153,8 +153,7 @@ def neighbors(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Parent, children and related nodes up to --depth hops."""
-    api = Api(url, key)
-    data = api.call("GET", f"/v1/nodes/{api.node_id(ref)}/neighbors", params={"depth": depth})
+    data = _json(tenant_api(url, key)(lambda c: c.nodes.neighbors(ref, depth=depth)))
     if as_json:
         print(json.dumps(data))
         return
@@ -171,13 +170,13 @@ def task(
     task_id: str, wait: bool = typer.Option(False), url: str = URL_OPT, key: str = KEY_OPT, as_json: bool = JSON_OPT
 ) -> None:
     """Progress of a move or cascading delete."""
-    api = Api(url, key)
-    _follow(api, api.call("GET", f"/v1/nodes/tasks/{task_id}"), wait, as_json)
+    api = tenant_api(url, key)
+    _follow(api, _json(api(lambda c: c.nodes.task(task_id))), wait, as_json)
 
 
 # ------------------------------------------------------------------ tenants (admin)
-def _admin(url: str, admin_key: str | None) -> Api:
-    return Api(url, admin_key, what="--admin-key / BRAIN_ADMIN_KEY")
+def _admin(url: str, admin_key: str | None) -> Api[AdminClient]:
+    return admin_api(url, admin_key)
 
 
 @tenants_app.command("create")
@@ -185,8 +184,8 @@ def tenant_create(
     tenant_id: str, name: str = typer.Option(None), url: str = URL_OPT, admin_key: str = ADMIN_OPT
 ) -> None:
     """Create a tenant."""
-    t = _admin(url, admin_key).call("POST", "/v1/admin/tenants", json={"tenant_id": tenant_id, "name": name})
-    console.print(f"tenant {t['tenant_id']} created")
+    t = _admin(url, admin_key)(lambda a: a.tenants.create(tenant_id, name=name))
+    console.print(f"tenant {t.tenant_id} created")
 
 
 @tenants_app.command("list")
@@ -199,10 +198,10 @@ def tenant_list(
     """Every tenant in id order (page after page of --limit, however many there are)."""
     api = _admin(url, admin_key)
     while True:
-        r = api.response("GET", "/v1/admin/tenants", params={"limit": limit, **({"after": after} if after else {})})
-        for t in r.json():
-            console.print(f"{t['tenant_id']}\t{t['name']}\t{t['created_at']}", highlight=False)
-        after = r.headers.get("X-Next-After")
+        page = api(lambda a, after=after: a.tenants.list(limit=limit, after=after))  # type: ignore[misc]
+        for t in page.tenants:
+            console.print(f"{t.tenant_id}\t{t.name}\t{_json(t)['created_at']}", highlight=False)
+        after = page.next_after
         if not after:
             return
 
@@ -228,12 +227,8 @@ def tenant_create_many(
     api = _admin(url, admin_key)
     totals = {"created": 0, "existing": 0, "erasing": 0}
     for start in range(0, len(rows), 1000):
-        body = {
-            "tenants": [
-                {"tenant_id": r[0].strip(), "name": r[1] if len(r) > 1 else None} for r in rows[start : start + 1000]
-            ]
-        }
-        out = api.call("POST", "/v1/admin/tenants/bulk", json=body)
+        chunk = [{"tenant_id": r[0].strip(), "name": r[1] if len(r) > 1 else None} for r in rows[start : start + 1000]]
+        out = _json(api(lambda a, chunk=chunk: a.tenants.create_many(chunk)))  # type: ignore[misc]
         for k in totals:
             totals[k] += len(out[k])
     console.print(", ".join(f"{n} {k}" for k, n in totals.items()), highlight=False)
@@ -248,16 +243,15 @@ def tenant_key(
     admin_key: str = ADMIN_OPT,
 ) -> None:
     """Create an API key for a tenant. The key is printed once (stdout); only its hash is stored."""
-    body = {"label": label, "expires_at": expires_at}
-    k = _admin(url, admin_key).call("POST", f"/v1/admin/tenants/{tenant_id}/keys", json=body)
-    console.print(f"key id {k['key_id']} for tenant {k['tenant_id']} (shown once, keep it safe):", style="dim")
-    print(k["key"])
+    k = _admin(url, admin_key)(lambda a: a.keys.create(tenant_id, label=label, expires_at=expires_at))
+    console.print(f"key id {k.key_id} for tenant {k.tenant_id} (shown once, keep it safe):", style="dim")
+    print(k.key)
 
 
 @tenants_app.command("keys")
 def tenant_keys(tenant_id: str, url: str = URL_OPT, admin_key: str = ADMIN_OPT) -> None:
     """A tenant's keys (ids and labels; never the secrets)."""
-    for k in _admin(url, admin_key).call("GET", f"/v1/admin/tenants/{tenant_id}/keys"):
+    for k in [_json(k) for k in _admin(url, admin_key)(lambda a: a.keys.list(tenant_id))]:
         state = "revoked" if k["revoked"] else f"expires {k['expires_at']}" if k.get("expires_at") else "active"
         console.print(f"{k['key_id']}\t{state}\t{k['label']}", highlight=False)
 
@@ -271,9 +265,8 @@ def tenant_rate_limit(
     admin_key: str = ADMIN_OPT,
 ) -> None:
     """Set the tenant's own per-key rate limit (neither option: back to the default)."""
-    body = {"requests_per_s": per_s, "burst": burst}
-    r = _admin(url, admin_key).call("PUT", f"/v1/admin/tenants/{tenant_id}/rate-limit", json=body)
-    console.print(f"tenant {tenant_id}: {r['requests_per_s']:g} requests/s, burst {r['burst']} per key")
+    r = _admin(url, admin_key)(lambda a: a.tenants.set_rate_limit(tenant_id, requests_per_s=per_s, burst=burst))
+    console.print(f"tenant {tenant_id}: {r.requests_per_s:g} requests/s, burst {r.burst} per key")
 
 
 @tenants_app.command("usage")
@@ -287,10 +280,8 @@ def tenant_usage(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Memories held, written and recalls made over the last --days, per tenant or per user."""
-    params: dict[str, Any] = {"days": days, "limit": limit, "by_user": by_user}
-    if tenant_id:
-        params["tenant"] = tenant_id
-    out = _admin(url, admin_key).call("GET", "/v1/admin/usage", params=params)
+    usage = _admin(url, admin_key)(lambda a: a.usage(tenant=tenant_id or None, by_user=by_user, days=days, limit=limit))
+    out = _json(usage)
     if as_json:
         typer.echo(json.dumps(out, indent=2))
         return
@@ -311,7 +302,7 @@ def tenant_languages(
 ) -> None:
     """The tenant's encoder, how much of its memories reads as another language, and the move
     that would pay (a command to run), if any."""
-    out = _admin(url, admin_key).call("GET", f"/v1/admin/tenants/{tenant_id}/languages")
+    out = _json(_admin(url, admin_key)(lambda a: a.tenants.languages(tenant_id)))
     if as_json:
         typer.echo(json.dumps(out, indent=2))
         return
@@ -331,8 +322,7 @@ def tenant_audit(
     tenant_id: str = typer.Argument(None), limit: int = 100, url: str = URL_OPT, admin_key: str = ADMIN_OPT
 ) -> None:
     """Changes to tenants and keys, newest first (one tenant's, or all)."""
-    params = {"limit": limit, **({"tenant": tenant_id} if tenant_id else {})}
-    for e in _admin(url, admin_key).call("GET", "/v1/admin/audit", params=params):
+    for e in _admin(url, admin_key)(lambda a: a.audit(tenant=tenant_id or None, limit=limit)):
         who = e.get("tenant_id") or f"#{str(e.get('tenant_hash', ''))[:12]}"
         console.print(f"{e['at']}\t{e['action']}\t{who}\t{e.get('key_id') or ''}", highlight=False)
 
@@ -340,5 +330,5 @@ def tenant_audit(
 @tenants_app.command("revoke")
 def tenant_revoke(key_id: str, url: str = URL_OPT, admin_key: str = ADMIN_OPT) -> None:
     """Revoke a key by its id (the `bsk_<id>_...` part, or as listed by `tenants keys`)."""
-    _admin(url, admin_key).call("DELETE", f"/v1/admin/keys/{key_id}")
+    _admin(url, admin_key)(lambda a: a.keys.revoke(key_id))
     console.print(f"key {key_id} revoked")

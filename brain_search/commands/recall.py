@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from brain_search.commands import common
-from brain_search.commands.common import in_cli_words, iso_time, iso_until
+from brain_search.commands.common import iso_time, iso_until
 from brain_search.commands.render import render_analysis, render_conversations, render_list, render_tiered
 from brain_search.models import Focus, RecallRequest, RecallResponse, ZFormula
 
@@ -22,19 +22,10 @@ RECALL_FLAGS = {"z_value": "--z", "user_id": "--user", "agent_id": "--agent"}  #
 
 
 def _http_recall(url: str, key: str | None, req: RecallRequest) -> RecallResponse:
-    from brain_search.commands.client import ApiError, ApiUnavailable, BrainClient
+    from brain_search.commands.common import tenant_api
 
-    try:
-        with BrainClient(url, api_key=key) as api:
-            return api.recall(req)
-    except ApiError as exc:
-        flags = {f: RECALL_FLAGS.get(f, "--" + f.replace("_", "-")) for f in RecallRequest.model_fields}
-        message = in_cli_words(exc.detail, {f: flag for f, flag in flags.items() if f != "query"})
-        console.print(f"[bold red]error {exc.status}:[/bold red] {message}", highlight=False)
-        raise typer.Exit(1) from None
-    except ApiUnavailable as exc:
-        console.print(f"[bold red]error:[/bold red] {exc}")
-        raise typer.Exit(1) from None
+    flags = {f: RECALL_FLAGS.get(f, "--" + f.replace("_", "-")) for f in RecallRequest.model_fields if f != "query"}
+    return tenant_api(url, key, flags)(lambda c: c.recall(req))
 
 
 def _local_recall(tenant: str, req: RecallRequest) -> RecallResponse:

@@ -21,10 +21,12 @@ from brain_search.commands.common import (
     TIME_OPT,
     URL_OPT,
     USER_OPT,
-    Api,
     console,
+    fail,
     fields,
+    not_stored,
     owner,
+    tenant_api,
 )
 
 
@@ -44,23 +46,23 @@ def remember(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Remember one memory: a recall finds it as soon as this returns (unless --no-wait)."""
-    api = Api(url, key, flags={**FIELD_FLAGS, "memory_id": "--id"})
-    body: dict[str, Any] = {"content": content, **fields(node, when, conversation, source), "refresh": wait}
-    body |= owner(user, agent)  # whose memory (a user's key: its own)
+    api = tenant_api(url, key, {**FIELD_FLAGS, "memory_id": "--id"})
+    given: dict[str, Any] = {**fields(node, when, conversation, source), **owner(user, agent)}
     if memory_id:
-        body["memory_id"] = memory_id
-    if create_nodes:
-        body["create_nodes"] = True
-    accepted = api.call("POST", "/v1/memories", json=body)
-    (stored_id,) = accepted["memory_ids"]
-    answer = {**accepted, **(api.stored(accepted["task_id"]) if wait else {}), "searchable": wait}
+        given["memory_id"] = memory_id
+    # waited for by the API (POST /v1/memories?wait=true): the answer comes once it is searchable
+    outcome = api(lambda c: c.memories.add(content, wait=wait, timeout=120, create_nodes=create_nodes, **given))
+    (stored_id,) = outcome.memory_ids
+    if wait and not outcome.searchable:
+        fail(not_stored(outcome), 1)
+    answer = {**outcome.model_dump(mode="json"), "searchable": wait}
     if as_json:
         typer.echo(json.dumps(answer, indent=2))
     elif wait:
         console.print(f"{stored_id}: stored, searchable now", highlight=False)
     else:
         console.print(
-            f"{stored_id}: queued as task {accepted['task_id']}, not searchable yet "
-            f"(it is once the task ends: GET /v1/tasks/{accepted['task_id']})",
+            f"{stored_id}: queued as task {outcome.task_id}, not searchable yet "
+            f"(it is once the task ends: GET /v1/tasks/{outcome.task_id})",
             highlight=False,
         )

@@ -5,13 +5,9 @@ record of theirs). One user's memories: `brain-search export FILE --user USER`."
 
 from __future__ import annotations
 
-import json
-from typing import Any
-from urllib.parse import quote
-
 import typer
 
-from brain_search.commands.common import JSON_OPT, KEY_OPT, URL_OPT, Api, console, iso_time
+from brain_search.commands.common import JSON_OPT, KEY_OPT, URL_OPT, console, iso_time, printed, tenant_api
 from brain_search.commands.memories import follow_forget
 
 users_app = typer.Typer(help="Your organisation's users: keys held to one user, and forgetting a user.")
@@ -19,10 +15,6 @@ users_app = typer.Typer(help="Your organisation's users: keys held to one user, 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(users_app, name="users")
-
-
-def _user(user_id: str, suffix: str = "") -> str:
-    return f"/v1/users/{quote(user_id, safe='')}{suffix}"
 
 
 @users_app.command("key")
@@ -38,19 +30,16 @@ def key(
     as_json: bool = JSON_OPT,
 ) -> None:
     """Mint a key held to USER: it reads and writes that user's memories only (shown once)."""
-    body: dict[str, Any] = {"read_only": read_only}
-    if label:
-        body["label"] = label
-    if expires:
-        body["expires_at"] = expires
     flags = {"expires_at": "--expires", "label": "--label"}
-    out = Api(url, api_key, flags=flags).call("POST", _user(user, "/keys"), json=body)
+    out = tenant_api(url, api_key, flags)(
+        lambda c: c.users.create_key(user, label=label or None, read_only=read_only, expires_at=expires)
+    )
     if as_json:
-        typer.echo(json.dumps(out, indent=2))
+        typer.echo(printed(out))
         return
-    kind = "read-only key" if out.get("read_only") else "key"
-    console.print(f"{kind} {out['key_id']} for user {out['user_id']} (shown once):", highlight=False)
-    typer.echo(out["key"])
+    kind = "read-only key" if out.read_only else "key"
+    console.print(f"{kind} {out.key_id} for user {out.user_id} (shown once):", highlight=False)
+    typer.echo(out.key)
 
 
 @users_app.command("keys")
@@ -61,13 +50,14 @@ def keys(
     as_json: bool = JSON_OPT,
 ) -> None:
     """The keys held to USER, without their secrets."""
-    found = Api(url, api_key).call("GET", _user(user, "/keys"))
+    found = tenant_api(url, api_key)(lambda c: c.users.keys(user))
     if as_json:
-        typer.echo(json.dumps(found, indent=2))
+        typer.echo(printed(found))
         return
     for k in found:
-        state = "revoked" if k["revoked"] else ("read-only" if k.get("read_only") else "read-write")
-        console.print(f"{k['key_id']}  {state:10}  {k['created_at']}  {k.get('label') or ''}", highlight=False)
+        state = "revoked" if k.revoked else ("read-only" if k.read_only else "read-write")
+        created = k.model_dump(mode="json")["created_at"]
+        console.print(f"{k.key_id}  {state:10}  {created}  {k.label or ''}", highlight=False)
     if not found:
         console.print("no keys", highlight=False)
 
@@ -80,7 +70,7 @@ def revoke(
     api_key: str = KEY_OPT,
 ) -> None:
     """Revoke a key held to USER (refused at once here, within 5 s by every API process)."""
-    Api(url, api_key).call("DELETE", _user(user, f"/keys/{quote(key_id, safe='')}"))
+    tenant_api(url, api_key)(lambda c: c.users.revoke_key(user, key_id))
     console.print(f"{key_id}: revoked", highlight=False)
 
 
@@ -95,5 +85,5 @@ def forget(
     """Forget USER: every memory of theirs (tombstoned: no earlier write brings one back), with its
     history and dead letters, the records of ended tasks that wrote for them and of their recalls.
     Their keys stay: revoke them apart."""
-    api = Api(url, api_key, flags={"user_id": "USER"})
-    follow_forget(api, api.call("DELETE", _user(user)), wait, as_json)
+    api = tenant_api(url, api_key, {"user_id": "USER"})
+    follow_forget(api, api(lambda c: c.users.forget(user)), wait, as_json)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
+from brain_search_client.models.feedback import RECALL_ID_RE, FeedbackAnswer, FeedbackRequest, FeedbackSummary
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
-from brain_search.feedback.models import RECALL_ID_RE, FeedbackAnswer, FeedbackRequest, FeedbackSummary
 from brain_search.feedback.recorder import RecallRecorder
 from brain_search.feedback.store import FeedbackStore
 from brain_search.models import RecallRequest, RecallResponse
@@ -46,7 +46,7 @@ class FeedbackService:
         """Over the last ``days`` (default: the tenant's whole retention)."""
         kept_days = max(1, -(-self.store.retention_s(tenant_id) // 86400))
         if days is not None and not 1 <= days <= MAX_DAYS:
-            raise InvalidInput("days", f"between 1 and {MAX_DAYS}")
+            raise InvalidInput("days", f"between 1 and {MAX_DAYS}", where="query")
         return self.store.summary(tenant_id, min(days or kept_days, kept_days), scope)
 
     def forget_memories(self, tenant_id: str, memory_ids: list[str] | None) -> int:

@@ -17,12 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from opensearchpy import ConflictError, OpenSearch
-
-from brain_search.config import Settings
-from brain_search.errors import Conflict, InvalidInput, NotFound
-from brain_search.feedback import queries
-from brain_search.feedback.models import (
+from brain_search_client.models.feedback import (
     WORST_QUERIES,
     FeedbackAnswer,
     FeedbackRequest,
@@ -30,6 +25,11 @@ from brain_search.feedback.models import (
     MarkOut,
     WorstQuery,
 )
+from opensearchpy import ConflictError, OpenSearch
+
+from brain_search.config import Settings
+from brain_search.errors import Conflict, InvalidInput, NotFound
+from brain_search.feedback import queries
 from brain_search.feedback.records import apply_feedback, record_doc_id, with_expiry
 from brain_search.feedback.summary import parse_summary
 from brain_search.store.indices import IndexNames

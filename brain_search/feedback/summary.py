@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from brain_search.feedback.models import RatingStats, Share
+from brain_search_client.models.feedback import RatingStats, Share
 
 RATING_MIN, RATING_MAX = 1.0, 5.0
 Z95 = 1.959963984540054

@@ -22,47 +22,15 @@ import hashlib
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
+from brain_search_client.models.nodes import DeleteResult, MoveResult, TaskInfo, TaskKind
 from opensearchpy import NotFoundError
 from opensearchpy.helpers import bulk
-from pydantic import BaseModel, Field
 
 from brain_search.errors import Conflict, InvalidInput, NotFound
-from brain_search.graph.store import GraphStore, Node, in_subtree, node_doc_id, normalize_label, parent_of
+from brain_search.graph.store import GraphStore, in_subtree, node_doc_id, normalize_label, parent_of
 from brain_search.store.scope import scope_filter
-
-TaskKind = Literal["move", "delete"]
-
-
-class TaskInfo(BaseModel):
-    """Progress of a move / delete task on the memories. Counts are memories."""
-
-    task_id: str
-    kind: TaskKind
-    node_id: str
-    from_label: str
-    to_label: str | None = None
-    completed: bool = False
-    state: Literal["running", "completed", "failed", "unknown"] = "running"
-    total: int = 0
-    updated: int = 0
-    deleted: int = 0
-    version_conflicts: int = 0
-    failures: list[str] = Field(default_factory=list)
-    created_at: datetime
-
-
-class MoveResult(BaseModel):
-    node: Node
-    relabelled_nodes: int = Field(..., description="the node and its descendants")
-    task: TaskInfo | None = Field(default=None, description="re-labelling of the memories (None: nothing to move)")
-
-
-class DeleteResult(BaseModel):
-    deleted_nodes: list[str] = Field(..., description="ids of the node and its descendants")
-    memories: int = Field(0, description="memories under the subtree when the delete started")
-    task: TaskInfo | None = Field(default=None, description="the cascade's delete-by-query, when there was one")
 
 
 # ------------------------------------------------------------------ pure builders

@@ -18,10 +18,10 @@ import re
 import secrets
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
+from brain_search_client.models.nodes import Neighbor, Node, Relation
 from opensearchpy import ConflictError, NotFoundError, OpenSearch
-from pydantic import BaseModel, Field
 
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
@@ -36,25 +36,6 @@ MAX_RELATED = 200
 PAGE = 500
 # Ids the API routes use as path words under /v1/nodes/.
 RESERVED_IDS = frozenset({"tasks"})
-
-Relation = Literal["parent", "child", "related"]
-
-
-class Node(BaseModel):
-    id: str
-    label: str
-    parent: str | None = Field(None, description="the parent's label path, derived from the label")
-    description: str | None = None
-    related: list[str] = Field(default_factory=list, description="ids of related nodes")
-    created_at: datetime
-    updated_at: datetime
-
-
-class Neighbor(BaseModel):
-    node: Node
-    distance: int = Field(..., ge=1, description="hops from the start node")
-    relation: Relation = Field(..., description="the edge through which it was first reached")
-    via: str = Field(..., description="id of the node it was reached from")
 
 
 def normalize_label(label: str) -> str:

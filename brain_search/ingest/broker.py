@@ -16,6 +16,7 @@ from collections import deque
 from typing import Any
 
 import orjson
+from brain_search_client.models.inputs import printable
 from celery import Celery
 from opensearchpy import OpenSearch
 
@@ -24,7 +25,6 @@ from brain_search.errors import InvalidInput, SetupError
 from brain_search.ingest.models import IngestJob, TaskStatus
 from brain_search.ingest.signing import job_kwargs, signing_keys
 from brain_search.ingest.task_records import TaskRecords
-from brain_search.models.inputs import printable
 
 INGEST_TASK = "brain.ingest_batch"
 log = logging.getLogger(__name__)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from brain_search_client.models.memory import KEPT_FIELDS, OWNER_FIELDS
 from pydantic import ValidationError
 
 from brain_search.config import Settings
@@ -20,7 +21,6 @@ from brain_search.errors import InvalidInput, NotFound, PreconditionFailed
 from brain_search.ingest.chunking import CHUNK_KEYS, id_problem
 from brain_search.ingest.models import IngestRequest, MemoryIn, MemoryPatch, MemoryReplace
 from brain_search.ingest.prepare import NodeLookup, check_limits, iso_utc
-from brain_search.models.memory import KEPT_FIELDS, OWNER_FIELDS
 
 
 def check_if_match(header: str | None, version: int) -> None:

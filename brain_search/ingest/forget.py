@@ -27,10 +27,10 @@ import secrets
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
+from brain_search_client.models.forget import ForgetRequest, ForgetStatus
 from opensearchpy import ConflictError, OpenSearch
-from pydantic import BaseModel, ConfigDict, Field
 
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
@@ -38,12 +38,9 @@ from brain_search.graph.ops import task_doc_id
 from brain_search.ingest.fences import FENCED, fence_key
 from brain_search.ingest.models import TaskState
 from brain_search.ingest.tombstones import forget_older_copies, tombstone_entries, write_versioned
-from brain_search.models.inputs import EngineTime, Text
-from brain_search.models.memory import OwnerId
 from brain_search.store.indices import IndexNames
 from brain_search.store.placement import placement_for
 from brain_search.store.scope import UserScope, jobs_of, scope_filter
-from brain_search.tenancy.caller import Caller
 
 log = logging.getLogger(__name__)
 PAGE = 500
@@ -51,65 +48,27 @@ LEASE_S = 30.0
 """a running forget whose record was not saved for this long is taken over (its API is gone)"""
 
 
-class ForgetRequest(BaseModel):
-    """What to forget. Filters combine (AND); none at all needs ``all: true``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    conversation_id: Text | None = Field(None, max_length=256)
-    node: Text | None = Field(None, description="node id or label path: its whole subtree")
-    source: Text | None = Field(None, max_length=100)
-    since: EngineTime | None = Field(None, description="memories whose timestamp is at or after this")
-    until: EngineTime | None = Field(None, description="memories whose timestamp is at or before this")
-    all: bool = Field(False, description="required to forget every memory of the tenant (or of the user)")
-    user_id: OwnerId | None = Field(None, description="only this user's memories; with `all`: forget the user")
-    agent_id: OwnerId | None = Field(None, description="only this agent's memories")
-
-    def check(self) -> None:
-        filters = (self.conversation_id, self.node, self.source, self.since, self.until)
-        if all(f is None for f in filters) and not self.all:
-            raise InvalidInput("all", "no filter matches the whole tenant: send `all: true` to forget everything")
-        if self.since and self.until and self.until < self.since:
-            raise InvalidInput("until", "is before `since`")
-
-    def as_caller(self, caller: Caller) -> ForgetRequest:
-        """The forget as ``caller`` may make it: a user's key forgets its user's memories only; a
-        read-only key forgets nothing."""
-        user = caller.writer().user_for(self.user_id)
-        return self if user == self.user_id else self.model_copy(update={"user_id": user})
-
-    @property
-    def whole_tenant(self) -> bool:
-        return self.scope.everyone and self.unfiltered
-
-    @property
-    def unfiltered(self) -> bool:
-        return all(f is None for f in (self.conversation_id, self.node, self.source, self.since, self.until))
-
-    @property
-    def scope(self) -> UserScope:
-        """Whose memories (the user and / or agent; none: the whole tenant's)."""
-        return UserScope(self.user_id, self.agent_id)
-
-    @property
-    def whole_owner(self) -> bool:
-        """Every memory of a user (or agent): their history, dead letters, task records and
-        recall records go too (``DELETE /v1/users/{user_id}``)."""
-        return not self.scope.everyone and self.unfiltered
+def check_forget(req: ForgetRequest) -> None:
+    """A forget the service runs: some filter, or ``all``; a time range that is one."""
+    if req.unfiltered and not req.all:
+        raise InvalidInput("all", "no filter matches the whole tenant: send `all: true` to forget everything")
+    if req.since and req.until and req.until < req.since:
+        raise InvalidInput("until", "is before `since`")
 
 
-class ForgetStatus(BaseModel):
-    task_id: str
-    state: Literal["running", "succeeded", "failed"] = "running"
-    memories: int = Field(0, description="memories (and pieces) deleted so far")
-    history: int = 0
-    dead_letters: int = 0
-    task_records: int = 0
-    copies: int = Field(0, description="copies deleted from indices that do not serve the tenant (kept for rollback)")
-    feedback: int = Field(0, description="forgetting a user: the records of their recalls deleted")
-    error: str | None = None
-    created_at: datetime
-    finished_at: datetime | None = None
+def forget_scope(req: ForgetRequest) -> UserScope:
+    """Whose memories (the user and / or agent; none: the whole tenant's)."""
+    return UserScope(req.user_id, req.agent_id)
+
+
+def whole_tenant(req: ForgetRequest) -> bool:
+    return forget_scope(req).everyone and req.unfiltered
+
+
+def whole_owner(req: ForgetRequest) -> bool:
+    """Every memory of a user (or agent): their history, dead letters, task records and recall
+    records go too (``DELETE /v1/users/{user_id}``)."""
+    return not forget_scope(req).everyone and req.unfiltered
 
 
 class Forgetter:
@@ -191,7 +150,7 @@ class Forgetter:
 
     def query(self, tenant_id: str, req: ForgetRequest, node_label: str | None) -> dict[str, Any]:
         node = [node_label] if node_label else []
-        clauses = scope_filter(tenant_id, node, req.since, req.until, scope=req.scope)
+        clauses = scope_filter(tenant_id, node, req.since, req.until, scope=forget_scope(req))
         if req.conversation_id:
             clauses.append({"term": {"conversation_id": req.conversation_id}})
         if req.source:
@@ -229,7 +188,7 @@ class Forgetter:
             status.dead_letters += self._delete(self.names.dead_letters, tenant_id, either, earlier)
             self.forgotten(tenant_id, ids)
             self._save(tenant_id, status, job)
-        if req.whole_tenant:
+        if whole_tenant(req):
             earlier = {"range": {"created_at": {"lte": before}}}
             status.history += self._delete(
                 self.names.memory_history, tenant_id, {"range": {"version": {"lte": version}}}
@@ -238,8 +197,8 @@ class Forgetter:
             # records of writes accepted after the forget began stay: they are still to land
             status.task_records += self._delete(self.names.ingest_tasks, tenant_id, earlier)
             self.forgotten(tenant_id, None)
-        if req.whole_owner:  # a user forgotten: every copy of theirs, whatever its memory id
-            self._forget_owner(tenant_id, req.scope, version, before, status)
+        if whole_owner(req):  # a user forgotten: every copy of theirs, whatever its memory id
+            self._forget_owner(tenant_id, forget_scope(req), version, before, status)
         status.copies += self._forget_copies(tenant_id, query, version)
         self.client.indices.refresh(index=self.placement.index(tenant_id))
         status.state, status.finished_at = "succeeded", datetime.now(UTC)

@@ -36,9 +36,9 @@ def decode_cursor(cursor: str) -> str:
     try:
         raw = base64.b64decode(cursor + "=" * (-len(cursor) % 4), altchars=b"-_", validate=True).decode()
     except (ValueError, UnicodeDecodeError):
-        raise InvalidInput("cursor", "not a cursor this API gave") from None
+        raise InvalidInput("cursor", "not a cursor this API gave", where="query") from None
     if not raw:
-        raise InvalidInput("cursor", "not a cursor this API gave")
+        raise InvalidInput("cursor", "not a cursor this API gave", where="query")
     return raw
 
 

@@ -8,13 +8,14 @@ import json
 from datetime import UTC, datetime
 from typing import Protocol
 
+from brain_search_client.models.inputs import json_depth
+from brain_search_client.models.memory import RESOLVED_FIELDS
+
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.graph.store import Node
 from brain_search.ingest.chunking import chunk_id, chunk_text, id_problem
 from brain_search.ingest.models import IngestRequest, MemoryIn, MemoryItem
-from brain_search.models.inputs import json_depth
-from brain_search.models.memory import RESOLVED_FIELDS
 from brain_search.store.documents import derive_memory_id
 
 

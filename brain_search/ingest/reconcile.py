@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
+from brain_search_client.models.inputs import printable
 
 from brain_search.ingest.models import IngestJob
-from brain_search.models.inputs import printable
 
 log = logging.getLogger(__name__)
 SCAN_CHUNK = 500

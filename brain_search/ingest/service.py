@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
 import numpy as np
+from brain_search_client.models.memory import MemoryAbout
 from opensearchpy import OpenSearch
 from opensearchpy.exceptions import TransportError
 
@@ -21,7 +22,7 @@ from brain_search.encoders.follow import following
 from brain_search.errors import Conflict, InvalidInput, NotFound, PreconditionFailed, SetupError
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.edits import body_field, check_if_match, patched_source, replacement, text_edit
-from brain_search.ingest.forget import ForgetRequest, ForgetStatus, Forgetter
+from brain_search.ingest.forget import ForgetRequest, ForgetStatus, Forgetter, check_forget
 from brain_search.ingest.history import HistoryStore
 from brain_search.ingest.inprocess import InProcessQueue
 from brain_search.ingest.memories import MemoryStore, Stored, memory_out
@@ -41,7 +42,6 @@ from brain_search.ingest.models import (
 from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.ingest.prepare import NodeLookup, prepare_items
 from brain_search.ingest.versions import VersionClock, engine_version_clock
-from brain_search.models.memory import MemoryAbout
 from brain_search.store.scope import UserScope
 
 
@@ -299,7 +299,7 @@ class IngestService:
             poll_s = min(poll_s * 1.5, 0.5)
 
     def forget(self, tenant_id: str, req: ForgetRequest, nodes: NodeLookup) -> ForgetStatus:
-        req.check()
+        check_forget(req)
         label = None
         if req.node:
             try:

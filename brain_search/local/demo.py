@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
-from brain_search.commands.client import ApiError, BrainClient
+from brain_search_client import AdminClient, BrainClient, BrainError
+
 from brain_search.commands.render import render_analysis, render_tiered
 from brain_search.config import Settings
 from brain_search.errors import SetupError
 from brain_search.local.procs import BackgroundProcess
 from brain_search.local.stack import start_stack
-from brain_search.models import RecallRequest
 
 DEMO_TENANT = "demo"
 # The spec's own examples: the Z-range table (section 2) and natural-language targeting (5.2).
@@ -143,14 +143,14 @@ def bring_up(settings: Settings, with_worker: bool, log: Callable[[str], None], 
 
 
 def _demo_key(url: str, admin_key: str) -> str:
-    with BrainClient(url, admin_key=admin_key, timeout_s=30) as api:
-        api.ensure_tenant(DEMO_TENANT, "Demo")  # an existing tenant (an earlier run) is fine
-        return api.create_key(DEMO_TENANT, "demo")
+    with AdminClient(url, admin_key=admin_key, timeout=30) as admin:
+        admin.tenants.ensure(DEMO_TENANT, name="Demo")  # an existing tenant (an earlier run) is fine
+        return admin.keys.create(DEMO_TENANT, label="demo").key
 
 
 def _load_samples(url: str, key: str, log: Callable[[str], None]) -> int:
-    with BrainClient(url, api_key=key, timeout_s=60) as api:
-        if api.recall(RecallRequest(query="equity", limit=1)).results:
+    with BrainClient(url, api_key=key, timeout=60) as brain:
+        if brain.recall("equity", limit=1).results:
             return 0
         rows = sample_memories()
         memories = [
@@ -166,21 +166,16 @@ def _load_samples(url: str, key: str, log: Callable[[str], None]) -> int:
         ]
         log(f"loading {len(memories)} sample memories for tenant {DEMO_TENANT!r}")
         try:
-            task_id = api.add_memories({"memories": memories, "create_nodes": True, "refresh": True})
-            st = api.wait_task(task_id, timeout_s=600)
-        except ApiError as exc:
+            st = brain.memories.add_many(memories, create_nodes=True, wait=True, timeout=290)
+        except BrainError as exc:  # refused, not stored, or not done within the wait
             raise SetupError(f"loading the sample memories failed: {exc}") from exc
-        except TimeoutError as exc:
-            raise SetupError("the sample load did not finish within 10 minutes") from exc
-        if st.state == "failed" or st.failed:
-            raise SetupError(f"sample load ended with failures: {st.model_dump_json()[:400]}")
         return st.indexed
 
 
 def spec_views(url: str, key: str, queries: tuple[str, ...] = SPEC_QUERIES) -> list[str]:
     out = []
-    with BrainClient(url, api_key=key, timeout_s=60) as api:
+    with BrainClient(url, api_key=key, timeout=60) as brain:
         for q in queries:
-            resp = api.recall(RecallRequest(query=q, tiered=True, limit=3))
+            resp = brain.recall(q, tiered=True, limit=3)
             out.append(f"› {q}\n  {render_analysis(resp)}\n\n{render_tiered(resp, scores=False)}")
     return out

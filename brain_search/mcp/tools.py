@@ -9,18 +9,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from brain_search_client.models.feedback import FeedbackRequest
+from brain_search_client.models.inputs import end_of_date
 from pydantic import BaseModel, ConfigDict
 
 from brain_search.config import Settings
 from brain_search.errors import BrainSearchError, InvalidInput, cut
-from brain_search.feedback.models import FeedbackRequest
 from brain_search.feedback.service import FeedbackService
 from brain_search.ingest.forget import ForgetRequest
 from brain_search.ingest.models import IngestRequest, TaskState, TaskStatus
 from brain_search.ingest.prepare import NodeLookup
 from brain_search.ingest.service import IngestService
 from brain_search.mcp.server import REMEMBER_WAIT_S
-from brain_search.models.inputs import end_of_date
 from brain_search.tenancy.caller import Caller
 
 ToolFn = Callable[[Caller, dict[str, Any]], dict[str, Any]]
@@ -69,7 +69,7 @@ def mcp_tools(
         memory = dict(args)
         options = RememberOptions.model_validate({k: memory.pop(k) for k in RememberOptions.model_fields if k in args})
         body = {"create_nodes": options.create_nodes, "refresh": options.refresh or options.wait, **memory}
-        req = IngestRequest.model_validate(body).as_caller(caller)  # one memory: its errors name its fields
+        req = caller.write(IngestRequest.model_validate(body))  # one memory: its errors name its fields
         accepted = ingest.accept(tenant_id, req, settings, nodes)
         answer = {**accepted.model_dump(mode="json"), "searchable": False}
         return waited(ingest, tenant_id, answer, wait_s) if options.wait else answer
@@ -87,7 +87,7 @@ def mcp_tools(
             return {"memory_id": memory_id, "state": "deleted" if stored else "deleted_before_stored"}
         if "until" in filters:  # a date alone is the end of that day, as over HTTP and in recall
             filters["until"] = end_of_date(filters["until"])
-        req = ForgetRequest.model_validate(filters).as_caller(caller)
+        req = caller.forget(ForgetRequest.model_validate(filters))
         return ingest.forget(tenant_id, req, nodes).model_dump(mode="json")
 
     return remember, forget

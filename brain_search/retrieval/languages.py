@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from brain_search_client.models.admin import TenantLanguages
 from opensearchpy import OpenSearch
-from pydantic import BaseModel, Field
 
 from brain_search.encoders.base import E5_SMALL, encoder_info, recorded_encoder
 from brain_search.retrieval.intent.detect import reads_as_english
@@ -27,18 +27,6 @@ RECOMMEND_SHARE = 0.10
 SAMPLE = 200
 MIN_SAMPLE = 20
 """fewer memories than this: too few to recommend a move"""
-
-
-class TenantLanguages(BaseModel):
-    tenant_id: str
-    encoder: str = Field(..., description="the encoder the tenant's index records")
-    encoder_languages: str
-    own_index: bool = Field(..., description="whether the tenant has an index of its own")
-    sampled: int = Field(..., description="memories read (a fixed sample of at most 200)")
-    other_language: int = Field(..., description="of those, how many read as another language than English")
-    share: float = Field(..., description="other_language / sampled")
-    recommend: str | None = Field(None, description="the command that moves the tenant, when a move pays")
-    reason: str
 
 
 def other_language_share(texts: list[str]) -> tuple[int, int]:

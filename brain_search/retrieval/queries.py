@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from brain_search.models.memory import SHOWN_FIELDS
+from brain_search_client.models.memory import SHOWN_FIELDS
+
 from brain_search.store.documents import VIEW_FIELD
 from brain_search.store.scope import UserScope, owned
 

@@ -14,8 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-
-from brain_search.models.memory import STORED_FIELDS, VIEW_FIELDS
+from brain_search_client.models.memory import STORED_FIELDS, VIEW_FIELDS
 
 ID_SEPARATOR = "\x1f"
 

@@ -10,14 +10,17 @@ An organisation's key (no ``user_id``) acts for the whole tenant, or for any of 
 - with ``read_only`` it only reads (recall, list, get, history, export, feedback).
 
 Every door turns what it received into the scope it reads (``UserScope``, ``store/scope.py``)
-through these methods (a write through ``IngestRequest.as_caller``, a forget through
-``ForgetRequest.as_caller``, which ask ``user_for``), so there is one place that says what a key
+through these methods (a write through ``Caller.write``, a forget through
+``Caller.forget``, which ask ``user_for``), so there is one place that says what a key
 may name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from brain_search_client.models.forget import ForgetRequest
+from brain_search_client.models.ingest import IngestRequest
 
 from brain_search.errors import Forbidden
 from brain_search.models import RecallRequest
@@ -78,4 +81,23 @@ class Caller:
     def recall(self, req: RecallRequest) -> RecallRequest:
         """The recall as this caller may make it: a user's key recalls its user's memories."""
         user = self.user_for(req.user_id)
+        return req if user == req.user_id else req.model_copy(update={"user_id": user})
+
+    def write(self, req: IngestRequest) -> IngestRequest:
+        """The write as this caller may make it: a user's key writes its user's memories (a memory
+        naming another user is ``Forbidden``, naming its field); a read-only key writes nothing."""
+        self.writer()
+        if not self.held:
+            return req
+        user = self.user_for(req.user_id)
+        memories = []
+        for i, m in enumerate(req.memories):
+            own = self.user_for(m.user_id, "user_id" if req.single else f"memories.{i}.user_id")
+            memories.append(m if m.user_id == own else m.model_copy(update={"user_id": own}))
+        return req.replaced(memories=memories, user_id=user)
+
+    def forget(self, req: ForgetRequest) -> ForgetRequest:
+        """The forget as this caller may make it: a user's key forgets its user's memories only; a
+        read-only key forgets nothing."""
+        user = self.writer().user_for(req.user_id)
         return req if user == req.user_id else req.model_copy(update={"user_id": user})

@@ -14,8 +14,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from brain_search_client.models.admin import Usage, UsageRow
 from opensearchpy import OpenSearch
-from pydantic import BaseModel, Field
 
 from brain_search.config import Settings
 from brain_search.index_names import IndexNames
@@ -24,20 +24,6 @@ from brain_search.store.scope import USER_FIELD, owned
 
 SHARED = "\x00shared"
 """the bucket of the memories and recalls with no user (never a user id: ids have no control character)"""
-
-
-class UsageRow(BaseModel):
-    tenant_id: str
-    user_id: str | None = Field(None, description="with by_user: the user (null: the organisation's shared memories)")
-    memories: int = Field(..., description="memories held now")
-    written: int = Field(..., description="of those, stored within the window")
-    recalls: int = Field(..., description="recalls made within the window (as kept for feedback)")
-
-
-class Usage(BaseModel):
-    days: int
-    since: datetime
-    rows: list[UsageRow] = Field(..., description="the largest first (by memories held, then recalls)")
 
 
 def _buckets(answer: dict[str, Any]) -> dict[str, dict[str, Any]]:

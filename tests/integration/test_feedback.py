@@ -276,7 +276,8 @@ def test_feedback_over_mcp_and_the_cli(api, alice, live_api) -> None:
     out = runner.invoke(app, ["feedback", "rate", rid, "--rating", "2", "--relevant", "eq"], env=env)
     assert out.exit_code == 0 and "★★ " in out.output and "eq 👍" in out.output, out.output
     out = runner.invoke(app, ["feedback", "rate", rid, "--rating", "7"], env=env)
-    assert out.exit_code == 1 and "--rating" in out.output, out.output
+    # refused by the client before anything is sent (the API's own model): a usage error, exit 2
+    assert out.exit_code == 2 and "--rating" in out.output, out.output
     out = runner.invoke(app, ["feedback", "rate", "rc_" + "2" * 24, "--rating", "3"], env=env)
     assert out.exit_code == 1 and "404" in out.output, out.output
     out = runner.invoke(app, ["feedback", "summary"], env=env)

@@ -9,7 +9,7 @@ from urllib.parse import quote
 import pytest
 
 from brain_search.ingest.models import IngestJob, MemoryItem
-from tests.integration.ingest_support import memory_ids, wait_task
+from tests.integration.ingest_support import memory_ids, tenant_headers, wait_task
 
 pytestmark = pytest.mark.integration
 
@@ -171,3 +171,35 @@ def test_a_refusal_while_dead_lettering_ends_the_task_without_retries(api, make_
     state.ingest.queue.submit(after)
     assert wait_task(api, acme, after.task_id)["failed"] == 1
     assert api.get("/v1/dead-letters", headers=acme).json()["items"][0]["status"] == 400
+
+
+def test_a_write_that_waits_answers_once_it_is_searchable(api, make_tenant) -> None:
+    """``POST /v1/memories?wait=true``: no task to poll; a recall right after finds the memory."""
+    acme = make_tenant("acme")
+    r = api.post(
+        "/v1/memories?wait=true", json={"content": "The Lisbon offsite is in May", "memory_id": "w1"}, headers=acme
+    )
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert (out["state"], out["indexed"], out["searchable"], out["memory_ids"]) == ("succeeded", 1, True, ["w1"])
+    assert out["finished_at"] is not None
+    hits = api.post("/v1/recall", json={"query": "Lisbon offsite"}, headers=acme).json()["results"]
+    assert [h["id"] for h in hits][:1] == ["w1"]
+    # a batch waits the same way
+    batch = {"memories": [{"content": f"note {i} about Porto"} for i in range(3)]}
+    r = api.post("/v1/memories", params={"wait": "true", "timeout": 30}, json=batch, headers=acme)
+    assert r.status_code == 200 and r.json()["indexed"] == 3 and r.json()["searchable"]
+    # the timeout is checked as any query parameter
+    r = api.post("/v1/memories?wait=true&timeout=0", json={"content": "x"}, headers=acme)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "timeout"]
+
+
+def test_a_write_that_waits_past_its_timeout_answers_202_with_its_task(wsettings, worker_api) -> None:
+    """Worker mode with no worker running: the task stays queued; after the timeout the answer is
+    202 with the task as it stands (and the write still lands once a worker takes it)."""
+    acme = tenant_headers(worker_api, "acme")
+    r = worker_api.post("/v1/memories?wait=true&timeout=0.5", json={"content": "queued only"}, headers=acme)
+    assert r.status_code == 202, r.text
+    out = r.json()
+    assert out["state"] == "queued" and out["searchable"] is False and len(out["memory_ids"]) == 1
+    assert worker_api.get(f"/v1/tasks/{out['task_id']}", headers=acme).json()["state"] == "queued"

@@ -3,7 +3,8 @@ the whole memory (pure)."""
 
 from __future__ import annotations
 
-from brain_search.commands.memories import export_line
+from brain_search_client import export_line
+
 from brain_search.ingest.models import MemoryIn, MemoryOut
 
 
@@ -24,10 +25,10 @@ def test_every_field_a_write_takes_is_exported_and_read_back() -> None:
         supersedes=["old"],
         valid_until="2026-04-01T00:00:00Z",
         version=7,
-    ).model_dump(mode="json")
+    )
     line = export_line(stored)
     assert set(line) == set(MemoryIn.model_fields)  # every field of a write, none left out
     back = MemoryIn.model_validate(line)
     assert back.node_id == "Work/Offsite"  # the node by its label path, for another tenant
     for field in set(MemoryIn.model_fields) - {"node_id", "timestamp", "valid_until"}:
-        assert getattr(back, field) == stored[field], field
+        assert getattr(back, field) == getattr(stored, field), field

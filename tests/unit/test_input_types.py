@@ -1,4 +1,4 @@
-"""The types every door shares (``brain_search/models/inputs.py``) and the reconciler's handling of
+"""The types every door shares (``client/brain_search_client/models/inputs.py``) and the reconciler's handling of
 a job that cannot be sent (issue 54 items 1 and 6; pure)."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from brain_search_client.models.inputs import engine_time, json_depth, json_problem, lone_surrogate, printable
 from pydantic import ValidationError
 
 from brain_search.api.errors import validation_body
@@ -15,7 +16,6 @@ from brain_search.ingest.forget import ForgetRequest
 from brain_search.ingest.models import IngestJob, IngestRequest, MemoryItem, MemoryPatch, MemoryReplace
 from brain_search.ingest.reconcile import reconcile
 from brain_search.models import RecallRequest
-from brain_search.models.inputs import engine_time, json_depth, json_problem, lone_surrogate, printable
 
 
 def _deep(levels: int) -> dict[str, Any]:

@@ -9,14 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-
-from brain_search.commands.memories import EXPORT_FIELDS
-from brain_search.config import load_settings
-from brain_search.graph.store import Node, derive_node_id
-from brain_search.ingest.edits import KEPT_FIELDS as EDIT_KEPT
-from brain_search.ingest.models import IngestRequest, MemoryIn, MemoryItem, MemoryOut, MemoryPatch, MemoryReplace
-from brain_search.ingest.prepare import prepare_items
-from brain_search.models.memory import (
+from brain_search_client.models.memory import (
+    EXPORTED_FIELDS as EXPORT_FIELDS,
+)
+from brain_search_client.models.memory import (
     GIVEN_FIELDS,
     KEPT_FIELDS,
     OWNER_FIELDS,
@@ -27,6 +23,12 @@ from brain_search.models.memory import (
     MemoryQueued,
     MemoryStored,
 )
+
+from brain_search.config import load_settings
+from brain_search.graph.store import Node, derive_node_id
+from brain_search.ingest.edits import KEPT_FIELDS as EDIT_KEPT
+from brain_search.ingest.models import IngestRequest, MemoryIn, MemoryItem, MemoryOut, MemoryPatch, MemoryReplace
+from brain_search.ingest.prepare import prepare_items
 from brain_search.retrieval.queries import RESULT_FIELDS
 from brain_search.store.documents import TOMBSTONE_FIELD, VIEW_FIELD, VIEW_KEYS, build_memory_doc, read_view
 from brain_search.store.templates import ADDED_FIELDS

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from brain_search.errors import Forbidden
-from brain_search.ingest.forget import ForgetRequest
+from brain_search.ingest.forget import ForgetRequest, whole_tenant
 from brain_search.ingest.models import IngestRequest
 from brain_search.models import RecallRequest
 from brain_search.retrieval.theme import theme_nodes
@@ -96,26 +96,26 @@ def test_a_key_held_to_a_user_is_that_user_on_every_request() -> None:
         lena.recall(RecallRequest(query="dentist", user_id="omar"))
     # writes: each memory is the user's; one naming another is refused, naming its field
     batch = IngestRequest.model_validate({"memories": [{"content": "a"}, {"content": "b"}]})
-    assert [m.user_id for m in batch.as_caller(lena).memories] == ["lena", "lena"]
+    assert [m.user_id for m in lena.write(batch).memories] == ["lena", "lena"]
     bad = IngestRequest.model_validate({"memories": [{"content": "a"}, {"content": "b", "user_id": "omar"}]})
     with pytest.raises(Forbidden) as refused:
-        bad.as_caller(lena)
+        lena.write(bad)
     assert refused.value.field == "memories.1.user_id"
     single = IngestRequest.model_validate({"content": "a", "user_id": "omar"})
     with pytest.raises(Forbidden) as refused:
-        single.as_caller(lena)
+        lena.write(single)
     assert refused.value.field == "user_id"
-    assert single.as_caller(org) is single  # the organisation names anyone
+    assert org.write(single) is single  # the organisation names anyone
     with pytest.raises(Forbidden) as refused:
-        batch.as_caller(ro)
+        ro.write(batch)
     assert refused.value.field == "key"
     # forgets: the user's own
-    assert ForgetRequest(all=True).as_caller(lena).user_id == "lena"
-    assert not ForgetRequest(all=True).as_caller(lena).whole_tenant and ForgetRequest(all=True).whole_tenant
+    assert lena.forget(ForgetRequest(all=True)).user_id == "lena"
+    assert not whole_tenant(lena.forget(ForgetRequest(all=True))) and whole_tenant(ForgetRequest(all=True))
     with pytest.raises(Forbidden):
-        ForgetRequest(all=True, user_id="omar").as_caller(lena)
+        lena.forget(ForgetRequest(all=True, user_id="omar"))
     with pytest.raises(Forbidden):
-        ForgetRequest(all=True).as_caller(ro)
+        ro.forget(ForgetRequest(all=True))
     with pytest.raises(Forbidden):
         lena.organisation("minting keys")
 

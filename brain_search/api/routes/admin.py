@@ -5,64 +5,33 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from brain_search_client.models.admin import (
+    KeyIn,
+    KeyInfo,
+    KeyOut,
+    RateLimitIn,
+    RateLimitOut,
+    RetentionIn,
+    RetentionOut,
+    TenantIn,
+    TenantOut,
+    TenantsCreated,
+    TenantsIn,
+    Usage,
+)
 from fastapi import APIRouter, Query, Response, status
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from brain_search.api.deps import AdminDep, StateDep
 from brain_search.api.state import AppState
 from brain_search.errors import InvalidInput
-from brain_search.models.inputs import EngineTime
-from brain_search.models.memory import OwnerId
 from brain_search.retrieval.languages import TenantLanguages, tenant_languages
 from brain_search.tenancy.audit import tenant_hash
 from brain_search.tenancy.auth import TenantErasing
 from brain_search.tenancy.erase import erase_tenant, finish_erase
-from brain_search.tenancy.usage import Usage, usage
+from brain_search.tenancy.usage import usage
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"])
-MAX_BULK_TENANTS = 1000
 NEXT_AFTER = "X-Next-After"
-
-
-class TenantIn(BaseModel):
-    tenant_id: str = Field(..., min_length=1, max_length=64)
-    name: str | None = None
-
-
-class TenantOut(BaseModel):
-    tenant_id: str
-    name: str
-    created_at: datetime
-
-
-class KeyIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    label: str | None = Field(None, max_length=200)
-    expires_at: EngineTime | None = Field(None, description="from then on the key is a 401 (ISO 8601, ahead)")
-    user_id: OwnerId | None = Field(
-        None, description="hold the key to this user of the tenant: it reads and writes that user's memories only"
-    )
-    read_only: bool = Field(False, description="the key recalls and reads; every write and delete is a 403")
-
-    @field_validator("expires_at")
-    @classmethod
-    def _ahead(cls, v: datetime | None) -> datetime | None:
-        if v is None:
-            return None
-        v = v if v.tzinfo else v.replace(tzinfo=UTC)
-        if v <= datetime.now(UTC):
-            raise ValueError("expires_at must be in the future")
-        return v
-
-
-class KeyOut(BaseModel):
-    key_id: str
-    tenant_id: str
-    key: str = Field(..., description="shown once; only its hash is stored")
-    expires_at: datetime | None = None
-    user_id: str | None = Field(None, description="the user the key is held to (none: the organisation's key)")
-    read_only: bool = False
 
 
 @router.post("/tenants", status_code=status.HTTP_201_CREATED)
@@ -77,29 +46,6 @@ def create_tenant(body: TenantIn, state: StateDep, _: AdminDep) -> TenantOut:
         created = TenantOut(**state.keys.create_tenant(body.tenant_id, body.name))
     state.audit.record("tenant.create", body.tenant_id, detail={"name": created.name})
     return created
-
-
-class TenantsIn(BaseModel):
-    """Tenants to create at once (each as ``POST /v1/admin/tenants`` takes it)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tenants: list[TenantIn] = Field(..., min_length=1, max_length=MAX_BULK_TENANTS)
-
-    @model_validator(mode="after")
-    def _distinct(self) -> TenantsIn:
-        seen: dict[str, int] = {}
-        for i, t in enumerate(self.tenants):
-            if t.tenant_id in seen:
-                raise ValueError(f"tenants.{i}.tenant_id {t.tenant_id!r} is also tenants.{seen[t.tenant_id]}")
-            seen[t.tenant_id] = i
-        return self
-
-
-class TenantsCreated(BaseModel):
-    created: list[str] = Field(..., description="the ids created, in the request's order")
-    existing: list[str] = Field(..., description="ids that were already tenants (left as they were)")
-    erasing: list[str] = Field(..., description="ids still being erased: create them one by one after the erase")
 
 
 @router.post("/tenants/bulk", status_code=status.HTTP_200_OK)
@@ -137,27 +83,6 @@ def erase(tenant_id: str, state: StateDep, _: AdminDep) -> dict[str, int]:
     return deleted
 
 
-class RateLimitIn(BaseModel):
-    """Both null: the settings' default (BRAIN_RATE_LIMIT_PER_S / _BURST); 0: no limit."""
-
-    model_config = ConfigDict(extra="forbid")
-    requests_per_s: float | None = Field(None, ge=0.0, le=1_000_000)
-    burst: int | None = Field(None, ge=0, le=10_000_000)
-
-    @model_validator(mode="after")
-    def _both_or_neither(self) -> RateLimitIn:
-        if (self.requests_per_s is None) != (self.burst is None):
-            raise ValueError("give requests_per_s and burst together (both null: the default)")
-        return self
-
-
-class RateLimitOut(BaseModel):
-    tenant_id: str
-    requests_per_s: float
-    burst: int
-    default: bool
-
-
 @router.put("/tenants/{tenant_id}/rate-limit")
 def set_rate_limit(tenant_id: str, body: RateLimitIn, state: StateDep, _: AdminDep) -> RateLimitOut:
     """The tenant's own per-key rate limit (every key of the tenant gets this budget)."""
@@ -169,20 +94,6 @@ def set_rate_limit(tenant_id: str, body: RateLimitIn, state: StateDep, _: AdminD
             tenant_id=tenant_id, requests_per_s=s.rate_limit_per_s, burst=s.rate_limit_burst, default=True
         )
     return RateLimitOut(tenant_id=tenant_id, requests_per_s=body.requests_per_s, burst=body.burst, default=False)
-
-
-class RetentionIn(BaseModel):
-    """How long the tenant's recalls and the feedback on them are kept; null: the default
-    (BRAIN_FEEDBACK_RETENTION_S). Bounded by BRAIN_FEEDBACK_RETENTION_MAX_S."""
-
-    model_config = ConfigDict(extra="forbid")
-    retention_s: int | None = Field(..., ge=3600)
-
-
-class RetentionOut(BaseModel):
-    tenant_id: str
-    retention_s: int
-    default: bool
 
 
 @router.put("/tenants/{tenant_id}/feedback-retention")
@@ -221,18 +132,6 @@ def create_key(tenant_id: str, body: KeyIn, state: StateDep, _: AdminDep) -> Key
     return mint_key(state, tenant_id, body)
 
 
-class KeyInfo(BaseModel):
-    key_id: str
-    tenant_id: str
-    label: str
-    user_id: str | None = None
-    read_only: bool = False
-    revoked: bool
-    created_at: datetime
-    revoked_at: datetime | None = None
-    expires_at: datetime | None = None
-
-
 @router.get("/tenants/{tenant_id}/keys")
 def list_keys(tenant_id: str, state: StateDep, _: AdminDep, user_id: str | None = None) -> list[KeyInfo]:
     """The tenant's keys (``user_id``: those held to that user), without their secrets."""
@@ -267,7 +166,7 @@ def usage_report(
     """Usage per tenant, or per user of one tenant: memories held now, those written within the
     window and still held, and recalls made within it (as kept for feedback)."""
     if by_user and tenant is None:
-        raise InvalidInput("by_user", "give the tenant whose users to list (tenant=...)")
+        raise InvalidInput("by_user", "give the tenant whose users to list (tenant=...)", where="query")
     if tenant is not None:
         state.keys.get_tenant(tenant)  # 404 for an unknown tenant
     return usage(state.client, state.settings, tenant_id=tenant, by_user=by_user, days=days, limit=limit)

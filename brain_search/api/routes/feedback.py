@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from brain_search_client.models.feedback import FeedbackAnswer, FeedbackRequest, FeedbackSummary
 from fastapi import APIRouter, Query
 
 from brain_search.api.deps import CallerDep, StateDep
 from brain_search.api.routes.memories import AgentQuery, UserQuery
-from brain_search.feedback.models import FeedbackAnswer, FeedbackRequest, FeedbackSummary
 from brain_search.feedback.service import MAX_DAYS
 
 router = APIRouter(prefix="/v1", tags=["feedback"])

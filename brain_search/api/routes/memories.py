@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC
 from typing import Annotated
 
+import anyio
+from brain_search_client.models.inputs import EngineTime, EngineUntil
+from brain_search_client.models.memory import OWNER_ID_PATTERN
 from fastapi import APIRouter, Depends, Query, Response, status
 
 from brain_search.api.deps import CallerDep, StateDep, TenantDep, WriterDep
@@ -17,16 +21,20 @@ from brain_search.ingest.models import (
     MemoryOut,
     MemoryPage,
     TaskAccepted,
+    TaskState,
     TaskStatus,
+    WriteOutcome,
 )
 from brain_search.ingest.service import IngestService
-from brain_search.models.inputs import EngineTime, EngineUntil
-from brain_search.models.memory import OWNER_ID_PATTERN
 from brain_search.retrieval.supersede import newer_versions
 from brain_search.store.scope import scope_filter
 
 router = APIRouter(prefix="/v1", tags=["memories"])
 DEAD_LETTER_WINDOW = 10_000
+DEFAULT_WAIT_S = 60.0
+MAX_WAIT_S = 300.0
+"""``POST /v1/memories?wait=true``: how long a write waits for its task, by default and at most"""
+ENDED = (TaskState.succeeded, TaskState.failed)
 SINGLE_PREFIX = "memories.0."  # the field of one memory sent at the top level, as a batch names it
 
 
@@ -45,20 +53,63 @@ SharedQuery = Annotated[
 ]
 
 
-@router.post("/memories", status_code=status.HTTP_202_ACCEPTED)
-def post_memories(body: IngestRequest, caller: WriterDep, state: StateDep, ingest: IngestDep) -> TaskAccepted:
+@router.post(
+    "/memories",
+    status_code=status.HTTP_202_ACCEPTED,
+    responses={
+        200: {"model": WriteOutcome, "description": "`wait=true`: the write's task has ended (see `searchable`)"},
+        202: {"model": TaskAccepted, "description": "queued (`wait=true`: WriteOutcome, still running at the timeout)"},
+    },
+)
+async def post_memories(
+    body: IngestRequest,
+    caller: WriterDep,
+    state: StateDep,
+    ingest: IngestDep,
+    wait: Annotated[
+        bool, Query(description="answer once the write is searchable or has failed (its task ended), not queued")
+    ] = False,
+    timeout: Annotated[
+        float, Query(gt=0, le=MAX_WAIT_S, description="with wait: seconds at most, then 202 with the task as it is")
+    ] = DEFAULT_WAIT_S,
+) -> Response:
     """Queue one memory (its fields at the top level) or a batch (``memories``). Everything is
     validated first: on any error the answer is 422 naming the field (``content`` for one memory,
     ``memories.3.content`` in a batch), and nothing is queued. ``user_id`` / ``agent_id``: whose
     memory it is (a batch's: each memory's that names none; a user's key: its user, and 403
-    naming the field for another)."""
-    body = body.as_caller(caller)
+    naming the field for another). ``wait=true``: written with ``refresh`` and answered once its
+    task has ended: 200 with the outcome (``searchable``: a recall finds every memory of it), or
+    202 with the task as it stands after ``timeout`` seconds; no task to poll."""
+    body = caller.write(body)
+    if wait:
+        body = body.replaced(refresh=True)
     try:
-        return ingest.accept(caller.tenant_id, body, state.settings, state.graph)
+        accepted = await anyio.to_thread.run_sync(ingest.accept, caller.tenant_id, body, state.settings, state.graph)
     except InvalidInput as exc:
         if body.single and exc.field.startswith(SINGLE_PREFIX):
             raise InvalidInput(exc.field.removeprefix(SINGLE_PREFIX), exc.reason) from None
         raise
+    if not wait:
+        return Response(accepted.model_dump_json(), status_code=status.HTTP_202_ACCEPTED, media_type="application/json")
+    outcome = await written(ingest, caller.tenant_id, accepted, timeout)
+    code = status.HTTP_200_OK if outcome.state in ENDED else status.HTTP_202_ACCEPTED
+    return Response(outcome.model_dump_json(), status_code=code, media_type="application/json")
+
+
+async def written(ingest: IngestService, tenant_id: str, accepted: TaskAccepted, timeout_s: float) -> WriteOutcome:
+    """The write once its task has ended, or as it stands after ``timeout_s``: the status is read
+    on a worker thread between short sleeps on the event loop, so a waiting write holds no thread."""
+    deadline = time.monotonic() + timeout_s
+    poll = 0.02
+    while True:
+        task = await anyio.to_thread.run_sync(ingest.queue.status, tenant_id, accepted.task_id)
+        left = deadline - time.monotonic()
+        if task.state in ENDED or left <= 0:
+            break
+        await anyio.sleep(min(poll, left))
+        poll = min(poll * 1.5, 0.25)
+    searchable = task.state is TaskState.succeeded and task.indexed == task.submitted
+    return WriteOutcome(**task.model_dump(), memory_ids=accepted.memory_ids, searchable=searchable)
 
 
 @router.get("/memories")
@@ -87,7 +138,7 @@ def list_memories(
         try:
             label = state.graph.get(tenant, node).label
         except NotFound:
-            raise InvalidInput("node", f"unknown node {node!r}") from None
+            raise InvalidInput("node", f"unknown node {node!r}", where="query") from None
     filters = scope_filter(tenant, [label] if label else [], since, until, scope=scope)
     filters += [{"term": {k: v}} for k, v in (("conversation_id", conversation_id), ("source", source)) if v]
     page, more = ingest.memories.list(tenant, filters, limit, cursor)
@@ -157,7 +208,9 @@ def get_dead_letters(
     """Memories that could not be indexed, newest first, with the reason and the payload."""
     if offset + limit > DEAD_LETTER_WINDOW:
         # the engine's result window: past it the search would fail (a 400 inside, a 5xx outside)
-        raise InvalidInput("offset", f"offset + limit must be at most {DEAD_LETTER_WINDOW} (narrow by task_id)")
+        raise InvalidInput(
+            "offset", f"offset + limit must be at most {DEAD_LETTER_WINDOW} (narrow by task_id)", where="query"
+        )
     scope = caller.scope(user_id, agent_id)
     return ingest.dead_letters.list(caller.tenant_id, task_id, memory_id, limit, offset, scope)
 

@@ -1,43 +1,30 @@
-"""X-axis: knowledge-graph nodes of the caller's tenant. Another tenant's node is a 404."""
+"""X-axis: knowledge-graph nodes of the caller's tenant. Another tenant's node is a 404.
+
+Every route names a node by its id or by its label path, as recall does (``DELETE
+/v1/nodes/Users/omar``): the path routes come before the node's own, so ``…/neighbors`` and
+``…/related/{other}`` are read as those routes (a node labelled ``x/neighbors`` is reached by id)."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
+from brain_search_client.models.nodes import (
+    DeleteResult,
+    MoveResult,
+    Neighborhood,
+    Node,
+    NodeIn,
+    NodeList,
+    NodePatch,
+    TaskInfo,
+)
 from fastapi import APIRouter, Query, Response, status
-from pydantic import BaseModel, ConfigDict, Field
 
 from brain_search.api.deps import OrganisationDep, StateDep, TenantDep, WriterDep
-from brain_search.graph.ops import DeleteResult, MoveResult, TaskInfo, delete_node, get_task, move_node
-from brain_search.graph.store import MAX_NEIGHBOR_DEPTH, Neighbor, Node
+from brain_search.graph.ops import delete_node, get_task, move_node
+from brain_search.graph.store import MAX_NEIGHBOR_DEPTH
 
 router = APIRouter(prefix="/v1/nodes", tags=["nodes"])
-
-
-class NodeIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    label: str = Field(..., min_length=1, max_length=2000, description="a path like 'aiConnected/Brain'")
-    description: str | None = Field(None, max_length=4000)
-    id: str | None = Field(None, description="optional stable id; derived from the label when absent")
-
-
-class NodePatch(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    label: str | None = Field(None, min_length=1, max_length=2000, description="a new path: moves the subtree")
-    description: str | None = Field(None, max_length=4000)
-
-
-class NodeList(BaseModel):
-    nodes: list[Node]
-    next_after: str | None = Field(default=None, description="pass as `after` for the next page")
-
-
-class Neighborhood(BaseModel):
-    node: Node
-    depth: int
-    neighbors: list[Neighbor]
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
@@ -70,12 +57,37 @@ def node_task(task_id: str, state: StateDep, tenant: TenantDep) -> TaskInfo:
     return get_task(state.graph, tenant, task_id)
 
 
-@router.get("/{node_id}")
+@router.post("/{node_id:path}/related/{other:path}")
+def add_related(node_id: str, other: str, state: StateDep, tenant: OrganisationDep) -> Node:
+    """Relate two nodes (both directions; idempotent)."""
+    return state.graph.relate(tenant, node_id, other, add=True)
+
+
+@router.delete("/{node_id:path}/related/{other:path}")
+def remove_related(node_id: str, other: str, state: StateDep, tenant: OrganisationDep) -> Node:
+    """Remove the edge (both directions; idempotent)."""
+    return state.graph.relate(tenant, node_id, other, add=False)
+
+
+@router.get("/{node_id:path}/neighbors")
+def neighbors(
+    node_id: str,
+    state: StateDep,
+    tenant: TenantDep,
+    depth: Annotated[int, Query(ge=1, le=MAX_NEIGHBOR_DEPTH)] = 1,
+) -> Neighborhood:
+    """Parent, children and related nodes, breadth-first up to `depth` hops."""
+    node, found = state.graph.neighbors(tenant, node_id, depth)
+    return Neighborhood(node=node, depth=depth, neighbors=found)
+
+
+@router.get("/{node_id:path}")
 def get_node(node_id: str, state: StateDep, tenant: TenantDep) -> Node:
+    """One node, by its id or its label path (``/v1/nodes/aiConnected/Brain``), as recall takes it."""
     return state.graph.get(tenant, node_id)
 
 
-@router.patch("/{node_id}")
+@router.patch("/{node_id:path}")
 def patch_node(
     node_id: str, body: NodePatch, state: StateDep, tenant: OrganisationDep, response: Response
 ) -> MoveResult:
@@ -92,7 +104,7 @@ def patch_node(
     return result
 
 
-@router.delete("/{node_id}")
+@router.delete("/{node_id:path}")
 def remove_node(
     node_id: str,
     state: StateDep,
@@ -107,27 +119,3 @@ def remove_node(
     if result.task is not None:
         response.status_code = status.HTTP_202_ACCEPTED
     return result
-
-
-@router.post("/{node_id}/related/{other}")
-def add_related(node_id: str, other: str, state: StateDep, tenant: OrganisationDep) -> Node:
-    """Relate two nodes (both directions; idempotent)."""
-    return state.graph.relate(tenant, node_id, other, add=True)
-
-
-@router.delete("/{node_id}/related/{other}")
-def remove_related(node_id: str, other: str, state: StateDep, tenant: OrganisationDep) -> Node:
-    """Remove the edge (both directions; idempotent)."""
-    return state.graph.relate(tenant, node_id, other, add=False)
-
-
-@router.get("/{node_id}/neighbors")
-def neighbors(
-    node_id: str,
-    state: StateDep,
-    tenant: TenantDep,
-    depth: Annotated[int, Query(ge=1, le=MAX_NEIGHBOR_DEPTH)] = 1,
-) -> Neighborhood:
-    """Parent, children and related nodes, breadth-first up to `depth` hops."""
-    node, found = state.graph.neighbors(tenant, node_id, depth)
-    return Neighborhood(node=node, depth=depth, neighbors=found)

@@ -10,28 +10,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from brain_search_client.models.admin import KeyIn, KeyInfo, KeyOut, UserKeyIn
+from brain_search_client.models.forget import ForgetRequest, UserForgotten
+from brain_search_client.models.memory import OWNER_ID_PATTERN
 from fastapi import APIRouter, Path, status
-from pydantic import BaseModel, ConfigDict, Field
 
 from brain_search.api.deps import OrganisationDep, StateDep, WriterDep
-from brain_search.api.routes.admin import KeyIn, KeyInfo, KeyOut, mint_key
-from brain_search.ingest.forget import ForgetRequest, ForgetStatus
-from brain_search.models.inputs import EngineTime
-from brain_search.models.memory import OWNER_ID_PATTERN
+from brain_search.api.routes.admin import mint_key
 from brain_search.tenancy.audit import tenant_hash
 
 router = APIRouter(prefix="/v1/users", tags=["users"])
 UserPath = Annotated[str, Path(pattern=OWNER_ID_PATTERN, description="the user's id inside the organisation")]
-
-
-class UserKeyIn(BaseModel):
-    """A key held to the user of the path."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    label: str | None = Field(None, max_length=200)
-    expires_at: EngineTime | None = Field(None, description="from then on the key is a 401 (ISO 8601, ahead)")
-    read_only: bool = Field(False, description="the key recalls and reads; every write and delete is a 403")
 
 
 @router.post("/{user_id}/keys", status_code=status.HTTP_201_CREATED)
@@ -54,12 +43,6 @@ def revoke_user_key(user_id: UserPath, key_id: str, tenant: OrganisationDep, sta
     by this API process, within 5 s by every other (the key cache)."""
     state.keys.revoke_key(key_id, tenant_id=tenant, user_id=user_id)
     state.audit.record("key.revoke", tenant, key_id, actor="organisation")
-
-
-class UserForgotten(ForgetStatus):
-    """The forget of a user as it starts: its task, and the user's keys deleted."""
-
-    keys: int = Field(0, description="keys held to the user, deleted (they are refused from now on)")
 
 
 @router.delete("/{user_id}", status_code=status.HTTP_202_ACCEPTED)

@@ -8,13 +8,18 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Response, status
-from pydantic import Field
 
 from brain_search.api.deps import CallerDep, StateDep, TenantDep, WriterDep
 from brain_search.api.routes.memories import AgentQuery, IngestDep, SharedQuery, UserQuery
 from brain_search.ingest.forget import ForgetRequest, ForgetStatus
-from brain_search.ingest.models import MemoryHistory, MemoryOut, MemoryPatch, MemoryReplace, ReplaceAccepted
-from brain_search.models.inputs import EngineUntil
+from brain_search.ingest.models import (
+    HistoryPurged,
+    MemoryHistory,
+    MemoryOut,
+    MemoryPatch,
+    MemoryReplace,
+    ReplaceAccepted,
+)
 
 router = APIRouter(prefix="/v1", tags=["memories"])
 
@@ -42,11 +47,12 @@ def get_history(
 @router.delete("/memories/{memory_id:path}/history")
 def purge_history(
     memory_id: str, caller: WriterDep, ingest: IngestDep, user_id: UserQuery = None, agent_id: AgentQuery = None
-) -> dict[str, int]:
+) -> HistoryPurged:
+    """Delete the versions PUT and PATCH replaced (the memory itself stays)."""
     scope = caller.scope(user_id, agent_id)
     if not scope.everyone:
         ingest.memories.get(caller.tenant_id, memory_id, scope)  # NotFound for another user's memory
-    return {"deleted": ingest.history.purge(caller.tenant_id, memory_id)}
+    return HistoryPurged(deleted=ingest.history.purge(caller.tenant_id, memory_id))
 
 
 @router.put("/memories/{memory_id:path}", status_code=status.HTTP_202_ACCEPTED)
@@ -95,20 +101,13 @@ def patch_memory(
     return changed
 
 
-class ForgetBody(ForgetRequest):
-    """``POST /v1/forget``'s body: ``until`` as a date alone is the end of that day, as in recall,
-    `GET /v1/memories` and the CLI (``"until": "2026-02-28"`` forgets the 28th too)."""
-
-    until: EngineUntil | None = Field(None, description="memories at or before this (a date alone: to its end)")
-
-
 @router.post("/forget", status_code=status.HTTP_202_ACCEPTED)
-def forget(body: ForgetBody, caller: WriterDep, state: StateDep, ingest: IngestDep) -> ForgetStatus:
+def forget(body: ForgetRequest, caller: WriterDep, state: StateDep, ingest: IngestDep) -> ForgetStatus:
     """Delete every memory of the caller's tenant (``user_id`` / ``agent_id``: of that user or
     agent; a user's key: of its user) that matches the filters (conversation, node subtree,
     source, time range; all of them with ``all: true``), with their pieces, history and dead
     letters, as a task: follow it at ``GET /v1/forget/{task_id}``."""
-    return ingest.forget(caller.tenant_id, body.as_caller(caller), state.graph)
+    return ingest.forget(caller.tenant_id, caller.forget(body), state.graph)
 
 
 @router.get("/forget/{task_id}")

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from brain_search_client import AdminClient, BrainClient
 
 from brain_lab.bench.corpus import Pool, cached_embedder, corpus_count, load_pool, loaded_part
 from brain_lab.bench.stats import percentiles
 from brain_lab.bench.workload import Workload, build_workload, parse_mix
 from brain_lab.paths import LOADTESTS
-from brain_search.commands.client import BrainClient
 from brain_search.config import Settings
 from brain_search.graph.store import GraphStore
 from brain_search.models import RecallRequest
@@ -249,17 +249,17 @@ def process_tree_cpu_s(pid: int) -> float:
 # ------------------------------------------------------------------------------- preparation
 def admin_keys(host: str, admin_key: str, tenants: Sequence[str]) -> dict[str, str]:
     """A fresh API key per tenant through the admin API (the tenant is created if missing)."""
-    with BrainClient(host, admin_key=admin_key, timeout_s=30.0) as api:
+    with AdminClient(host, admin_key=admin_key, timeout=30.0) as admin:
         keys = {}
         for tenant in tenants:
-            api.ensure_tenant(tenant)
-            keys[tenant] = api.create_key(tenant, "bench")
+            admin.tenants.ensure(tenant)
+            keys[tenant] = admin.keys.create(tenant, label="bench").key
     return keys
 
 
 def service_routes(host: str) -> set[str]:
-    with BrainClient(host, timeout_s=30.0) as api:
-        return api.routes()
+    with BrainClient(host, timeout=30.0) as brain:
+        return set(brain.openapi().get("paths", {}))
 
 
 class CachedVectors:

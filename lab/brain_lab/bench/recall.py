@@ -12,11 +12,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import httpx
+from brain_search_client import BrainClient
 from opensearchpy import OpenSearch
 
 from brain_lab.bench.stats import percentiles
 from brain_lab.bench.workload import Item
-from brain_search.commands.client import BrainClient
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 
@@ -52,8 +53,8 @@ def in_process(retriever: Retriever, items: Sequence[Item], label: str) -> Stage
 
 def over_http(host: str, keys: dict[str, str], items: Sequence[Item], label: str) -> StageTimes:
     st = StageTimes(label)
-    with BrainClient(host, timeout_s=30.0) as api:
-        clients = {tenant: api.for_key(key) for tenant, key in keys.items()}
+    with httpx.Client(timeout=30.0) as http:  # one connection pool, a client per tenant's key
+        clients = {tenant: BrainClient(host, api_key=key, http_client=http) for tenant, key in keys.items()}
         for it in items:
             t0 = time.perf_counter()
             resp = clients[it.tenant].recall(RecallRequest(**it.body))

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from brain_search.models.inputs import EngineTime, JsonObject, Text
+from brain_search_client.models.inputs import EngineTime, JsonObject, Text
 
 MEMORY_ID_PATTERN = r"^[^\s\x00-\x1f\x7f]{1,256}$"
 OWNER_ID_PATTERN = r"^[^\s/\x00-\x1f\x7f]{1,256}$"
