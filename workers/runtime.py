@@ -19,7 +19,6 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.encoders.embedding import make_worker_embedder
-from brain_search.encoders.follow import following
 from brain_search.ingest.broker import ingest_queue
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.memories import MemoryStore
@@ -30,6 +29,7 @@ from brain_search.ingest.service import purge_expired
 from brain_search.ingest.signing import signing_keys
 from brain_search.ingest.task_records import TaskRecords
 from brain_search.store.client import make_client
+from brain_search.store.following import following
 from brain_search.store.indices import ensure_indices
 from workers.spool import Spool
 

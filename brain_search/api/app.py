@@ -21,7 +21,6 @@ from brain_search.api.state import AppState
 from brain_search.api.unfinished import Unfinished
 from brain_search.config import Settings, load_settings
 from brain_search.encoders.embedding import QueryCache, make_query_embedder
-from brain_search.encoders.follow import following
 from brain_search.errors import RateLimited, StoreUnavailable, Unauthorized
 from brain_search.feedback.service import make_feedback_service
 from brain_search.graph.store import GraphStore
@@ -31,6 +30,7 @@ from brain_search.mcp.tools import feedback_tool, mcp_tools
 from brain_search.models import RecallRequest, RecallResponse
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client
+from brain_search.store.following import following
 from brain_search.store.indices import ensure_indices
 from brain_search.tenancy.audit import AuditLog
 from brain_search.tenancy.auth import KeyStore

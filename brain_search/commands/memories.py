@@ -89,7 +89,7 @@ def list_memories(
     """List your memories (--user: one user's) in id order, a page at a time: each with its full
     id (what get, update and delete take), date, node and a cut of its text; then the command for
     the next page."""
-    from brain_search.commands.render import short_date, snippet
+    from brain_search_client.render import short_date, snippet
 
     flags = {"node": "--node", "since": "--since", "until": "--until", "limit": "--limit", "cursor": "--cursor"}
     flags |= OWNER_FLAGS

@@ -9,12 +9,12 @@ import json
 import os
 
 import typer
+from brain_search_client.render import render_analysis, render_conversations, render_list, render_tiered
 from pydantic import ValidationError
 from rich.console import Console
 
 from brain_search.commands import common
 from brain_search.commands.common import iso_time, iso_until
-from brain_search.commands.render import render_analysis, render_conversations, render_list, render_tiered
 from brain_search.models import Focus, RecallRequest, RecallResponse, ZFormula
 
 console = Console()

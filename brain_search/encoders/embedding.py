@@ -287,7 +287,7 @@ class QueryCache:
 
     def encode_query(self, text: str, tenant_id: str | None = None) -> np.ndarray:
         # the encoder's name too: a process that follows its index to another encoder
-        # (encoders/follow.py) never reuses the old encoder's vectors
+        # (store/following.py) never reuses the old encoder's vectors
         embedder = self.embedder_for(tenant_id)
         key = (tenant_id, embedder.name, text)
         with self._lock:

@@ -23,7 +23,6 @@ from opensearchpy.exceptions import TransportError
 
 from brain_search.config import Settings
 from brain_search.encoders.embedding import Embedder
-from brain_search.encoders.follow import for_tenant
 from brain_search.ingest.bulk import (
     BulkEntry,
     ItemOutcome,
@@ -40,6 +39,7 @@ from brain_search.ingest.models import IngestJob, MemoryItem
 from brain_search.ingest.retry_policy import backoff_delay
 from brain_search.ingest.tombstones import stored_versions, tombstone_entries, tombstoned
 from brain_search.store.documents import build_memory_doc, memory_doc_id
+from brain_search.store.following import for_tenant
 from brain_search.store.placement import placement_for
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,6 @@ from opensearchpy.exceptions import TransportError
 
 from brain_search.config import Settings
 from brain_search.encoders.embedding import Embedder, make_document_embedder
-from brain_search.encoders.follow import following
 from brain_search.errors import Conflict, InvalidInput, NotFound, PreconditionFailed, SetupError
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.edits import body_field, check_if_match, patched_source, replacement, text_edit
@@ -42,6 +41,7 @@ from brain_search.ingest.models import (
 from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.ingest.prepare import NodeLookup, prepare_items
 from brain_search.ingest.versions import VersionClock, engine_version_clock
+from brain_search.store.following import following
 from brain_search.store.scope import UserScope
 
 

@@ -14,8 +14,8 @@ from importlib.resources import files
 from typing import Any
 
 from brain_search_client import AdminClient, BrainClient, BrainError
+from brain_search_client.render import render_analysis, render_tiered
 
-from brain_search.commands.render import render_analysis, render_tiered
 from brain_search.config import Settings
 from brain_search.errors import SetupError
 from brain_search.local.procs import BackgroundProcess

@@ -113,7 +113,7 @@ class Retriever:
 
     def encoder_name(self, tenant_id: str | None = None) -> str:
         """The encoder the query vectors of ``tenant_id`` come from: the one its index records
-        where the encoder follows indices (encoders/follow.py; the shared index's without a
+        where the encoder follows indices (store/following.py; the shared index's without a
         tenant), else the settings' (a lab embedder names itself otherwise)."""
         pick = getattr(self.encoder, "embedder_for", None)
         embedder = pick(tenant_id) if pick is not None else getattr(self.encoder, "embedder", None)

@@ -382,7 +382,7 @@ class IndexMove(Move):
     """The memories alias moved to the next index version, every memory re-encoded by
     ``embedder`` (the target encoder's passage side). The old index is kept (rollback). Tenants
     with an index of their own are not moved: they keep the encoder their index records, which
-    every process follows per tenant (``encoders/follow.py``)."""
+    every process follows per tenant (``store/following.py``)."""
 
     def __init__(
         self,

@@ -6,7 +6,7 @@ which that move puts on the tenant's index in one alias action once its memories
 alias exists exactly when the tenant's reads and writes go to it. Every path that reads or writes
 memories asks ``Placement.index(tenant)`` for the name to use, so a process finds the tenant's
 index through one lookup: every tenant alias of the prefix listed in one request, cached
-``ttl_s`` (2 s, as ``encoders/follow.py``), so a process follows a move within ``ttl_s``.
+``ttl_s`` (2 s, as ``store/following.py``), so a process follows a move within ``ttl_s``.
 
 The names are pure (``tenant_alias``, ``tenant_index``); the lookup is shared per client and
 prefix (``placement_for``), made on first use.

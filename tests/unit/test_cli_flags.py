@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import typer
+from brain_search_client.render import render_list, render_tiered
 from typer.testing import CliRunner
 
 from brain_search.commands.cli import app
-from brain_search.commands.render import render_list, render_tiered
 from brain_search.models import (
     Intent,
     MatchKind,

@@ -181,3 +181,41 @@ def test_the_layer_check_sees_an_import_that_runs_up() -> None:
     assert layer_of("brain_search.store.client") == ("brain_search.store", 1)
     assert layer_of("brain_search.retrieval.pipeline")[1] > layer_of("brain_search.graph.store.ops")[1]
     assert layer_of("brain_search.local.stack")[1] > layer_of("brain_search.api.app")[1]
+
+
+DOORS = ("brain_search.api", "brain_search.mcp", "brain_search.commands", "workers")
+
+
+def room_graph(known: dict[str, Path]) -> dict[str, set[str]]:
+    """Room → the rooms its modules import (type-only imports left out)."""
+    graph: dict[str, set[str]] = {}
+    for module, path in known.items():
+        room = layer_of(module)[0]
+        targets = {layer_of(t)[0] for t in imports(path, known) - {module}}
+        graph.setdefault(room, set()).update(targets - {room})
+    return graph
+
+
+def test_no_two_rooms_of_one_layer_import_each_other() -> None:
+    """Issue 70: same-layer imports were never checked, and ``encoders`` ↔ ``store`` made a circle
+    between two foundations (encoders/follow.py imported the engine client). Rooms may import a
+    room of their own layer, never in a circle."""
+    assert circles(room_graph(modules())) == []
+
+
+def test_the_local_stack_imports_no_door() -> None:
+    """``local/`` starts the processes the doors run; it imports the service's work and the
+    client, never a door (local/demo.py imported the CLI's renderer and client)."""
+    known = modules()
+    found = [
+        f"{m} imports {t}"
+        for m, p in known.items()
+        if layer_of(m)[0] == "brain_search.local"
+        for t in imports(p, known)
+        if layer_of(t)[0].startswith(DOORS)
+    ]
+    assert found == [], found
+
+
+def test_the_room_check_sees_a_circle() -> None:
+    assert circles({"a": {"b"}, "b": {"a"}, "c": set()}) != []

@@ -28,10 +28,10 @@ from opensearchpy import OpenSearch
 from brain_search.encoders.base import recorded_encoder
 from brain_search.errors import SetupError
 from brain_search.store.client import uncounted
+from brain_search.store.placement import Placement, placement_for
 
 if TYPE_CHECKING:
     from brain_search.config import Settings
-    from brain_search.store.placement import Placement
 
 log = logging.getLogger(__name__)
 
@@ -170,8 +170,6 @@ def resident_mb() -> float:
 def following(client: OpenSearch, settings: Settings, own: Any, make: Callable[[Settings], Any]) -> FollowingEmbedder:
     """``own`` (the process's encoder), following the shared index and each tenant's own index to
     the encoder it records; ``make(settings)`` builds another encoder's side from settings naming it."""
-    from brain_search.store.placement import placement_for
-
     placement = placement_for(client, settings)
     return FollowingEmbedder(
         own,

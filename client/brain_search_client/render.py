@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from brain_search.models import MemoryResult, RecallResponse
+from brain_search_client.models import MemoryResult, RecallResponse
 
 # The tiers as the JSON names them (`semantic_matches` is "Semantic matches" on screen too), with
 # the spec 3.4 boundaries.
