@@ -5,7 +5,7 @@ Poisson arrivals into a 32-thread pool, every query new to the model (a fresh qu
 slice), the encoders taking turns in short slices in random order so the machine's noise (other
 people's load) hits them alike.
 
-    PYTHONPATH=. .venv/bin/python lab/scripts/bench_recall_encoders.py --size 100k --rate 50
+    PYTHONPATH=. .venv/bin/python lab/scripts/archive/bench_recall_encoders.py --size 100k --rate 50
     # BRAIN_OPENSEARCH_URL=http://127.0.0.1:9241 for the isolated node of lab/reports/performance.md
 
 Variants: ``st`` = sentence-transformers' ONNX backend, 1 intra-op thread (main before this
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
 from brain_lab.bench.corpus import cached_embedder, corpus_settings, load_pool, parse_size

@@ -10,7 +10,7 @@ over the CPU benchmark's questions (``bench cpu``'s, a node of your own with the
    answers compared.
 
     BRAIN_OPENSEARCH_URL=http://127.0.0.1:9241 BRAIN_DATA_DIR=../shared/data PYTHONPATH=.:lab \\
-        .venv/bin/python lab/scripts/wire_cuts.py --n 300 --rounds 2
+        .venv/bin/python lab/scripts/archive/wire_cuts.py --n 300 --rounds 2
 """
 
 from __future__ import annotations

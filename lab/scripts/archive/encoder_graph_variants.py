@@ -14,7 +14,7 @@ Variants, each on one intra-op thread, one question per call (as the API encodes
 Printed: CPU per question over the workload's distinct questions (and over those of ≤ 16 word
 pieces), and the mean cosine of each variant's vector to fp32's.
 
-    PYTHONPATH=. .venv/bin/python lab/scripts/encoder_graph_variants.py out/bench/<knee run>/workload.json
+    PYTHONPATH=. .venv/bin/python lab/scripts/archive/encoder_graph_variants.py out/bench/<knee run>/workload.json
 """
 
 from __future__ import annotations

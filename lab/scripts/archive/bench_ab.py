@@ -3,7 +3,7 @@
 to every version in random order, so all versions see the same queries at the same moment and
 the machine's noise hits them alike.
 
-    .venv/bin/python lab/scripts/bench_ab.py --size 10k --n 150 6fadc63 WORKTREE
+    .venv/bin/python lab/scripts/archive/bench_ab.py --size 10k --n 150 6fadc63 WORKTREE
 
 Prints per version: total / search p50 and p95 (ms) and this process's CPU per recall
 (response serialised). Revisions older than `Retriever.plan` (6fadc63) are not supported.
@@ -32,7 +32,7 @@ from brain_search.graph.store import GraphStore
 from brain_search.models import RecallRequest
 from brain_search.store.client import make_client
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FILES = ("brain_search/retrieval/pipeline.py", "brain_search/retrieval/queries.py")
 
 

@@ -1,7 +1,7 @@
 """The Z figures (lab/brain_lab/eval/z_eval.py) on LoCoMo, printed: Exact-tier placement and precision,
 tier spread, nothing-matched AUROC. Uses the evaluation index (built on first use).
 
-    PYTHONPATH=. .venv/bin/python lab/scripts/z_figures.py --split dev [--phrases 200 --questions 300]
+    PYTHONPATH=. .venv/bin/python lab/scripts/archive/z_figures.py --split dev [--phrases 200 --questions 300]
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ reads it; the lexical query keeps every word), for each N and side, in one proce
 A long question is the API's largest CPU cost under load (lab/reports/performance.md): 256 word
 pieces take ~30 ms of one core to encode, 128 about 13 ms. RealMem's questions are the long ones.
 
-    BRAIN_DATA_DIR=../shared/data PYTHONPATH=.:lab .venv/bin/python lab/scripts/query_cap.py \
+    BRAIN_DATA_DIR=../shared/data PYTHONPATH=.:lab .venv/bin/python lab/scripts/archive/query_cap.py \
         --split dev --datasets realmem,locomo,scifact --caps 256,128,96 [--keep end,start]
 """
 
