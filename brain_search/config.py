@@ -138,7 +138,7 @@ class Settings(BaseSettings):
     # word pieces of a long query the encoder reads (the model reads at most 256), and which: its
     # last ones ("end": a long chat message asks at its end) or its first. Only the vector is cut:
     # the lexical query keeps every word. 128 measured: no quality lost, no latency won
-    # (lab/reports/performance.md, "The query cap")
+    # (lab/reports/history/performance-2026-12.md, "The query cap")
     query_max_tokens: int = Field(256, ge=8, le=256)
     query_keep: Literal["end", "start"] = "end"
     # intent: the learned model (query embedding + regex output, brain_search/retrieval/intent/model.py) on top

@@ -428,7 +428,7 @@ def e5_side(
     """multilingual-e5-small's query or passage side (``encoders.e5``), reading at most
     ``E5_SMALL.max_tokens`` (384) word pieces (a query is cut to ``query_max_tokens`` before).
     Passages are encoded by the int8 model too (``EncoderInfo.version`` says so): twice the
-    layers of MiniLM, so fp32 would halve a worker's throughput (lab/reports/performance.md,
+    layers of MiniLM, so fp32 would halve a worker's throughput (lab/reports/history/performance-2026-12.md,
     "Encoders side by side")."""
     from brain_search.encoders.e5 import E5Encoder, E5Side
 

@@ -2,7 +2,7 @@
 
 With the tenant's own statistics (``tenant_stats``), a question with words this process has not
 counted for the tenant needs their count before its search: a round trip after the encoder. Started
-on a thread before the encoder runs, it overlaps it. Measured (lab/reports/performance.md, eighth
+on a thread before the encoder runs, it overlaps it. Measured (lab/reports/history/performance-2026-12.md, eighth
 session): about 2 ms less per recall of a new question with no load; level at 50 req/s on two
 cores, where both are busy anyway.
 """

@@ -26,7 +26,7 @@ The weights are the counts' idf and average length to ``WEIGHT_DIGITS`` signific
 the fresh count agrees when it gives every word the same weight, not the same count: a memory
 written since the last count moves a word's idf by about one over the tenant's memories, which
 rarely moves its third digit, so a recall under writes rides its count in its own search instead
-of searching twice (issue 56; lab/reports/performance.md, seventh session). The digits are part of
+of searching twice (issue 56; lab/reports/history/performance-2026-12.md, seventh session). The digits are part of
 the score, whichever count a search was built with.
 """
 

@@ -22,7 +22,7 @@ VIEW_FIELD = "view_dv"
 """What a recall shows of a memory, as JSON in a binary doc value (``with_view``, base64 on the
 wire): a recall reads it with ``stored_fields: _none_``. A stored field (the first views, 1) still
 made the engine decompress each hit's stored record, ``_source`` and its vector included: most of
-the fetch phase (lab/reports/performance.md, 2026-12-04, fourth session)"""
+the fetch phase (lab/reports/history/performance-2026-12.md, 2026-12-04, fourth session)"""
 OLD_VIEW_FIELD = "view"
 """the stored-field view of format 1 (no longer written; ``with_view`` drops it)"""
 VIEW_MARK = "view_v"
