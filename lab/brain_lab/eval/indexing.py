@@ -18,12 +18,13 @@ from opensearchpy.helpers import bulk, streaming_bulk
 
 from brain_lab.eval.datasets import Dataset, Memory
 from brain_search.config import Settings
-from brain_search.encoders.base import E5_SMALL, encoder_info, index_meta
+from brain_search.encoders.base import BGE_SMALL, E5_SMALL, encoder_info, index_meta
 from brain_search.encoders.embedding import Embedder, make_document_embedder
 from brain_search.store.documents import build_memory_doc, content_hash, memory_doc_id
 from brain_search.store.templates import delete_indices, install_memories_index, load_template
 
 BULK_CHUNK = 500
+ENCODER_SUFFIX = {E5_SMALL.name: "-e5", BGE_SMALL.name: "-bge"}
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,9 @@ class IndexedDataset:
 
 def dataset_settings(settings: Settings, dataset_name: str) -> Settings:
     """The settings of ``dataset_name``'s eval index: a prefix of its own, and one per encoder
-    (``-e5`` for multilingual-e5-small; all-MiniLM-L6-v2's keeps the prefix it always had)."""
-    encoder = "-e5" if settings.embedding_model == E5_SMALL.name else ""
+    (``-e5`` for multilingual-e5-small, ``-bge`` for bge-small-en-v1.5; all-MiniLM-L6-v2's keeps the
+    prefix it always had)."""
+    encoder = ENCODER_SUFFIX.get(settings.embedding_model, "")
     return settings.model_copy(update={"index_prefix": f"{settings.index_prefix}-{dataset_name}{encoder}"})
 
 
