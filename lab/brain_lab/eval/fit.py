@@ -108,7 +108,10 @@ def collect(
         for q in queries:
             req = RecallRequest(query=q.text, limit=LIMITS[name], until=q.until, time_words=False)
             plan, cands = candidates_of(retriever, q.tenant_id, req)
-            f = scoring.features(plan.intent, plan.terms, cands)
+            # the recall's own features: its encoder's Z calibration and the tenant's term weights
+            # (before 2026-12-07 MiniLM's calibration and no idf: another encoder's Z and node lift
+            # were read off the wrong cosines)
+            f = scoring.features(plan.intent, plan.terms, cands, retriever.calibration, term_idf=plan.term_idf)
             out.append(FitQuery(name, q.query_id, q.text, dict(q.relevant), [c.doc_id for c in cands], f))
             if bar:
                 bar(1)

@@ -444,7 +444,7 @@ class EvalRunner:
             "candidates": "baselines: top 100 of BM25 and of kNN per query; LoCoMo ranked to 10, SciFact to 100"
             + (", RealMem to 10 (each query over the sessions before its own)" if realmem else ""),
             "LoCoMo memory": "'<speaker>: <text>' plus '[shared a photo: <caption>]' where the turn has one",
-            "Brain ranking": _ranking_note(),
+            "Brain ranking": _ranking_note(self.settings),
         }
         if realmem:
             meta["RealMem memory"] = REALMEM_NOTE
@@ -457,13 +457,15 @@ class EvalRunner:
         return "personas " + ", ".join(names)
 
 
-def _ranking_note() -> str:
+def _ranking_note(settings: Settings) -> str:
+    """The ranking the Brain systems ran: the encoder's own (``ranking_for``), the defaults' where it has none."""
     from dataclasses import asdict
 
-    from brain_search.retrieval.ranking import RankingParams
+    from brain_search.retrieval.ranking import ranking_for
 
-    params = ", ".join(f"{k}={v}" for k, v in asdict(RankingParams()).items())
+    params = ", ".join(f"{k}={v}" for k, v in asdict(ranking_for(settings.embedding_model, settings.node_lift)).items())
     return (
-        f"{params}; learned on the dev split only (`brain-search eval --fit`, see lab/brain_lab/eval/fit.py); "
+        f"{params} ({settings.embedding_model}'s); learned on the dev split only (`brain-search eval --fit`, "
+        "see lab/brain_lab/eval/fit.py); "
         "Brain's candidates: one `_msearch`, BM25 and kNN each 3 × the limit deep (30 for LoCoMo, 300 for SciFact)"
     )
