@@ -72,6 +72,7 @@ def variants(encoder: str) -> dict[str, RankingParams]:
     brain = ranking_for(encoder, 1.0)
     return {
         "brain": brain,
+        "defaults": RankingParams(node_lift=1.0),  # all-MiniLM-L6-v2's fit, what an encoder without its own gets
         "minmax": MINMAX,
         "bm25": BM25,
         # lever 1, fewer features: min-max over the two sub-searches with node evidence, and the
@@ -191,6 +192,33 @@ def report(
     return out
 
 
+def versus(
+    mine: Sequence[fit.FitQuery],
+    my_intents: dict[str, QueryIntent],
+    my_ranking: RankingParams,
+    other: Sequence[fit.FitQuery],
+    other_intents: dict[str, QueryIntent],
+    other_ranking: RankingParams,
+    label: str,
+) -> dict[str, object]:
+    """Per dataset, the same queries ranked by two encoders' recalls (each its own candidates and
+    ranking): this one's mean, the other's, and the 95 % paired-bootstrap interval of the difference."""
+    a = dict(zip((q.query_id for q in mine), per_query(mine, my_intents, by_params(my_ranking)), strict=True))
+    b = dict(zip((q.query_id for q in other), per_query(other, other_intents, by_params(other_ranking)), strict=True))
+    out: dict[str, object] = {}
+    for ds in sorted({q.dataset for q in mine}):
+        ids = [q.query_id for q in mine if q.dataset == ds and q.query_id in b]
+        cells, row = [], {}
+        for m in METRICS:
+            x, y = [a[i][m] for i in ids], [b[i][m] for i in ids]
+            lo, hi = paired_interval(x, y)
+            row[m] = {"mine": mean(x), "other": mean(y), "interval": [lo, hi]}
+            cells.append(f"{m} {mean(x):.3f} vs {mean(y):.3f} ({mean(x) - mean(y):+.3f} [{lo:+.3f}, {hi:+.3f}])")
+        print(f"{ds} (n={len(ids)}) against {label}: " + "; ".join(cells))
+        out[ds] = row
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--candidates", type=Path, required=True)
@@ -200,6 +228,11 @@ def main() -> None:
     ap.add_argument("--variants", default="brain")
     ap.add_argument("--split", choices=("dev", "test"), default="dev", help="the split the candidates are of")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument(
+        "--versus",
+        default=None,
+        help="ENCODER=CANDIDATES: compare this encoder's recall with that one's on the same queries",
+    )
     args = ap.parse_args()
     settings = load_settings(index_prefix=args.index_prefix)
     datasets = [d for d in args.datasets.split(",") if d]
@@ -210,7 +243,22 @@ def main() -> None:
     intents = intents_for(queries, settings, args.candidates.with_suffix(".intents.pkl"))
     cats = categories(resolve_data_dir(settings), args.split)
     names = [n for n in args.variants.split(",") if n]
-    result = report(queries, intents, cats, names, settings.embedding_model)
+    if args.versus:
+        encoder, path = args.versus.split("=", 1)
+        other_settings = settings.model_copy(update={"embedding_model": encoder})
+        other = fit.load(Path(path))
+        other_intents = intents_for(other, other_settings, Path(path).with_suffix(".intents.pkl"))
+        result = versus(
+            queries,
+            intents,
+            ranking_for(settings.embedding_model, 1.0),
+            other,
+            other_intents,
+            ranking_for(encoder, 1.0),
+            encoder,
+        )
+    else:
+        result = report(queries, intents, cats, names, settings.embedding_model)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(
