@@ -88,6 +88,9 @@ def variants(encoder: str) -> dict[str, RankingParams]:
         # changed-fact answers sit in other sessions)
         "brain-node0.5": replace(brain, node_lift=0.5),
         "brain-node0.25": replace(brain, node_lift=0.25),
+        # the encoders' own dev fits (2026-12-07, `brain-search eval --fit`), read on test once
+        "fit-e5": replace(brain, z_penalty=0.3),
+        "fit-bge": replace(brain, sem_weight_mid=0.7, lexical_anchor_weight=0.8),
     }
 
 
