@@ -81,3 +81,10 @@ def kept_pieces_by(
     while last > 1 and continues(pieces[last]):
         last -= 1
     return 0, last
+
+
+def cls_pooled(tokens: np.ndarray) -> np.ndarray:
+    """Each row's first (``[CLS]``) last hidden state, L2-normalised (float32)."""
+    first = tokens[:, 0, :]
+    norms = np.maximum(np.linalg.norm(first, axis=1, keepdims=True), 1e-12)
+    return np.asarray(first / norms, dtype=np.float32)

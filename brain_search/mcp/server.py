@@ -101,7 +101,8 @@ TOOL_DESCRIPTION = (
     "a Z position (0 = exact match … 1 = broad theme); quote a phrase or say 'exactly' for exact matches, "
     "'ideas related to' or 'explore' for broad ones, or set focus / z_value. Tiers hold only memories that "
     "match, and by default (`strict`) so do the results: an empty list means nothing matched "
-    "(query_analysis.nothing_matched). 'What was that conversation about X' (or "
+    "(query_analysis.nothing_matched), unless query_analysis.withheld_matches > 0: memories matched and "
+    "min_relevance withheld them. 'What was that conversation about X' (or "
     "context: N) also returns `conversations`: the hits grouped by conversation, with the turns around each best hit."
 )
 

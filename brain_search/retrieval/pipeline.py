@@ -202,7 +202,6 @@ class Retriever:
         marked = without_superseded(candidates, newer, drop=False)
         current = marked if req.include_superseded else without_superseded(candidates, newer, drop=True)
         t_search = time.perf_counter()
-
         check_scores(candidates)
 
         formula = req.z_formula or self.settings.z_formula
@@ -219,10 +218,9 @@ class Retriever:
         shown = ranked.shown
         if plan.source != "auto":  # a chosen Z moves the emphasis, never a non-match above a match
             ranked.order = floor_first(ranked.order, shown)
-        kept = kept_results(ranked, req.strict, req.min_relevance)
+        kept = kept_results(ranked, req.strict, req.min_relevance, req.limit)
         # result models only for what the response shows (building one per candidate cost ~2 ms)
-        results = [ranked.result(i) for i in kept[: req.limit]]
-        withheld = min(len(ranked.order), req.limit) - len(results)
+        results = [ranked.result(i) for i in kept.order]
         tiers = None
         if req.tiered:
             picked = select(ranked.order, ranked.zs, ranked.kinds, shown, req.limit)
@@ -254,7 +252,9 @@ class Retriever:
                 nothing_matched=nothing,
                 floor=calibration.floor,
                 theme=list(plan.theme),
-                withheld=withheld,
+                withheld=kept.withheld,
+                matched=kept.matched,
+                withheld_matches=kept.withheld_matches,
                 time_range=plan.time_range,
             ),
             timings=Timings(

@@ -160,7 +160,11 @@ ENCODER_RANKING: dict[str, dict[str, Any]] = {}
 # multilingual-e5-small's own dev fit (2026-12-06: sem_weight_mid 0.575, outside_factor 1.0,
 # lexical_anchor_weight 0.7, node_lift 0.75; dev LoCoMo nDCG@10 0.552 → 0.555, SciFact 0.733 →
 # 0.737) lost on test (LoCoMo R@10 0.703 → 0.695, nDCG@10 0.564 → 0.557; SciFact 0.710 → 0.711):
-# not kept (lab/README.md, "A multilingual encoder")
+# not kept (lab/README.md, "A multilingual encoder"). bge-small-en-v1.5's (2026-12-07: sem_weight_mid
+# 0.7, lexical_anchor_weight 0.8; dev LoCoMo R@10 / nDCG@10 0.731 / 0.565 → 0.733 / 0.568, SciFact
+# nDCG@10 0.769 → 0.775, RealMem R@10 0.289 → 0.296) did not carry to test (LoCoMo 0.727 / 0.570 →
+# 0.721 / 0.565, SciFact 0.742 → 0.743, RealMem R@10 0.306 → 0.305): not kept (lab/README.md, "A
+# third encoder")
 DEFAULT_NODE_LIFT = 1.0
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
+from typing import NamedTuple
 
 from brain_search.errors import StoreUnavailable
 from brain_search.retrieval import queries
@@ -139,7 +140,8 @@ def rank(
         if f.shown is not None
         else [calibration.clears_floor(k, s) for k, s in zip(kinds, strength, strict=True)]
     )
-    calibrated = [calibration.relevance(k, s, c) for k, s, c in zip(kinds, strength, shown, strict=True)]
+    quoted = bool(intent.phrases)
+    calibrated = [calibration.relevance(k, s, c, quoted) for k, s, c in zip(kinds, strength, shown, strict=True)]
     return Ranked(cands, f.lexical, f.semantic, f.z or [], rel, kinds, strength, order, calibrated, shown)
 
 
@@ -203,16 +205,40 @@ def answer_checked(ranked: Ranked, question: Asked, calibration: ZCalibration) -
             ranked.calibrated[i] = calibration.relevance(ranked.kinds[i], ranked.strength[i], False)
 
 
-def kept_results(ranked: Ranked, strict: bool, min_relevance: float | None) -> list[int]:
+class Kept(NamedTuple):
+    """What a response shows of a ranking and what it says of the rest."""
+
+    order: list[int]
+    """the candidates shown, at most ``limit``, in ranked order"""
+    withheld: int
+    """of the first ``limit`` ranked, how many ``strict`` or ``min_relevance`` left out"""
+    matched: int
+    """candidates that clear the floor (0 exactly when nothing matched)"""
+    withheld_matches: int
+    """of the first ``limit`` that clear the floor, how many ``min_relevance`` left out"""
+
+
+def kept_results(ranked: Ranked, strict: bool, min_relevance: float | None, limit: int | None = None) -> Kept:
     """The ranked order a response shows: all of it, or with ``strict`` only the candidates that
-    clear the floor (never one that reads relevance 0), and with ``min_relevance`` only those whose
-    calibrated relevance reaches it."""
-    return [
-        i
-        for i in ranked.order
-        if (not strict or (ranked.shown[i] and ranked.calibrated[i] > 0.0))
-        and (min_relevance is None or ranked.calibrated[i] >= min_relevance)
-    ]
+    clear the floor (never one that reads relevance 0), and with ``min_relevance`` only those
+    whose calibrated relevance reaches it, at most ``limit``. With empty results,
+    ``withheld_matches`` tells "matched, withheld by the caller's threshold" from "nothing
+    matched" (``matched`` 0), issue 68."""
+
+    def reaches(i: int) -> bool:
+        return min_relevance is None or ranked.calibrated[i] >= min_relevance
+
+    def matches(i: int) -> bool:
+        return ranked.shown[i] and ranked.calibrated[i] > 0.0
+
+    order = [i for i in ranked.order if (not strict or matches(i)) and reaches(i)][:limit]
+    matched = [i for i in ranked.order if matches(i)]
+    return Kept(
+        order,
+        withheld=len(ranked.order[:limit]) - len(order),
+        matched=len(matched),
+        withheld_matches=sum(1 for i in matched[:limit] if not reaches(i)),
+    )
 
 
 def inherit(ranked: Ranked, newer: Mapping[str, str], drop: bool) -> None:

@@ -55,6 +55,8 @@ def render_list(resp: RecallResponse, columns: int = 80) -> str:
             f"∅ Nothing matched: no memory clears the relevance floor (best match {qa.best_match:.2f}, "
             f"floor {qa.floor:.2f})" + (": the closest ones, none of them a match:" if resp.results else "."),
         ]
+    elif not resp.results and qa.withheld_matches:
+        out.append(f"∅ {qa.matched} matched; none reaches --min-relevance ({qa.withheld_matches} withheld).")
     elif not resp.results and qa.withheld:
         out.append(f"∅ No result clears --min-relevance ({qa.withheld} withheld).")
     ruled = False

@@ -57,10 +57,27 @@ def _ranked(shown: list[bool], calibrated: list[float]) -> Ranked:
 
 def test_kept_results_strict_and_min_relevance() -> None:
     r = _ranked([True, False, True, False], [0.9, 0.2, 0.6, 0.7])
-    assert kept_results(r, False, None) == [0, 1, 2, 3]
-    assert kept_results(r, True, None) == [0, 2]
-    assert kept_results(r, False, 0.65) == [0, 3]
-    assert kept_results(r, True, 0.65) == [0]
+    assert kept_results(r, False, None).order == [0, 1, 2, 3]
+    assert kept_results(r, True, None).order == [0, 2]
+    assert kept_results(r, False, 0.65).order == [0, 3]
+    assert kept_results(r, True, 0.65).order == [0]
+
+
+def test_a_response_tells_withheld_matches_from_nothing_matched() -> None:
+    """Issue 68: with `min_relevance` above what the matches read, the results are empty while
+    memories match; `withheld_matches` says so, `matched` counts what clears the floor."""
+    r = _ranked([True, False, True, False], [0.9, 0.2, 0.6, 0.7])
+    kept = kept_results(r, True, 0.95, limit=10)
+    # all 4 ranked left out; 0 and 2 clear the floor, both under 0.95
+    assert (kept.order, kept.withheld, kept.matched, kept.withheld_matches) == ([], 4, 2, 2)
+    kept = kept_results(r, False, 0.65, limit=1)
+    assert (kept.order, kept.withheld, kept.matched, kept.withheld_matches) == ([0], 0, 2, 0)
+    kept = kept_results(r, True, 0.65, limit=2)  # of the first two matches (0, 2), 2 is under 0.65
+    assert (kept.order, kept.withheld, kept.matched, kept.withheld_matches) == ([0], 1, 2, 1)
+    none = _ranked([False, False], [0.2, 0.1])
+    kept = kept_results(none, True, 0.5, limit=10)
+    assert (kept.order, kept.matched, kept.withheld_matches) == ([], 0, 0)
+    assert kept_results(r, True, None, limit=10).withheld_matches == 0
 
 
 def _with_conversations(convs: list[str | None], shown: list[bool]) -> Ranked:

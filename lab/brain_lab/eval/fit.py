@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from opensearchpy import OpenSearch
 
-from brain_lab.eval.datasets import ADVERSARIAL, Dataset, load_locomo, load_scifact
+from brain_lab.eval.datasets import ADVERSARIAL, Dataset, Split, load_locomo, load_scifact
 from brain_lab.eval.indexing import dataset_settings
 from brain_lab.eval.metrics import mean, ndcg_at_k, recall_at_k
 from brain_lab.eval.realmem import load_realmem
@@ -93,32 +93,37 @@ def collect(
     data_dir: Path,
     datasets: Sequence[str] = ("locomo", "scifact"),
     progress: Callable[[str, int], Callable[[int], None]] | None = None,
+    split: Split = "dev",
 ) -> list[FitQuery]:
     """Dev-split queries with their candidates' features, from the eval indices (already built
-    by ``brain-search eval``)."""
+    by ``brain-search eval``). ``split="test"`` collects the held-out queries instead, for reading
+    a ranking chosen on dev once on test (``lab/scripts/category_screen.py``); the fit never does."""
     out: list[FitQuery] = []
     for name in datasets:
-        ds = _dev(data_dir, name)
+        ds = _split(data_dir, name, split)
         s = dataset_settings(settings, name)
         retriever = Retriever(client, s, QueryCache(embedder, 64))
         queries = [q for q in ds.queries if q.category != ADVERSARIAL]
-        bar = progress(f"fit: candidates of {len(queries)} {name} dev queries", len(queries)) if progress else None
+        bar = progress(f"fit: candidates of {len(queries)} {name} {split} queries", len(queries)) if progress else None
         for q in queries:
             req = RecallRequest(query=q.text, limit=LIMITS[name], until=q.until, time_words=False)
             plan, cands = candidates_of(retriever, q.tenant_id, req)
-            f = scoring.features(plan.intent, plan.terms, cands)
+            # the recall's own features: its encoder's Z calibration and the tenant's term weights
+            # (before 2026-12-07 MiniLM's calibration and no idf: another encoder's Z and node lift
+            # were read off the wrong cosines)
+            f = scoring.features(plan.intent, plan.terms, cands, retriever.calibration, term_idf=plan.term_idf)
             out.append(FitQuery(name, q.query_id, q.text, dict(q.relevant), [c.doc_id for c in cands], f))
             if bar:
                 bar(1)
     return out
 
 
-def _dev(data_dir: Path, name: str) -> Dataset:
+def _split(data_dir: Path, name: str, split: Split = "dev") -> Dataset:
     if name == "locomo":
-        return load_locomo(data_dir, split="dev")
+        return load_locomo(data_dir, split=split)
     if name == "realmem":
-        return load_realmem(data_dir, split="dev")
-    return load_scifact(data_dir, "dev")
+        return load_realmem(data_dir, split=split)
+    return load_scifact(data_dir, split)
 
 
 def save(queries: Iterable[FitQuery], path: Path) -> None:

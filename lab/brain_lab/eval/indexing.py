@@ -18,12 +18,14 @@ from opensearchpy.helpers import bulk, streaming_bulk
 
 from brain_lab.eval.datasets import Dataset, Memory
 from brain_search.config import Settings
-from brain_search.encoders.base import E5_SMALL, encoder_info, index_meta
+from brain_search.encoders.base import BGE_SMALL, E5_SMALL, encoder_info, index_meta
 from brain_search.encoders.embedding import Embedder, make_document_embedder
+from brain_search.index_names import IndexNames
 from brain_search.store.documents import build_memory_doc, content_hash, memory_doc_id
-from brain_search.store.templates import delete_indices, install_memories_index, load_template
+from brain_search.store.templates import install_memories_index, load_template
 
 BULK_CHUNK = 500
+ENCODER_SUFFIX = {E5_SMALL.name: "-e5", BGE_SMALL.name: "-bge"}
 
 
 @dataclass(frozen=True)
@@ -37,8 +39,9 @@ class IndexedDataset:
 
 def dataset_settings(settings: Settings, dataset_name: str) -> Settings:
     """The settings of ``dataset_name``'s eval index: a prefix of its own, and one per encoder
-    (``-e5`` for multilingual-e5-small; all-MiniLM-L6-v2's keeps the prefix it always had)."""
-    encoder = "-e5" if settings.embedding_model == E5_SMALL.name else ""
+    (``-e5`` for multilingual-e5-small, ``-bge`` for bge-small-en-v1.5; all-MiniLM-L6-v2's keeps the
+    prefix it always had)."""
+    encoder = ENCODER_SUFFIX.get(settings.embedding_model, "")
     return settings.model_copy(update={"index_prefix": f"{settings.index_prefix}-{dataset_name}{encoder}"})
 
 
@@ -108,7 +111,7 @@ def index_dataset(
         if count == dataset.n_memories:
             install_memories_index(client, s, embedder.dimension)  # fields and views added since (idempotent)
             return IndexedDataset(s, index, count, reused=True)
-    delete_indices(client, s)
+    delete_memories(client, s)
     index = install_memories_index(client, s, embedder.dimension)
     client.indices.put_settings(index=index, body={"index": {"refresh_interval": "-1"}})
     failed: list[str] = []
@@ -137,6 +140,15 @@ def index_dataset(
     if count != dataset.n_memories:
         raise RuntimeError(f"index {index} holds {count} documents, expected {dataset.n_memories}")
     return IndexedDataset(s, index, count, reused=False)
+
+
+def delete_memories(client: OpenSearch, settings: Settings) -> None:
+    """Drop this prefix's memories indices and template, and nothing else: ``delete_indices``'
+    ``<prefix>-*`` would also take another encoder's evaluation index of the same dataset
+    (``bt-evalrun-scifact-*`` holds ``bt-evalrun-scifact-bge-…``), under a run that reads it."""
+    names = IndexNames.of(settings)
+    client.indices.delete(index=names.memories_pattern, params={"expand_wildcards": "all"}, ignore=[404])
+    client.indices.delete_index_template(name=names.memories_template, ignore=[404])
 
 
 def bulk_memories(

@@ -44,7 +44,7 @@ from brain_lab.eval.retrieval_eval import LIMIT_OF, METRICS_OF, evaluate_systems
 from brain_lab.eval.z_eval import NothingMatchedResult
 from brain_lab.eval.z_run import ZResult
 from brain_search.config import Settings
-from brain_search.encoders.base import E5_SMALL
+from brain_search.encoders.base import BGE_SMALL, E5_SMALL, encoder_info
 from brain_search.encoders.embedding import Embedder, e5_side, make_embedder, make_query_embedder, query_cut
 from brain_search.models import RecallRequest, RecallResponse
 
@@ -166,13 +166,20 @@ def eval_embedder(settings: Settings) -> CachedEmbedder:
     """The evaluation's fp32 model, its vectors cached by text under ``<cache dir>/embeddings``:
     what the eval indices are encoded with, and for an encoder whose two sides are one
     (all-MiniLM-L6-v2) the baselines' queries and ``--fit``'s candidates too."""
-    e5 = settings.embedding_model == E5_SMALL.name
     return CachedEmbedder(
         settings.cache_dir / "embeddings",
-        f"{settings.embedding_model}-passage-int8-{E5_SMALL.max_tokens}" if e5 else settings.embedding_model,
+        eval_cache_name(settings.embedding_model),
         settings.embedding_dimension,
         lambda: make_embedder(settings),
     )
+
+
+def eval_cache_name(encoder: str) -> str:
+    """The embedding cache's name of ``encoder``'s passages as the evaluation reads them: e5's and
+    bge's int8 models, read to their ``max_tokens`` (the service's documents); MiniLM's fp32."""
+    if encoder in (E5_SMALL.name, BGE_SMALL.name):
+        return f"{encoder}-passage-int8-{encoder_info(encoder).max_tokens}"
+    return encoder
 
 
 def eval_query_embedder(settings: Settings, passages: CachedEmbedder) -> CachedEmbedder:
@@ -437,7 +444,7 @@ class EvalRunner:
             "candidates": "baselines: top 100 of BM25 and of kNN per query; LoCoMo ranked to 10, SciFact to 100"
             + (", RealMem to 10 (each query over the sessions before its own)" if realmem else ""),
             "LoCoMo memory": "'<speaker>: <text>' plus '[shared a photo: <caption>]' where the turn has one",
-            "Brain ranking": _ranking_note(),
+            "Brain ranking": _ranking_note(self.settings),
         }
         if realmem:
             meta["RealMem memory"] = REALMEM_NOTE
@@ -450,13 +457,15 @@ class EvalRunner:
         return "personas " + ", ".join(names)
 
 
-def _ranking_note() -> str:
+def _ranking_note(settings: Settings) -> str:
+    """The ranking the Brain systems ran: the encoder's own (``ranking_for``), the defaults' where it has none."""
     from dataclasses import asdict
 
-    from brain_search.retrieval.ranking import RankingParams
+    from brain_search.retrieval.ranking import ranking_for
 
-    params = ", ".join(f"{k}={v}" for k, v in asdict(RankingParams()).items())
+    params = ", ".join(f"{k}={v}" for k, v in asdict(ranking_for(settings.embedding_model, settings.node_lift)).items())
     return (
-        f"{params}; learned on the dev split only (`brain-search eval --fit`, see lab/brain_lab/eval/fit.py); "
+        f"{params} ({settings.embedding_model}'s); learned on the dev split only (`brain-search eval --fit`, "
+        "see lab/brain_lab/eval/fit.py); "
         "Brain's candidates: one `_msearch`, BM25 and kNN each 3 × the limit deep (30 for LoCoMo, 300 for SciFact)"
     )
