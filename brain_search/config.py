@@ -195,6 +195,16 @@ class Settings(BaseSettings):
     ingest_task_max_retries: int = 8
     ingest_task_retry_base_s: float = 10.0
     ingest_task_retry_cap_s: float = 120.0
+    # fair ingest (ingest/lanes.py): a job of at most this many memories waits in the fast lane,
+    # while its tenant has put fewer than ingest_fast_lane_per_s memories there this second (per
+    # API process); every other job waits in the bulk lane. Workers take the fast lane first.
+    ingest_fast_lane_max: int = Field(16, ge=0)
+    ingest_fast_lane_per_s: int = Field(64, ge=0)
+    # a job embeds and writes in slices of this many memories (fewer when they are long) and, between
+    # two, yields when a job waits in the fast lane (or, past ingest_turn_s, in the bulk lane): the
+    # rest of it goes to the back of the bulk lane. A single write waits for one slice at most.
+    ingest_slice_memories: int = Field(64, ge=1)
+    ingest_turn_s: float = Field(2.0, gt=0)
     ingest_inprocess_threads: int = 1  # embedded mode (no Redis): background threads in the API
     # embedded mode: onnxruntime threads per document batch inside the API (0 = one per core,
     # spinning while idle: ~76 ms of CPU per single-memory write under recall load, against ~15)

@@ -193,3 +193,20 @@ def test_the_api_ratio_divides_by_the_engine_cpu_of_the_same_recalls() -> None:
     assert s["api_over_engine"] == pytest.approx(2.4 / 2.5)
     assert s["engine_cpu_ms"] == 2.5 and s["engine_only_cpu_ms"] == 4.7
     assert s["web_stack_ms"] == 0.45
+
+
+def test_fair_ingest_helpers() -> None:
+    from brain_lab.bench.fair_ingest import Phase, batch_texts, fifo_settings, percentile
+
+    from brain_search.config import load_settings
+    from brain_search.ingest.lanes import Lane, lane_for, should_yield
+
+    assert percentile([3.0, 1.0, 2.0], 50) == 2.0 and percentile([1.0] * 19 + [9.0], 95) == 1.0
+    assert percentile([float(i) for i in range(1, 21)], 95) == 19.0
+    texts = batch_texts(1000)
+    assert len(set(texts)) == 1000 and max(map(len, texts)) < 80
+    off = fifo_settings(load_settings())
+    assert lane_for(1, 0, off) is Lane.bulk  # one lane
+    assert not should_yield(0, 9, 3600.0, off)  # a job runs whole
+    p = Phase("x", [1.0, 2.0, 3.0])
+    assert (p.p50, p.mean) == (2.0, 2.0)

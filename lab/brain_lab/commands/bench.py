@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from brain_lab.commands.bench_common import POOL_HELP, _load_avg, _log, _out, _pool, _settings, _workload, console
+from brain_lab.commands.bench_ingest import add_ingest_commands
 from brain_lab.commands.bench_shared import add_shared_commands
 
 if TYPE_CHECKING:
@@ -439,3 +440,4 @@ def api_cost(
 
 
 add_shared_commands(bench_app)
+add_ingest_commands(bench_app)
