@@ -132,7 +132,9 @@ class Settings(BaseSettings):
     # onnxruntime sessions of one thread each that a worker embeds memories with, sharing each call's
     # batches (0: one per CPU the process may use, at most 4; ~100 MiB each)
     embedding_sessions: int = Field(0, ge=0, le=64)
-    query_cache_size: int = 4096
+    # what one process's per-tenant caches hold at most together, MiB (store/cache_budget.py shares
+    # it out: tenant statistics, query vectors, keys, refused keys, rate limits, buckets, retention)
+    cache_mib: float = Field(128.0, ge=0)
     query_embedding_threads: int = 1  # onnxruntime intra-op threads of the API's embedder (0: default)
     query_embedding_int8: bool = True  # the API encodes queries with the int8 model (documents stay fp32)
     # word pieces of a long query the encoder reads (the model reads at most 256), and which: its

@@ -60,6 +60,7 @@ from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources
 from brain_search.retrieval.zaxis import ZCalibration
+from brain_search.store.cache_budget import cache_budgets
 from brain_search.store.client import counted_requests
 from brain_search.store.placement import placement_for
 from brain_search.store.scope import UserScope, scope_filter
@@ -99,7 +100,7 @@ class Retriever:
         self._rankings: dict[str, RankingParams] = {}
         self._calibration = calibration
         self._calibrations: dict[str, ZCalibration] = {}
-        self.stats_cache = StatsCache()
+        self.stats_cache = StatsCache(cache_budgets(settings).tenant_stats)
         self.placement = placement_for(client, settings)  # the tenant's index: shared, or its own
         ahead = settings.count_ahead and settings.lexical_stats == "tenant"
         self.count_ahead = CountAhead(client, self.stats_cache, settings.opensearch_pool_size) if ahead else None

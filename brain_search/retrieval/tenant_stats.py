@@ -33,8 +33,8 @@ the score, whichever count a search was built with.
 from __future__ import annotations
 
 import math
+import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,7 +44,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.retrieval import queries
 from brain_search.retrieval.text import query_terms
-from brain_search.store.lru import bounded_put
+from brain_search.store.lru import ENTRY_BYTES, ByteLRU
 
 WEIGHT_DIGITS = 3
 """significant digits of a word's idf and of the average length in a lexical clause"""
@@ -133,28 +133,53 @@ def counts_request(tenant_id: str, words: Sequence[str]) -> str:
     ).decode()
 
 
+def stats_bytes(tenant_id: str, stats: TenantStats) -> int:
+    """One tenant's entry as ``lru.deep_size`` counts it: the id, the ``TenantStats`` with its
+    numbers, its ``df`` dict and each word and count in it, without walking the objects one by one
+    (pure; ``tests/unit/test_cache_bounds.py`` holds it to ``deep_size``)."""
+    words = stats.df
+    return (
+        ENTRY_BYTES
+        + sys.getsizeof(tenant_id)
+        + STATS_FIXED_BYTES
+        + sys.getsizeof(words)
+        + sum(map(sys.getsizeof, words))
+        + INT_BYTES * len(words)
+    )
+
+
+STATS_FIXED_BYTES = 64 + 304 + 4 * 32
+"""a ``TenantStats`` (56), its attribute dict (288) and its four numbers (28 at most each), rounded up"""
+INT_BYTES = 32
+"""a document frequency (``sys.getsizeof`` of an int below 2**60: 28, rounded up)"""
+
+
 class StatsCache:
-    """What this process last counted of each tenant: the last count's memories and lengths, and
-    each word's last count, however many memories the tenant had then (a bounded LRU over tenants,
-    the words of each bounded too, thread-safe).
+    """What this process last counted of each tenant: tenant id → the last count's memories and
+    lengths, and each word's last count, however many memories the tenant had then. Thread-safe;
+    an LRU over tenants bounded by ``max_bytes`` (the ``tenant_stats`` share of ``cache_mib``,
+    ``store/cache_budget.py``; an entry is about 0.6 KB and 70–110 bytes a word, ``stats_bytes``),
+    the words of each bounded by ``max_words`` too, the oldest words out first.
 
     It only decides whether a recall may ride its count in its own search (every word known)
     instead of counting first, and with which weights that search is built; the pipeline checks
     the fresh count against them and searches again where they differ, so what it holds never
-    changes a response. Keeping the words across writes is what lets a recall under writes ride."""
+    changes a response. Keeping the words across writes is what lets a recall under writes ride.
+    A miss costs one engine round trip: the count, sent before the search (or ahead of it, while
+    the question is encoded: ``count_ahead.py``)."""
 
-    def __init__(self, max_tenants: int = 10_000, max_words: int = 2_000) -> None:
-        self.max_tenants, self.max_words = max_tenants, max_words
-        self._stats: OrderedDict[str, TenantStats] = OrderedDict()
+    def __init__(self, max_bytes: int = 64 * 2**20, max_words: int = 2_000) -> None:
+        self.max_words = max_words
+        self._stats: ByteLRU[str, TenantStats] = ByteLRU(max_bytes, stats_bytes)
         self._lock = threading.Lock()
 
     def get(self, tenant_id: str, words: Sequence[str]) -> TenantStats | None:
         """The tenant's last count when it covers every word, else None."""
         with self._lock:
-            stats = self._stats.get(tenant_id)
+            stats = self._stats.peek(tenant_id)
             if stats is None or not stats.covers(words):
                 return None
-            self._stats.move_to_end(tenant_id)
+            self._stats.get(tenant_id)  # now the most recently used
             return stats
 
     def put(self, tenant_id: str, stats: TenantStats) -> None:
@@ -163,14 +188,14 @@ class StatsCache:
         if not stats.counted:
             return
         with self._lock:
-            old = self._stats.get(tenant_id)
+            old = self._stats.peek(tenant_id)
             if old is not None:
                 kept = [(w, n) for w, n in old.df.items() if w not in stats.df]
                 room = max(self.max_words - len(stats.df), 0)
                 df = dict(kept[len(kept) - room :] if room else [])
                 df.update(stats.df)
                 stats = TenantStats(stats.docs, stats.length_sum, stats.length_docs, df)
-            bounded_put(self._stats, tenant_id, stats, self.max_tenants)
+            self._stats.put(tenant_id, stats)
 
 
 def count_terms(client: OpenSearch, alias: str, tenant_id: str, words: Sequence[str]) -> TenantStats:

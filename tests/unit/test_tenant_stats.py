@@ -31,6 +31,7 @@ from brain_search.retrieval.tenant_stats import (
     TenantStats,
     count_terms,
     idf,
+    stats_bytes,
     stats_from,
     tenant_clause,
     words_to_weigh,
@@ -138,7 +139,7 @@ def test_the_cache_answers_only_when_every_word_was_counted() -> None:
     assert few.get("t1", ["b", "c"]) is not None and few.get("t1", ["a"]) is None  # the oldest word out
     few.put("t1", TenantStats(10, 100.0, 10, {"x": 1, "y": 1, "z": 1}))  # more words than room: the last count's
     assert few.get("t1", ["x", "y", "z"]) is not None and few.get("t1", ["c"]) is None
-    small = StatsCache(max_tenants=1)
+    small = StatsCache(max_bytes=stats_bytes("a", STATS) + 10)  # room for one tenant
     small.put("a", STATS)
     small.put("b", STATS)
     assert small.get("a", []) is None and small.get("b", []) == STATS
