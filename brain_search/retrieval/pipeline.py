@@ -51,6 +51,7 @@ from brain_search.retrieval.tenant_stats import (
     TenantStats,
     counts_request,
     stats_from,
+    stats_key,
     tenant_clause,
     words_to_weigh,
 )
@@ -279,7 +280,7 @@ class Retriever:
         t0 = time.perf_counter()  # the vector first (the intent detector reads it); new words are counted meanwhile
         scope = UserScope(req.user_id, req.agent_id, req.include_shared)
         counts = PlanCounts(self.client, self.placement.index(tenant_id), self.stats_cache, self.count_ahead)
-        ahead = counts.start(tenant_id, req.query)
+        ahead = counts.start(tenant_id, req.query, scope)
         vector = self.encoder.encode_query(req.query, tenant_id)
         t_embed = time.perf_counter()
         # the learned intent model reads vectors of the encoder the process started with only
@@ -314,7 +315,7 @@ class Retriever:
         stats: TenantStats | None = None
         riding: tuple[str, ...] = ()
         if has_lexical and self.settings.lexical_stats == "tenant":  # BM25 over the tenant's own statistics
-            stats, riding = counts.of(tenant_id, words_to_weigh(terms, intent.phrases), ahead)
+            stats, riding = counts.of(tenant_id, words_to_weigh(terms, intent.phrases), ahead, scope)
         plan = SearchPlan(
             intent=intent,
             source=source,
@@ -399,7 +400,7 @@ class Retriever:
         """The recall's one ``_msearch``: the plan's sub-searches, then the tenant's counts when
         they ride along (``SearchPlan.counted``)."""
         payload = self.msearch_payload(tenant_id, plan.bodies)
-        return payload + counts_request(tenant_id, plan.counted) if plan.counted else payload
+        return payload + counts_request(tenant_id, plan.counted, plan.scope) if plan.counted else payload
 
     # ------------------------------------------------------------------ stages
     def _node_paths(self, tenant_id: str, req: RecallRequest) -> list[str]:
@@ -421,7 +422,7 @@ class Retriever:
         fresh = None
         if plan.counted:  # a lost tenant shard: the search said so above (503), or is marked partial
             fresh = stats_from(answers[len(plan.bodies)], plan.counted)
-            self.stats_cache.put(tenant_id, fresh)
+            self.stats_cache.put(stats_key(tenant_id, plan.scope), fresh)
         return [r for r, _ in checked], missing, fresh
 
     def search(self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False) -> Searched:
