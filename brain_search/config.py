@@ -133,7 +133,9 @@ class Settings(BaseSettings):
     # onnxruntime sessions of one thread each that a worker embeds memories with, sharing each call's
     # batches (0: one per CPU the process may use, at most 4; ~100 MiB each)
     embedding_sessions: int = Field(0, ge=0, le=64)
-    query_cache_size: int = 4096
+    # what one process's per-tenant caches hold at most together, MiB (store/cache_budget.py shares
+    # it out: tenant statistics, query vectors, keys, refused keys, rate limits, buckets, retention)
+    cache_mib: float = Field(128.0, ge=0)
     query_embedding_threads: int = 1  # onnxruntime intra-op threads of the API's embedder (0: default)
     query_embedding_int8: bool = True  # the API encodes queries with the int8 model (documents stay fp32)
     # word pieces of a long query the encoder reads (the model reads at most 256), and which: its
@@ -196,6 +198,16 @@ class Settings(BaseSettings):
     ingest_task_max_retries: int = 8
     ingest_task_retry_base_s: float = 10.0
     ingest_task_retry_cap_s: float = 120.0
+    # fair ingest (ingest/lanes.py): a job of at most this many memories waits in the fast lane,
+    # while its tenant has put fewer than ingest_fast_lane_per_s memories there this second (per
+    # API process); every other job waits in the bulk lane. Workers take the fast lane first.
+    ingest_fast_lane_max: int = Field(16, ge=0)
+    ingest_fast_lane_per_s: int = Field(64, ge=0)
+    # a job embeds and writes in slices of this many memories (fewer when they are long) and, between
+    # two, yields when a job waits in the fast lane (or, past ingest_turn_s, in the bulk lane): the
+    # rest of it goes to the back of the bulk lane. A single write waits for one slice at most.
+    ingest_slice_memories: int = Field(64, ge=1)
+    ingest_turn_s: float = Field(2.0, gt=0)
     ingest_inprocess_threads: int = 1  # embedded mode (no Redis): background threads in the API
     # embedded mode: onnxruntime threads per document batch inside the API (0 = one per core,
     # spinning while idle: ~76 ms of CPU per single-memory write under recall load, against ~15)

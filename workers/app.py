@@ -18,7 +18,8 @@ from celery.signals import worker_process_init
 
 from brain_search.config import Settings
 from brain_search.errors import SetupError
-from brain_search.ingest.broker import INGEST_TASK, celery_config, ingest_queue
+from brain_search.ingest.broker import INGEST_TASK, celery_config, lane_queue
+from brain_search.ingest.lanes import lane_of
 from brain_search.ingest.models import IngestJob
 from brain_search.ingest.signing import job_kwargs, signing_keys
 
@@ -48,9 +49,10 @@ class BrainCelery(Celery):
 
 
 def send_job(app: BrainCelery, job: IngestJob) -> None:
-    """Queue a job again under its own task id, signed (the reconciler)."""
+    """Queue a job again under its own task id, signed, in the lane its size gives it (the reconciler)."""
     kwargs = job_kwargs(job, signing_keys(app.settings))
-    app.send_task(INGEST_TASK, kwargs=kwargs, task_id=job.task_id, queue=ingest_queue(app.settings))
+    queue = lane_queue(app.settings, lane_of(job, app.settings))
+    app.send_task(INGEST_TASK, kwargs=kwargs, task_id=job.task_id, queue=queue)
 
 
 def make_celery(settings: Settings) -> BrainCelery:

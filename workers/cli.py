@@ -26,7 +26,7 @@ def worker(
 
     from brain_search.config import load_settings
     from brain_search.errors import SetupError
-    from brain_search.ingest.broker import ingest_queue
+    from brain_search.ingest.broker import lane_queues
     from workers.app import make_celery
 
     settings = load_settings()
@@ -49,7 +49,7 @@ def worker(
             f"--pool={pool}",
             f"--loglevel={loglevel}",
             f"--hostname={name}",
-            f"--queues={ingest_queue(settings)}",
+            f"--queues={','.join(lane_queues(settings))}",  # in this order: the fast lane first
             "--without-gossip",
             "--without-mingle",
         ]

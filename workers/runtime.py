@@ -19,7 +19,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.encoders.embedding import make_worker_embedder
-from brain_search.ingest.broker import ingest_queue
+from brain_search.ingest.broker import queue_keys
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.memories import MemoryStore
 from brain_search.ingest.models import IngestJob
@@ -31,6 +31,7 @@ from brain_search.ingest.task_records import TaskRecords
 from brain_search.store.client import make_client
 from brain_search.store.following import following
 from brain_search.store.indices import ensure_indices
+from workers.lane_watch import LaneWatch
 from workers.spool import Spool
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ class WorkerRuntime:
     dead_letters: DeadLetterStore
     records: TaskRecords
     spool: Spool
+    lanes: LaneWatch
     _indices_ready: bool = False
     _reconciler: threading.Thread | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -95,7 +97,7 @@ class WorkerRuntime:
                     continue  # another worker's pass
                 reconcile(
                     lambda: self.records.stale_unfinished(s.reconcile_grace_s),
-                    lambda: present_task_ids(r, [f"{prefix}:{ingest_queue(s)}"], f"{prefix}:unacked"),
+                    lambda: present_task_ids(r, queue_keys(s), f"{prefix}:unacked"),
                     requeue,
                     self.records.failed,  # a stored job that can never be queued: its record ends failed
                 )
@@ -122,4 +124,5 @@ def build_runtime(settings: Settings) -> WorkerRuntime:
         DeadLetterStore(client, settings),
         TaskRecords(client, settings),
         Spool(settings.redis_url, settings.index_prefix, signing_keys(settings)),  # entries signed as jobs
+        LaneWatch(settings),
     )

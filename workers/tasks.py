@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
-from brain_search.ingest.broker import INGEST_TASK, attempt_budget_s
+from brain_search.ingest.broker import INGEST_TASK, attempt_budget_s, bulk_queue
 from brain_search.ingest.execute import Done, RetryLater, end_failures, retry_after_error, run_attempt, task_countdown
 from brain_search.ingest.models import IngestJob
 from brain_search.ingest.signing import job_kwargs, signing_keys, verified
@@ -50,7 +50,8 @@ class TaskEnded(Exception):
 def _attempt(job: IngestJob, runtime: WorkerRuntime, settings: Settings) -> Done | RetryLater:
     """One attempt, its outcome recorded. Raises ``TaskEnded`` when the task has ended without
     success (its memories are then dead-lettered, or spooled to be)."""
-    deadline = time.monotonic() + attempt_budget_s(settings)
+    started = time.monotonic()
+    deadline = started + attempt_budget_s(settings)
     try:
         runtime.ensure_indices()
         runtime.drain_spool()
@@ -67,7 +68,11 @@ def _attempt(job: IngestJob, runtime: WorkerRuntime, settings: Settings) -> Done
                 f"poison: delivered {deliveries} times, its worker died each time before it finished "
                 f"(BRAIN_INGEST_MAX_DELIVERIES={settings.ingest_max_deliveries})"
             )
-        step = run_attempt(job, runtime.pipeline, runtime.dead_letters, settings, deadline=deadline)
+        # between two slices it yields to a job waiting in the lanes: the rest waits its turn (lanes.py)
+        yield_now = runtime.lanes.yield_now(started)
+        step = run_attempt(
+            job, runtime.pipeline, runtime.dead_letters, settings, deadline=deadline, yield_now=yield_now
+        )
         if isinstance(step, Done):
             runtime.records.succeeded(job.task_id, step.result)  # a failed write retries the (idempotent) job
         return step
@@ -150,18 +155,25 @@ def run_ingest_task(
             return {"failed": True, "error": str(exc)}
         if isinstance(step, Done):
             return step.result.model_dump(mode="json")
-        step = RetryLater(step.job.model_copy(update={"step": job.step + 1}), step.countdown_s, step.reason)
+        step = RetryLater(
+            step.job.model_copy(update={"step": job.step + 1}), step.countdown_s, step.reason, step.continues
+        )
         try:
-            runtime.records.retrying(step.job, step.reason)
+            if step.continues:
+                runtime.records.continuing(step.job)
+            else:
+                runtime.records.retrying(step.job, step.reason)
         except StoreUnavailable as exc:  # OpenSearch is what failed: the record catches up next attempt
             log.warning("task %s: retry not recorded: %s", job.task_id, exc)
         try:
             # retries are bounded inside the job (ingest_task_max_retries); continuations of a job
-            # larger than one attempt's time budget are bounded by its size: no Celery cap (max_retries=None)
+            # larger than one slice or attempt are bounded by its size: no Celery cap (max_retries=None).
+            # A continuation waits at the back of the bulk lane (lanes.py); a retry in its own lane.
             raise task.retry(
                 kwargs=job_kwargs(step.job, keys),
                 countdown=step.countdown_s,
                 exc=IngestRetry(step.reason),
+                **({"queue": bulk_queue(settings)} if step.continues else {}),
             )
         except Reject as exc:
             # Celery could not queue the retry (Redis down) and would drop this message: keep the

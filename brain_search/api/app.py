@@ -29,6 +29,7 @@ from brain_search.mcp.server import build_server
 from brain_search.mcp.tools import feedback_tool, mcp_tools
 from brain_search.models import RecallRequest, RecallResponse
 from brain_search.retrieval.pipeline import Retriever
+from brain_search.store.cache_budget import cache_budgets
 from brain_search.store.client import make_client
 from brain_search.store.following import following
 from brain_search.store.indices import ensure_indices
@@ -62,7 +63,7 @@ def build_state(settings: Settings) -> AppState:
     # recalls follow each index to its encoder: the shared one after a re-embedding move, a
     # tenant's own index written by another encoder
     embedder = following(client, settings, own, make_query_embedder)
-    query_cache = QueryCache(embedder, settings.query_cache_size)
+    query_cache = QueryCache(embedder, cache_budgets(settings).query_vectors)
     graph = GraphStore(client, settings)
     ingest = make_ingest_service(settings, client, embedder)
     ingest.purge_expired(settings)

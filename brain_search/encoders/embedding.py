@@ -16,7 +16,6 @@ import logging
 import math
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -31,6 +30,7 @@ from brain_search.encoders.batching import encode_in_batches, kept_pieces_by, me
 from brain_search.encoders.onnx_graph import WeightsMissing, bundled_model_path, encoder_dir, quantized_export
 from brain_search.encoders.sessions import session_options
 from brain_search.errors import SetupError
+from brain_search.lru import ByteLRU
 
 log = logging.getLogger(__name__)
 
@@ -266,16 +266,18 @@ def kept_pieces(pieces: Sequence[str], room: int, keep: Literal["end", "start"])
 
 
 class QueryCache:
-    """Thread-safe LRU of (tenant, query text) → vector in front of an embedder.
+    """Thread-safe LRU of (tenant, encoder name, query text) → vector in front of an embedder,
+    bounded by ``max_bytes`` (the ``query_vectors`` share of ``cache_mib``, ``store/cache_budget.py``):
+    about 2 KB an entry (a 384-float vector, 1.5 KB, and the question's text), the least recently
+    used out first. A miss costs no engine round trip: the encoder runs.
 
     Keyed by tenant: a tenant's recall is fast only for queries *it* asked before, so the
     response's ``timings.embed_ms`` never tells it what another tenant just searched for. (The
     size bound is shared: a busy tenant evicts sooner, which says how busy, not what.)"""
 
-    def __init__(self, embedder: Embedder, size: int = 4096) -> None:
+    def __init__(self, embedder: Embedder, max_bytes: int = 8 * 2**20) -> None:
         self.embedder = embedder
-        self.size = size
-        self._data: OrderedDict[tuple[str | None, str, str], np.ndarray] = OrderedDict()
+        self._data: ByteLRU[tuple[str | None, str, str], np.ndarray] = ByteLRU(max_bytes)
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -293,15 +295,12 @@ class QueryCache:
         with self._lock:
             vec = self._data.get(key)
             if vec is not None:
-                self._data.move_to_end(key)
                 self.hits += 1
                 return vec
         vec = embedder.encode([text])[0]
         with self._lock:
             self.misses += 1
-            self._data[key] = vec
-            if len(self._data) > self.size:
-                self._data.popitem(last=False)
+            self._data.put(key, vec)
         return vec
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,14 +31,13 @@ from brain_search.errors import Conflict, InvalidInput, NotFound
 from brain_search.feedback import queries
 from brain_search.feedback.records import apply_feedback, record_doc_id, with_expiry
 from brain_search.feedback.summary import parse_summary
+from brain_search.lru import ByteLRU
+from brain_search.store.cache_budget import cache_budgets
 from brain_search.store.indices import IndexNames
-from brain_search.store.lru import bounded_put
 from brain_search.store.scope import UserScope, owned
 
 log = logging.getLogger(__name__)
 RETENTION_CACHE_S = 30.0
-RETENTION_CACHE_SIZE = 50_000
-"""tenants whose retention is remembered (the oldest forgotten first), as the key store's caches"""
 UPDATE_TRIES = 5
 
 
@@ -51,7 +49,10 @@ class FeedbackStore:
         self.tenants_index = names.tenants
         self.max_retention_s = settings.feedback_retention_max_s
         self.default_retention_s = min(settings.feedback_retention_s, self.max_retention_s)
-        self._retention: OrderedDict[str, tuple[int, float]] = OrderedDict()  # at most RETENTION_CACHE_SIZE
+        # tenant id → its retention and until when (``RETENTION_CACHE_S``), about 0.4 KB a tenant,
+        # bounded by the ``retention`` share of ``cache_mib`` (the least recently used out first);
+        # a miss costs one GET of the tenant's document
+        self._retention: ByteLRU[str, tuple[int, float]] = ByteLRU(cache_budgets(settings).retention)
         self._lock = threading.Lock()
 
     # ---------------------------------------------------------------- retention
@@ -67,7 +68,7 @@ class FeedbackStore:
         own = (r.get("_source") or {}).get("feedback_retention_s")
         value = min(int(own), self.max_retention_s) if own else self.default_retention_s
         with self._lock:
-            bounded_put(self._retention, tenant_id, (value, now + RETENTION_CACHE_S), RETENTION_CACHE_SIZE)
+            self._retention.put(tenant_id, (value, now + RETENTION_CACHE_S))
         return value
 
     def set_retention(self, tenant_id: str, retention_s: int | None) -> int:
@@ -82,7 +83,7 @@ class FeedbackStore:
             params={"refresh": "true"},
         )
         with self._lock:
-            self._retention.pop(tenant_id, None)
+            self._retention.pop(tenant_id)
         return retention_s or self.default_retention_s
 
     # ---------------------------------------------------------------- records

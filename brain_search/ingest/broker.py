@@ -5,6 +5,9 @@ on Redis for the workers in ``workers/`` without importing them (the task goes b
 A task's record (tenant, state, counts, failures) is written to the durable task records in
 OpenSearch before the task is queued, and read from there: a task id of another tenant reads as
 unknown (404), and a Redis crash loses neither the record nor the outcome. Redis is only the queue.
+
+The queue is two lanes, a list each (``lanes.py``): small jobs in ``<prefix>-ingest``, large ones
+and the rest of every sliced job in ``<prefix>-ingest-bulk``; workers take the first first.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.errors import InvalidInput, SetupError
+from brain_search.ingest.lanes import Lane, LanePicker
 from brain_search.ingest.models import IngestJob, TaskStatus
 from brain_search.ingest.signing import job_kwargs, signing_keys
 from brain_search.ingest.task_records import TaskRecords
@@ -31,8 +35,28 @@ log = logging.getLogger(__name__)
 
 
 def ingest_queue(settings: Settings) -> str:
-    """One queue per index prefix, so two deployments (or test runs) never take each other's tasks."""
+    """The fast lane's queue (``lanes.py``), one per index prefix, so two deployments (or test
+    runs) never take each other's tasks; the name the single queue had before the lanes."""
     return f"{settings.index_prefix}-ingest"
+
+
+def bulk_queue(settings: Settings) -> str:
+    """The bulk lane's queue: large jobs, and the rest of every job a slice did not finish."""
+    return f"{settings.index_prefix}-ingest-bulk"
+
+
+def lane_queue(settings: Settings, lane: Lane) -> str:
+    return ingest_queue(settings) if lane is Lane.fast else bulk_queue(settings)
+
+
+def lane_queues(settings: Settings) -> list[str]:
+    """The queues a worker consumes, in the order it takes them (the fast lane first)."""
+    return [ingest_queue(settings), bulk_queue(settings)]
+
+
+def queue_keys(settings: Settings) -> list[str]:
+    """The Redis lists of the lanes (under Celery's global key prefix), for the reconciler and depth."""
+    return [f"{settings.index_prefix}:{q}" for q in lane_queues(settings)]
 
 
 def soft_time_limit_s(settings: Settings) -> float:
@@ -96,6 +120,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
             "unacked_restore_interval": settings.celery_unacked_restore_interval_s,
             "unacked_restore_throttle": 1,
             "global_keyprefix": f"{settings.index_prefix}:",
+            # a worker polls its queues in the order given (``lane_queues``: the fast lane first),
+            # never rotating them as the default round robin does (lanes.py)
+            "queue_order_strategy": "priority",
         },
     }
 
@@ -120,16 +147,17 @@ class CeleryQueue:
             raise SetupError("worker mode needs BRAIN_REDIS_URL")
         self.app = Celery("brain-search", set_as_current=False)
         self.app.conf.update(celery_config(settings))
-        self.queue = ingest_queue(settings)
+        self.settings = settings
+        self.lanes = LanePicker(settings)
         self.records = TaskRecords(client, settings)
-        self._outbox: deque[IngestJob] = deque()
+        self._outbox: deque[tuple[IngestJob, str]] = deque()  # (job, its lane's queue)
         self._lock = threading.Lock()
         self._open_until = 0.0
         self._closed = threading.Event()
         self._flusher: threading.Thread | None = None
         self.redis_url = settings.redis_url
         self.signing_keys = signing_keys(settings)
-        self.queue_key = f"{settings.index_prefix}:{self.queue}"  # under Celery's global key prefix
+        self.queue_keys = queue_keys(settings)
         self._redis: Any = None
 
     def submit(self, job: IngestJob) -> None:
@@ -138,10 +166,11 @@ class CeleryQueue:
         except Exception as exc:
             raise InvalidInput("memories", f"cannot be queued: {printable(str(exc))[:200]}") from None
         self.records.create(job)  # raises StoreUnavailable: nothing accepted
-        if time.monotonic() < self._open_until or not self._publish(job, kwargs):
-            self._defer(job)
+        queue = lane_queue(self.settings, self.lanes.pick(job))
+        if time.monotonic() < self._open_until or not self._publish(job, queue, kwargs):
+            self._defer(job, queue)
 
-    def _publish(self, job: IngestJob, kwargs: dict[str, Any] | None = None) -> bool:
+    def _publish(self, job: IngestJob, queue: str, kwargs: dict[str, Any] | None = None) -> bool:
         """Whether the job is done with here: on Redis, or (a fault of the job itself, never of
         Redis) given up, its record ``failed``. False: Redis did not take it (outbox, breaker)."""
         try:
@@ -150,7 +179,7 @@ class CeleryQueue:
             self._give_up(job, f"not queued: {type(exc).__name__}: {printable(str(exc))[:200]}")
             return True
         try:
-            self.app.send_task(INGEST_TASK, kwargs=kwargs, task_id=job.task_id, queue=self.queue)
+            self.app.send_task(INGEST_TASK, kwargs=kwargs, task_id=job.task_id, queue=queue)
             return True
         except Exception as exc:  # redis errors, kombu's OperationalError, socket timeouts
             log.warning("task %s: the queue (Redis) did not take it (%s); held in the outbox", job.task_id, exc)
@@ -170,10 +199,10 @@ class CeleryQueue:
         except Exception as exc:  # the reconciler meets the record again and gives it up itself
             log.warning("task %s: not marked failed (%s)", job.task_id, exc)
 
-    def _defer(self, job: IngestJob) -> None:
+    def _defer(self, job: IngestJob, queue: str) -> None:
         with self._lock:
             if len(self._outbox) < self.OUTBOX_MAX:
-                self._outbox.append(job)
+                self._outbox.append((job, queue))
             if self._flusher is None:
                 self._flusher = threading.Thread(target=self._flush_loop, name="outbox", daemon=True)
                 self._flusher.start()
@@ -187,8 +216,8 @@ class CeleryQueue:
         ``_publish`` and the next one goes on (one bad job never holds the others)."""
         while not self._closed.wait(self.OUTBOX_RETRY_S):
             while self._outbox:
-                job = self._outbox[0]
-                if not self._publish(job):
+                job, queue = self._outbox[0]
+                if not self._publish(job, queue):
                     break
                 with self._lock:
                     self._outbox.popleft()
@@ -197,13 +226,13 @@ class CeleryQueue:
         return self.records.get(tenant_id, task_id)
 
     def depth(self) -> float:
-        """Tasks waiting in Redis (NaN when it does not answer within 2 s)."""
+        """Messages waiting in Redis, both lanes (NaN when it does not answer within 2 s)."""
         import redis
 
         if self._redis is None:
             self._redis = redis.Redis.from_url(self.redis_url, socket_connect_timeout=2, socket_timeout=2)
         try:
-            return float(self._redis.llen(self.queue_key))
+            return float(sum(self._redis.llen(key) for key in self.queue_keys))
         except redis.RedisError:
             return float("nan")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from brain_search.config import Settings
 from brain_search.ingest.bulk import ItemOutcome
 from brain_search.ingest.dead_letters import DeadLetterStore
+from brain_search.ingest.lanes import slice_size
 from brain_search.ingest.models import IngestJob, ItemFailure, JobResult, MemoryItem
 from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.ingest.retry_policy import backoff_delay, classify
@@ -34,6 +35,8 @@ class RetryLater:
     job: IngestJob
     countdown_s: float
     reason: str
+    continues: bool = False
+    """the rest of a job a slice or the time budget left: it goes on at once, in the bulk lane"""
 
 
 def _failure(item: MemoryItem, o: ItemOutcome, dead_lettered: bool) -> ItemFailure:
@@ -58,12 +61,17 @@ def run_attempt(
     settings: Settings,
     rng: Callable[[], float] = random.random,
     deadline: float | None = None,
+    yield_now: Callable[[], bool] | None = None,
 ) -> Done | RetryLater:
     """Run one attempt. Permanent failures are dead-lettered now; transient ones are retried
     (``RetryLater``) until ``ingest_task_max_retries``, then dead-lettered too. Items the
-    attempt's time budget (``deadline``) left unstarted continue at once in a next attempt that
-    does not count as a retry."""
-    outcome = pipeline.run(job, deadline)
+    attempt's time budget (``deadline``) left unstarted, and those it left because ``yield_now``
+    said another job was waiting (asked between slices, ``lanes.py``), continue at once in a next
+    attempt that does not count as a retry."""
+    if yield_now is None:
+        outcome = pipeline.run(job, deadline)
+    else:
+        outcome = pipeline.run(job, deadline, step=slice_size(job.items, settings), yield_now=yield_now)
     attempts = job.attempt + 1
     dead = list(outcome.permanent)
     retry = bool(outcome.pending) and job.attempt < settings.ingest_task_max_retries
@@ -89,7 +97,8 @@ def run_attempt(
             }
         )
         left = len(next_job.items)
-        return RetryLater(next_job, 0.0, f"continuing: {left} memories left after this attempt's time budget")
+        why = "yielding to a waiting job" if outcome.yielded else "after this attempt's time budget"
+        return RetryLater(next_job, 0.0, f"continuing: {left} memories left, {why}", continues=True)
     if retry:
         reason = outcome.pending[0][1].reason or "transient failure"
         log.warning(

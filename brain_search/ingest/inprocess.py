@@ -1,5 +1,8 @@
 """Embedded mode: without Redis, ingest tasks run on a small thread pool inside the API process,
-through the same attempt code as the Celery workers.
+through the same attempt code as the Celery workers, with the same two lanes (``lanes.py``): a
+small job waits in the fast lane, a large one in the bulk lane, the threads take the fast lane
+first, and a job yields between two slices to one waiting (the rest of it to the back of the bulk
+lane).
 
 Tasks live in memory: a restart of the process loses queued tasks and their status (memories
 already indexed stay). Run workers (``BRAIN_REDIS_URL``) when that matters.
@@ -9,16 +12,17 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from brain_search.config import Settings
 from brain_search.errors import NotFound
 from brain_search.ingest.dead_letters import DeadLetterStore
-from brain_search.ingest.execute import Done, end_failures, ended_result, retry_after_error, run_attempt
+from brain_search.ingest.execute import Done, RetryLater, end_failures, ended_result, retry_after_error, run_attempt
+from brain_search.ingest.lanes import Lane, LanePicker, LaneScheduler, should_yield
 from brain_search.ingest.models import IngestJob, JobResult, TaskState, TaskStatus
 from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.ingest.task_records import job_memory_ids
@@ -57,7 +61,14 @@ class InProcessQueue:
         self._closed = threading.Event()
         self.events: Callable[[str, int], None] = lambda event, n: None
         self._totals: Counter[str] = Counter()
-        self._pool = ThreadPoolExecutor(max(1, settings.ingest_inprocess_threads), thread_name_prefix="ingest")
+        self.lanes = LanePicker(settings)
+        self._waiting: LaneScheduler[tuple[IngestJob, Lane]] = LaneScheduler()
+        self._threads = [
+            threading.Thread(target=self._serve, name=f"ingest-{i}", daemon=True)
+            for i in range(max(1, settings.ingest_inprocess_threads))
+        ]
+        for t in self._threads:
+            t.start()
 
     def submit(self, job: IngestJob) -> None:
         ids = [(job.tenant_id, m) for m in job_memory_ids(job)]
@@ -66,7 +77,8 @@ class InProcessQueue:
             self._pending.update(ids)
             self.tasks_submitted += 1
             self._evict()
-        self._pool.submit(self._run_and_release, job, ids)
+        lane = self.lanes.pick(job)
+        self._waiting.put((job, lane), lane)
 
     def depth(self) -> float:
         """Tasks not finished yet (this process's queue)."""
@@ -82,16 +94,6 @@ class InProcessQueue:
     def pending(self, tenant_id: str, memory_id: str) -> bool:
         with self._lock:
             return self._pending[(tenant_id, memory_id)] > 0
-
-    def _run_and_release(self, job: IngestJob, ids: list[tuple[str, str]]) -> None:
-        try:
-            self._run(job)
-        finally:
-            with self._lock:
-                rec = self._records.get(job.task_id)  # None: ended and evicted, so released already
-                if rec is not None:
-                    self._release(rec.ids)
-                    rec.ids = []
 
     def _release(self, ids: list[tuple[str, str]]) -> None:
         """(under the lock)"""
@@ -117,31 +119,65 @@ class InProcessQueue:
                     self._release(rec.ids)
                     rec.ids = []
 
-    def _run(self, job: IngestJob) -> None:
-        while not self._closed.is_set():
-            self._set(job.task_id, state=TaskState.running)
+    def _serve(self) -> None:
+        """One thread: the next turn of a job (fast lane first), until closed."""
+        while (entry := self._waiting.take()) is not None:
+            job, lane = entry
             try:
-                step = run_attempt(job, self.pipeline, self.dead_letters, self.settings)
-            except Exception as exc:  # recorded on the task, never dropped
-                retry = retry_after_error(job, exc, self.settings)
-                if retry is None:
-                    log.exception("ingest task %s failed", job.task_id)
-                    self._give_up(job, exc)
-                    return
-                step = retry
-            if isinstance(step, Done):
-                self._set(job.task_id, state=TaskState.succeeded, result=step.result, error=None)
-                r = step.result
-                for event, n in (("indexed", r.indexed), ("failed", r.failed), ("superseded", r.superseded)):
-                    self.events(event, n)
-                    with self._lock:
-                        self._totals[event] += n
+                self._turn(job, lane)
+            except Exception as exc:  # a bug, not the engine: the task ends with it, never silently
+                log.exception("ingest task %s failed", job.task_id)
+                self._set(job.task_id, state=TaskState.failed, error=f"{type(exc).__name__}: {exc}")
+
+    def _turn(self, job: IngestJob, lane: Lane) -> None:
+        """One attempt of one slice of ``job``; what is left waits its turn again: the rest of the
+        job at the back of the bulk lane, a retry in its own lane after its countdown."""
+        self._set(job.task_id, state=TaskState.running)
+        started = time.monotonic()
+
+        def yield_now() -> bool:
+            fast, bulk = self._waiting.waiting(Lane.fast), self._waiting.waiting(Lane.bulk)
+            return should_yield(fast, bulk, time.monotonic() - started, self.settings)
+
+        try:
+            step = run_attempt(job, self.pipeline, self.dead_letters, self.settings, yield_now=yield_now)
+        except Exception as exc:  # recorded on the task, never dropped
+            retry = retry_after_error(job, exc, self.settings)
+            if retry is None:
+                log.exception("ingest task %s failed", job.task_id)
+                self._give_up(job, exc)
                 return
-            self._set(job.task_id, state=TaskState.retrying, error=step.reason)
-            if self._closed.wait(step.countdown_s):
-                break
-            job = step.job
-        self._set(job.task_id, state=TaskState.failed, error="the API process shut down before the task finished")
+            step = retry
+        if isinstance(step, Done):
+            self._set(job.task_id, state=TaskState.succeeded, result=step.result, error=None)
+            r = step.result
+            for event, n in (("indexed", r.indexed), ("failed", r.failed), ("superseded", r.superseded)):
+                self.events(event, n)
+                with self._lock:
+                    self._totals[event] += n
+            return
+        if self._closed.is_set():
+            self._set(job.task_id, state=TaskState.failed, error="the API process shut down before the task finished")
+            return
+        self._again(step, lane)
+
+    def _again(self, step: RetryLater, lane: Lane) -> None:
+        """The task waits again, its status showing the progress so far (as a worker's record)."""
+        job, p = step.job, step.job.progress
+        so_far = JobResult(
+            submitted=job.submitted,
+            indexed=p.indexed,
+            failed=p.failed,
+            superseded=p.superseded,
+            failures=p.failures,
+            attempts=job.attempt + 1,
+        )
+        if step.continues:
+            self._set(job.task_id, state=TaskState.running, error=None, result=so_far)
+            self._waiting.put((job, Lane.bulk), Lane.bulk)
+        else:
+            self._set(job.task_id, state=TaskState.retrying, error=step.reason, result=so_far)
+            self._waiting.put((job, lane), lane, delay_s=step.countdown_s)
 
     def _give_up(self, job: IngestJob, exc: Exception) -> None:
         """A failure that is not transient, or whose retries are spent: the task is failed with the
@@ -185,4 +221,4 @@ class InProcessQueue:
 
     def close(self) -> None:
         self._closed.set()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._waiting.close()

@@ -51,7 +51,8 @@ class AttemptOutcome:
     permanent: list[tuple[MemoryItem, ItemOutcome]] = field(default_factory=list)
     pending: list[tuple[MemoryItem, ItemOutcome]] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
-    deferred: list[MemoryItem] = field(default_factory=list)  # not started: the attempt's time budget ran out
+    deferred: list[MemoryItem] = field(default_factory=list)  # not started: the time budget ran out, or it yielded
+    yielded: bool = False  # deferred because another job was waiting (lanes.py), not for the time budget
 
 
 def chunk_parent(item: MemoryItem) -> str | None:
@@ -181,10 +182,19 @@ class IngestPipeline:
         return [final[e.memory_id] for e in entries]
 
     # ---------------------------------------------------------------- one attempt
-    def run(self, job: IngestJob, deadline: float | None = None) -> AttemptOutcome:
+    def run(
+        self,
+        job: IngestJob,
+        deadline: float | None = None,
+        *,
+        step: int | None = None,
+        yield_now: Callable[[], bool] | None = None,
+    ) -> AttemptOutcome:
         """``deadline`` (on this pipeline's clock): no new batch starts past it; the items not
         started come back as ``deferred`` for the next attempt, so a job larger than one task's
-        time limit is split over attempts instead of being killed."""
+        time limit is split over attempts instead of being killed. ``yield_now``: asked before
+        each batch of ``step`` memories (a slice, ``lanes.py``) after the first; True stops the
+        attempt there too (another job is waiting), its items ``deferred`` and ``yielded``."""
         out = AttemptOutcome()
         job = self._drop_deleted_chunks(job, out)
         job = self._drop_fenced(job, out)
@@ -203,9 +213,13 @@ class IngestPipeline:
                 else:
                     out.permanent.append((by_id[o.memory_id], o))
 
+        # a job that may yield embeds and writes in slices, so that it stops within one slice
+        every = max(1, s.embedding_batch_size, s.bulk_max_docs) if step is None else max(1, step)
+        max_docs = s.bulk_max_docs if step is None else min(s.bulk_max_docs, every)
+        entries = self._all_entries(job, out, deadline, every, yield_now)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulk") as writer:
             # embedding is lazy: the next chunk is embedded while the previous one is being written
-            for chunk in chunk_entries(self._all_entries(job, out, deadline), s.bulk_max_docs, s.bulk_max_bytes):
+            for chunk in chunk_entries(entries, max_docs, s.bulk_max_bytes):
                 collect(in_flight)  # at most one request in flight: back-pressure on embedding
                 in_flight = writer.submit(self.write, job.tenant_id, chunk, job.refresh)
             collect(in_flight)
@@ -358,12 +372,32 @@ class IngestPipeline:
             todo, window = more, min(window * 8, 512)
         return found
 
-    def _all_entries(self, job: IngestJob, out: AttemptOutcome, deadline: float | None) -> Iterator[BulkEntry]:
-        # one encode call per bulk chunk: the model sorts a call's texts by length and batches
-        # them (embedding_batch_size), so larger calls waste less padding than one call per batch
-        step = max(1, self.settings.embedding_batch_size, self.settings.bulk_max_docs)
-        for start in range(0, len(job.items), step):
-            if deadline is not None and start and self.clock() >= deadline:
-                out.deferred = list(job.items[start:])
-                return
-            yield from self._entries(job.tenant_id, job.items[start : start + step], out, job.version)
+    def _all_entries(
+        self,
+        job: IngestJob,
+        out: AttemptOutcome,
+        deadline: float | None,
+        step: int,
+        yield_now: Callable[[], bool] | None,
+    ) -> Iterator[BulkEntry]:
+        """The job's entries, embedded a window at a time: the model sorts a call's texts by length
+        and batches them (embedding_batch_size), so larger calls waste less padding than one call
+        per batch. A window larger than ``step`` is sorted by length here and embedded in calls of
+        ``step``, checking the deadline and ``yield_now`` between two (a job's memories are
+        distinct ids, so their order is free): about the CPU of one call per window (LoCoMo turns:
+        calls of 64 unsorted cost a third more CPU than calls of 512, sorted ones 0–5 % more)."""
+        items = job.items
+        window = max(1, self.settings.embedding_batch_size, self.settings.bulk_max_docs, step)
+        for at in range(0, len(items), window):
+            block = list(items[at : at + window])
+            if step < len(block):
+                block.sort(key=lambda it: len(it.content))
+            for start in range(0, len(block), step):
+                if at or start:
+                    if deadline is not None and self.clock() >= deadline:
+                        out.deferred = block[start:] + list(items[at + window :])
+                        return
+                    if yield_now is not None and yield_now():
+                        out.deferred, out.yielded = block[start:] + list(items[at + window :]), True
+                        return
+                yield from self._entries(job.tenant_id, block[start : start + step], out, job.version)

@@ -181,6 +181,11 @@ class TaskRecords:
         doc = {"state": TaskState.retrying.value, "error": reason, "updated_at": _now().isoformat()}
         self._write(job.task_id, {**doc, **self._progress(job)}, partial=True)
 
+    def continuing(self, job: IngestJob) -> None:
+        """``job`` is the rest of the task after a slice (``lanes.py``): still running, with its progress."""
+        doc = {"state": TaskState.running.value, "error": None, "updated_at": _now().isoformat()}
+        self._write(job.task_id, {**doc, **self._progress(job)}, partial=True)
+
     def succeeded(self, task_id: str, result: JobResult) -> None:
         doc = {
             "state": TaskState.succeeded.value,

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from opensearchpy import OpenSearch
 
-from brain_search.retrieval.tenant_stats import StatsCache, TenantStats, count_terms
+from brain_search.retrieval.tenant_stats import StatsCache, TenantStats, count_terms, stats_key
 from brain_search.retrieval.text import query_terms
+from brain_search.store.scope import UserScope
 
 AHEAD_EXTRA_WORDS = 8
 """words a count ahead reads past ``query_terms``' 16: the question's cue words ("exactly", "said")
@@ -39,15 +40,21 @@ class CountAhead:
         self.client, self.cache = client, cache
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="count-ahead")
 
-    def start(self, alias: str, tenant_id: str, question: str) -> Future[TenantStats] | None:
-        """The count of ``question``'s words for ``tenant_id``, started; None when the cache
-        already covers them. The request is counted as the calling recall's (its context)."""
+    def start(
+        self, alias: str, tenant_id: str, question: str, scope: UserScope | None = None
+    ) -> Future[TenantStats] | None:
+        """The count of ``question``'s words for ``tenant_id`` (``scope``'s memories in it), started;
+        None when the cache already covers them. The request is counted as the calling recall's
+        (its context)."""
         words = query_terms(question, limit=16 + AHEAD_EXTRA_WORDS)
-        if not words or self.cache.get(tenant_id, words) is not None:
+        if not words or self.cache.get(stats_key(tenant_id, scope), words) is not None:
             return None
-        return self._pool.submit(contextvars.copy_context().run, count_terms, self.client, alias, tenant_id, words)
+        run = contextvars.copy_context().run
+        return self._pool.submit(run, count_terms, self.client, alias, tenant_id, words, scope)
 
-    def landed(self, tenant_id: str, words: Sequence[str], ahead: Future[TenantStats] | None) -> TenantStats | None:
+    def landed(
+        self, tenant_id: str, words: Sequence[str], ahead: Future[TenantStats] | None, scope: UserScope | None = None
+    ) -> TenantStats | None:
         """The count started ahead, once it has landed, when there was one and it covers ``words``
         (or says the tenant's shard did not answer, as counting now would): made during this
         recall, so no count rides beside the search to check it. None otherwise (the cache or a
@@ -55,7 +62,7 @@ class CountAhead:
         if ahead is None:
             return None
         early = ahead.result()  # a failed count raises here, as counting now would
-        self.cache.put(tenant_id, early)
+        self.cache.put(stats_key(tenant_id, scope), early)
         return early if not early.counted or early.covers(words) else None
 
     def close(self) -> None:
@@ -71,23 +78,29 @@ class PlanCounts:
     cache: StatsCache
     ahead: CountAhead | None
 
-    def start(self, tenant_id: str, question: str) -> Future[TenantStats] | None:
+    def start(self, tenant_id: str, question: str, scope: UserScope | None = None) -> Future[TenantStats] | None:
         """The count of the question's own words, started (``CountAhead.start``); None when they
         are all counted already, or counting ahead is off."""
-        return self.ahead.start(self.alias, tenant_id, question) if self.ahead else None
+        return self.ahead.start(self.alias, tenant_id, question, scope) if self.ahead else None
 
     def of(
-        self, tenant_id: str, words: Sequence[str], started: Future[TenantStats] | None
+        self,
+        tenant_id: str,
+        words: Sequence[str],
+        started: Future[TenantStats] | None,
+        scope: UserScope | None = None,
     ) -> tuple[TenantStats, tuple[str, ...]]:
-        """The count and the words whose fresh count rides in the search: the count started ahead
-        when it covers the words (nothing rides); else the cache's last count when it covers them
-        (the words ride, and ``Retriever.search`` checks); else a count made now (nothing rides)."""
-        stats = self.ahead.landed(tenant_id, words, started) if self.ahead else None
+        """The count (of the memories ``scope`` reads in the tenant) and the words whose fresh count
+        rides in the search: the count started ahead when it covers the words (nothing rides); else
+        the cache's last count when it covers them (the words ride, and ``Retriever.search``
+        checks); else a count made now (nothing rides)."""
+        stats = self.ahead.landed(tenant_id, words, started, scope) if self.ahead else None
         if stats is not None:
             return stats, ()
-        stats = self.cache.get(tenant_id, words)
+        key = stats_key(tenant_id, scope)
+        stats = self.cache.get(key, words)
         if stats is not None:
             return stats, tuple(words)
-        stats = count_terms(self.client, self.alias, tenant_id, words)
-        self.cache.put(tenant_id, stats)
+        stats = count_terms(self.client, self.alias, tenant_id, words, scope)
+        self.cache.put(key, stats)
         return stats, ()

@@ -51,6 +51,7 @@ from brain_search.retrieval.tenant_stats import (
     TenantStats,
     counts_request,
     stats_from,
+    stats_key,
     tenant_clause,
     words_to_weigh,
 )
@@ -60,6 +61,7 @@ from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources
 from brain_search.retrieval.zaxis import ZCalibration
+from brain_search.store.cache_budget import cache_budgets
 from brain_search.store.client import counted_requests
 from brain_search.store.placement import placement_for
 from brain_search.store.scope import UserScope, scope_filter
@@ -99,7 +101,7 @@ class Retriever:
         self._rankings: dict[str, RankingParams] = {}
         self._calibration = calibration
         self._calibrations: dict[str, ZCalibration] = {}
-        self.stats_cache = StatsCache()
+        self.stats_cache = StatsCache(cache_budgets(settings).tenant_stats)
         self.placement = placement_for(client, settings)  # the tenant's index: shared, or its own
         ahead = settings.count_ahead and settings.lexical_stats == "tenant"
         self.count_ahead = CountAhead(client, self.stats_cache, settings.opensearch_pool_size) if ahead else None
@@ -278,7 +280,7 @@ class Retriever:
         t0 = time.perf_counter()  # the vector first (the intent detector reads it); new words are counted meanwhile
         scope = UserScope(req.user_id, req.agent_id, req.include_shared)
         counts = PlanCounts(self.client, self.placement.index(tenant_id), self.stats_cache, self.count_ahead)
-        ahead = counts.start(tenant_id, req.query)
+        ahead = counts.start(tenant_id, req.query, scope)
         vector = self.encoder.encode_query(req.query, tenant_id)
         t_embed = time.perf_counter()
         # the learned intent model reads vectors of the encoder the process started with only
@@ -313,7 +315,7 @@ class Retriever:
         stats: TenantStats | None = None
         riding: tuple[str, ...] = ()
         if has_lexical and self.settings.lexical_stats == "tenant":  # BM25 over the tenant's own statistics
-            stats, riding = counts.of(tenant_id, words_to_weigh(terms, intent.phrases), ahead)
+            stats, riding = counts.of(tenant_id, words_to_weigh(terms, intent.phrases), ahead, scope)
         plan = SearchPlan(
             intent=intent,
             source=source,
@@ -398,7 +400,7 @@ class Retriever:
         """The recall's one ``_msearch``: the plan's sub-searches, then the tenant's counts when
         they ride along (``SearchPlan.counted``)."""
         payload = self.msearch_payload(tenant_id, plan.bodies)
-        return payload + counts_request(tenant_id, plan.counted) if plan.counted else payload
+        return payload + counts_request(tenant_id, plan.counted, plan.scope) if plan.counted else payload
 
     # ------------------------------------------------------------------ stages
     def _node_paths(self, tenant_id: str, req: RecallRequest) -> list[str]:
@@ -420,7 +422,7 @@ class Retriever:
         fresh = None
         if plan.counted:  # a lost tenant shard: the search said so above (503), or is marked partial
             fresh = stats_from(answers[len(plan.bodies)], plan.counted)
-            self.stats_cache.put(tenant_id, fresh)
+            self.stats_cache.put(stats_key(tenant_id, plan.scope), fresh)
         return [r for r, _ in checked], missing, fresh
 
     def search(self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False) -> Searched:

@@ -307,10 +307,11 @@ def conversation_turns(
     }
 
 
-def counts_body(tenant_id: str, words: Sequence[str]) -> dict[str, Any]:
+def counts_body(tenant_id: str, words: Sequence[str], scope: UserScope | None = None) -> dict[str, Any]:
     """One search for the tenant's memory count (its total hits), each word's document frequency
     (a bucket of one ``filters`` aggregation, keyed by the word's position) and the sum of its
-    memories' lengths (``LENGTH_FIELD``): the tenant's BM25 statistics (``tenant_stats``)."""
+    memories' lengths (``LENGTH_FIELD``): the tenant's BM25 statistics (``tenant_stats``); with a
+    user ``scope``, of the memories that scope reads."""
     match = {str(i): term_match(w) for i, w in enumerate(words)}
     aggs: dict[str, Any] = {"len": {"stats": {"field": LENGTH_FIELD}}}
     if match:
@@ -318,7 +319,7 @@ def counts_body(tenant_id: str, words: Sequence[str]) -> dict[str, Any]:
     return {
         "size": 0,
         "track_total_hits": True,
-        "query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}]}},
+        "query": {"bool": {"filter": owned(tenant_id, scope)}},
         "aggs": aggs,
     }
 

@@ -22,6 +22,14 @@ then compares the fresh count with the one it searched with and searches again i
 (``TenantStats.agrees``). A response therefore depends on the request and the tenant's stored
 memories only, never on what the process saw before (``tests/integration/test_determinism.py``).
 
+A recall scoped to a user (``user_id``, ``agent_id``; ``store/scope.py``) counts what it reads: that
+user's memories (and the organisation's shared ones when it includes them), so its scores are
+those the same memories would have as a tenant of their own, no other user's memory enters them,
+and the count costs what the user holds, not what the organisation holds (issue 67: counted over
+the whole organisation, a user's recall in a 100,000-memory tenant cost the engine 2.1× the CPU of
+the same memories as a tenant of their own, the count alone 5 ms; ``brain-search bench users``).
+The cache keys a scope's counts apart from the tenant's (``stats_key``).
+
 The weights are the counts' idf and average length to ``WEIGHT_DIGITS`` significant digits, and
 the fresh count agrees when it gives every word the same weight, not the same count: a memory
 written since the last count moves a word's idf by about one over the tenant's memories, which
@@ -33,8 +41,8 @@ the score, whichever count a search was built with.
 from __future__ import annotations
 
 import math
+import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,9 +50,10 @@ from typing import Any
 import orjson
 from opensearchpy import OpenSearch
 
+from brain_search.lru import ENTRY_BYTES, ByteLRU
 from brain_search.retrieval import queries
 from brain_search.retrieval.text import query_terms
-from brain_search.store.lru import bounded_put
+from brain_search.store.scope import UserScope
 
 WEIGHT_DIGITS = 3
 """significant digits of a word's idf and of the average length in a lexical clause"""
@@ -125,60 +134,96 @@ def stats_from(answer: dict[str, Any], words: Sequence[str]) -> TenantStats:
     )
 
 
-def counts_request(tenant_id: str, words: Sequence[str]) -> str:
+def counts_request(tenant_id: str, words: Sequence[str], scope: UserScope | None = None) -> str:
     """``queries.counts_body`` as one ``_msearch`` item (header and body lines), routed to the tenant's
     shard(s): alone, or riding in a recall's own ``_msearch`` (pure)."""
+    body = queries.counts_body(tenant_id, words, scope)
+    return (orjson.dumps({"routing": tenant_id}) + b"\n" + orjson.dumps(body) + b"\n").decode()
+
+
+def stats_key(tenant_id: str, scope: UserScope | None = None) -> str:
+    """What a count is of, as the ``StatsCache`` keys it: the tenant's id for the whole tenant, the
+    id with the scope's user, agent and shared flag for a user's part of it (pure; a tenant id
+    never holds the separator)."""
+    if scope is None or scope.everyone:
+        return tenant_id
+    return "\x1f".join((tenant_id, scope.user_id or "", scope.agent_id or "", "shared" if scope.include_shared else ""))
+
+
+def stats_bytes(tenant_id: str, stats: TenantStats) -> int:
+    """One tenant's entry as ``lru.deep_size`` counts it: the id, the ``TenantStats`` with its
+    numbers, its ``df`` dict and each word and count in it, without walking the objects one by one
+    (pure; ``tests/unit/test_cache_bounds.py`` holds it to ``deep_size``)."""
+    words = stats.df
     return (
-        orjson.dumps({"routing": tenant_id}) + b"\n" + orjson.dumps(queries.counts_body(tenant_id, words)) + b"\n"
-    ).decode()
+        ENTRY_BYTES
+        + sys.getsizeof(tenant_id)
+        + STATS_FIXED_BYTES
+        + sys.getsizeof(words)
+        + sum(map(sys.getsizeof, words))
+        + INT_BYTES * len(words)
+    )
+
+
+STATS_FIXED_BYTES = 64 + 304 + 4 * 32
+"""a ``TenantStats`` (56), its attribute dict (288) and its four numbers (28 at most each), rounded up"""
+INT_BYTES = 32
+"""a document frequency (``sys.getsizeof`` of an int below 2**60: 28, rounded up)"""
 
 
 class StatsCache:
-    """What this process last counted of each tenant: the last count's memories and lengths, and
-    each word's last count, however many memories the tenant had then (a bounded LRU over tenants,
-    the words of each bounded too, thread-safe).
+    """What this process last counted of each tenant (or user scope in it: ``stats_key``): its key
+    → the last count's memories and
+    lengths, and each word's last count, however many memories the tenant had then. Thread-safe;
+    an LRU over tenants bounded by ``max_bytes`` (the ``tenant_stats`` share of ``cache_mib``,
+    ``store/cache_budget.py``; an entry is about 0.6 KB and 70–110 bytes a word, ``stats_bytes``),
+    the words of each bounded by ``max_words`` too, the oldest words out first.
 
     It only decides whether a recall may ride its count in its own search (every word known)
     instead of counting first, and with which weights that search is built; the pipeline checks
     the fresh count against them and searches again where they differ, so what it holds never
-    changes a response. Keeping the words across writes is what lets a recall under writes ride."""
+    changes a response. Keeping the words across writes is what lets a recall under writes ride.
+    A miss costs one engine round trip: the count, sent before the search (or ahead of it, while
+    the question is encoded: ``count_ahead.py``)."""
 
-    def __init__(self, max_tenants: int = 10_000, max_words: int = 2_000) -> None:
-        self.max_tenants, self.max_words = max_tenants, max_words
-        self._stats: OrderedDict[str, TenantStats] = OrderedDict()
+    def __init__(self, max_bytes: int = 64 * 2**20, max_words: int = 2_000) -> None:
+        self.max_words = max_words
+        self._stats: ByteLRU[str, TenantStats] = ByteLRU(max_bytes, stats_bytes)
         self._lock = threading.Lock()
 
-    def get(self, tenant_id: str, words: Sequence[str]) -> TenantStats | None:
-        """The tenant's last count when it covers every word, else None."""
+    def get(self, key: str, words: Sequence[str]) -> TenantStats | None:
+        """The last count of ``key`` (``stats_key``) when it covers every word, else None."""
         with self._lock:
-            stats = self._stats.get(tenant_id)
+            stats = self._stats.peek(key)
             if stats is None or not stats.covers(words):
                 return None
-            self._stats.move_to_end(tenant_id)
+            self._stats.get(key)  # now the most recently used
             return stats
 
-    def put(self, tenant_id: str, stats: TenantStats) -> None:
-        """``stats`` as the tenant's last count, its words over the older ones (the oldest words
+    def put(self, key: str, stats: TenantStats) -> None:
+        """``stats`` as the last count of ``key``, its words over the older ones (the oldest words
         out past ``max_words``)."""
         if not stats.counted:
             return
         with self._lock:
-            old = self._stats.get(tenant_id)
+            old = self._stats.peek(key)
             if old is not None:
                 kept = [(w, n) for w, n in old.df.items() if w not in stats.df]
                 room = max(self.max_words - len(stats.df), 0)
                 df = dict(kept[len(kept) - room :] if room else [])
                 df.update(stats.df)
                 stats = TenantStats(stats.docs, stats.length_sum, stats.length_docs, df)
-            bounded_put(self._stats, tenant_id, stats, self.max_tenants)
+            self._stats.put(key, stats)
 
 
-def count_terms(client: OpenSearch, alias: str, tenant_id: str, words: Sequence[str]) -> TenantStats:
-    """The tenant's statistics for ``words``: one routed search of counts, sent as an
+def count_terms(
+    client: OpenSearch, alias: str, tenant_id: str, words: Sequence[str], scope: UserScope | None = None
+) -> TenantStats:
+    """The tenant's (``scope``'s) statistics for ``words``: one routed search of counts, sent as an
     ``_msearch`` of one so that a shard that does not answer is an error in the answer
     (``UNCOUNTED``), not an HTTP 503 the client retries. The recall's own search meets the same
     shard and is a 503 naming it, or, with ``allow_partial``, what the other shards hold."""
-    answer = client.msearch(body=counts_request(tenant_id, words), index=alias)["responses"][0]
+    answer = client.msearch(body=counts_request(tenant_id, words, scope), index=alias)["responses"][0]
     return stats_from(answer, words)
 
 

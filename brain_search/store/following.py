@@ -39,7 +39,8 @@ log = logging.getLogger(__name__)
 class IndexEncoder:
     """The name of the encoder that wrote the index an alias points to: the shared memories alias
     (``alias``), or a tenant's own (found through ``placement``), cached ``ttl_s``. An index's
-    record never changes, so only the alias is looked up again."""
+    record never changes, so only the alias is looked up again. Holds one name per concrete
+    memories index (not per tenant: tenants in the shared index share its entry)."""
 
     def __init__(
         self,

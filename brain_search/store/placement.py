@@ -48,7 +48,13 @@ def tenant_aliases_pattern(names: IndexNames) -> str:
 
 
 class Placement:
-    """Tenant → the alias its memories are read from and written to, for one prefix."""
+    """Tenant → the alias its memories are read from and written to, for one prefix.
+
+    What it holds is not per tenant: the names of the tenant aliases that exist (one per tenant
+    with an index of its own, not one per tenant) and the concrete index behind each, replaced
+    whole by one request every ``ttl_s``; a tenant without its own index costs nothing here. So
+    it is not one of the LRUs of ``lru.py``: 100,000 tenants in the shared index hold none
+    of it, and a lookup past ``ttl_s`` is that one round trip."""
 
     def __init__(
         self,

@@ -22,7 +22,6 @@ import re
 import secrets
 import threading
 import time
-from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,17 +29,15 @@ from opensearchpy import ConflictError, NotFoundError, OpenSearch
 
 from brain_search.config import Settings
 from brain_search.errors import Conflict, InvalidInput, NotFound, StoreUnavailable, Unauthorized
+from brain_search.lru import ByteLRU
+from brain_search.store.cache_budget import cache_budgets
 from brain_search.store.indices import IndexNames
-from brain_search.store.lru import bounded_put
 from brain_search.tenancy.caller import Caller
 from brain_search.tenancy.ratelimit import Limit
 
 TENANT_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 KEY_CHARS = re.compile(r"[!-~]{1,256}")
 KEY_PREFIX = "bsk_"
-REFUSED_CACHE_SIZE = 100_000  # refused keys remembered (a flood of random keys costs at most this)
-KEY_CACHE_SIZE = 50_000  # valid keys remembered (each for cache_ttl_s)
-TENANT_CACHE_SIZE = 50_000  # tenants whose rate limit is remembered (each for cache_ttl_s)
 ERASING_FIELD = "erasing"  # a tenants-index doc with this field marks an erase still under way
 
 
@@ -87,7 +84,16 @@ def validate_tenant_id(tenant_id: str) -> str:
 
 
 class KeyStore:
-    """Tenants and keys in two small OpenSearch indices, with a short in-process cache."""
+    """Tenants and keys in two small OpenSearch indices, with short in-process caches, each bounded
+    by its share of ``cache_mib`` (``store/cache_budget.py``), the least recently used out first:
+
+    - valid keys: the key's hash (64 hex characters) → its ``Caller`` (tenant, user, read-only) and
+      until when (``cache_ttl_s``, never past the key's expiry); about 0.6 KB an entry;
+    - refused keys: the hash → why (unknown, revoked, expired) and until when (``unknown_ttl_s``): a
+      flood of random keys costs at most this cache's share, about 0.5 KB a key;
+    - rate limits: tenant id → its own limit (or None: the default) and until when; about 0.4 KB.
+
+    A miss costs one engine round trip: a GET of the key's or the tenant's document."""
 
     def __init__(
         self, client: OpenSearch, settings: Settings, cache_ttl_s: float = 5.0, unknown_ttl_s: float = 300.0
@@ -98,12 +104,10 @@ class KeyStore:
         self.keys_index = names.keys
         self.cache_ttl_s = cache_ttl_s
         self.unknown_ttl_s = unknown_ttl_s
-        # key hash → (its caller: tenant, user, read-only; until when); tenant → (its rate limit,
-        # until when); the negative cache: hash → (why it is refused, until when). Each bounded,
-        # the oldest out (issue 56.4: 10,000 tenants keep an API's memory flat)
-        self._cache: OrderedDict[str, tuple[Caller, float]] = OrderedDict()
-        self._refused: OrderedDict[str, tuple[str, float]] = OrderedDict()
-        self._limits: OrderedDict[str, tuple[Limit | None, float]] = OrderedDict()
+        budgets = cache_budgets(settings)
+        self._cache: ByteLRU[str, tuple[Caller, float]] = ByteLRU(budgets.keys)
+        self._refused: ByteLRU[str, tuple[str, float]] = ByteLRU(budgets.refused_keys)
+        self._limits: ByteLRU[str, tuple[Limit | None, float]] = ByteLRU(budgets.rate_limits)
         self._lock = threading.Lock()
 
     # ---------------------------------------------------------------- tenants
@@ -184,7 +188,7 @@ class KeyStore:
         doc = {"rate_limit_per_s": requests_per_s, "rate_limit_burst": burst}
         self.client.update(index=self.tenants_index, id=tenant_id, body={"doc": doc}, params={"refresh": "true"})
         with self._lock:
-            self._limits.pop(tenant_id, None)
+            self._limits.pop(tenant_id)
 
     def cached_rate_limit(self, tenant_id: str) -> tuple[bool, Limit | None]:
         """(found, the tenant's own limit or None) from the cache, without the engine."""
@@ -204,7 +208,7 @@ class KeyStore:
         per_s, burst = src.get("rate_limit_per_s"), src.get("rate_limit_burst")
         limit = Limit(float(per_s), int(burst)) if per_s is not None and burst is not None else None
         with self._lock:
-            bounded_put(self._limits, tenant_id, (limit, time.monotonic() + self.cache_ttl_s), TENANT_CACHE_SIZE)
+            self._limits.put(tenant_id, (limit, time.monotonic() + self.cache_ttl_s))
         return limit
 
     # ---------------------------------------------------------------- keys
@@ -260,7 +264,7 @@ class KeyStore:
             params={"refresh": "true", "conflicts": "proceed"},
         )
         with self._lock:
-            self._cache = OrderedDict((k, v) for k, v in self._cache.items() if v[0].tenant_id != tenant_id)
+            self._cache.drop(lambda _, hit: hit[0].tenant_id == tenant_id)
         return int(r.get("deleted", 0))
 
     def forget_user_keys(self, tenant_id: str, user_id: str) -> int:
@@ -271,9 +275,7 @@ class KeyStore:
             index=self.keys_index, body={"query": query}, params={"refresh": "true", "conflicts": "proceed"}
         )
         with self._lock:
-            gone = [k for k, (c, _) in self._cache.items() if c.tenant_id == tenant_id and c.user_id == user_id]
-            for k in gone:
-                del self._cache[k]
+            self._cache.drop(lambda _, hit: hit[0].tenant_id == tenant_id and hit[0].user_id == user_id)
         return int(r.get("deleted", 0))
 
     def revoke_key(self, key_id: str, tenant_id: str | None = None, user_id: str | None = None) -> str:
@@ -296,7 +298,7 @@ class KeyStore:
             params={"refresh": "true"},
         )
         with self._lock:
-            self._cache.pop(hits[0]["_id"], None)
+            self._cache.pop(hits[0]["_id"])
         return str(hits[0]["_source"]["tenant_id"])
 
     def cached(self, key: str | None) -> str | None:
@@ -345,15 +347,12 @@ class KeyStore:
             until = min(until, now + left)  # never cached past its expiry
         caller = Caller(str(doc["tenant_id"]), doc.get("user_id"), bool(doc.get("read_only")))
         with self._lock:
-            bounded_put(self._cache, h, (caller, until), KEY_CACHE_SIZE)
+            self._cache.put(h, (caller, until))
         return caller
 
     def _refuse(self, h: str, reason: str, now: float) -> Unauthorized:
         """Remember the key (by hash) as refused for ``unknown_ttl_s``: unknown, revoked and expired
         are all final (keys are random, a revocation is never undone, an expiry never moved)."""
         with self._lock:
-            self._refused[h] = (reason, now + self.unknown_ttl_s)
-            self._refused.move_to_end(h)
-            while len(self._refused) > REFUSED_CACHE_SIZE:
-                self._refused.popitem(last=False)
+            self._refused.put(h, (reason, now + self.unknown_ttl_s))
         return Unauthorized(reason)

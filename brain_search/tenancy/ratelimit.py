@@ -18,19 +18,18 @@ import logging
 import math
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from brain_search.config import Settings
 from brain_search.errors import RateLimited
-from brain_search.store.lru import bounded_put
+from brain_search.lru import ByteLRU
+from brain_search.store.cache_budget import cache_budgets
 
 log = logging.getLogger(__name__)
 
 REDIS_TIMEOUT_S = 0.25
 BREAKER_S = 10.0
-LOCAL_BUCKETS = 100_000  # keys this process keeps a bucket for (oldest out)
 
 # KEYS[1] the bucket; ARGV rate (tokens/s), burst. Returns the seconds to wait (0: taken).
 _TAKE = """
@@ -70,18 +69,21 @@ def take(tokens: float, last: float, now: float, limit: Limit) -> tuple[float, f
 
 
 class LocalBuckets:
-    """This process's buckets (thread-safe, bounded)."""
+    """This process's buckets (thread-safe): the bucket's name (``<prefix>:ratelimit:<key hash>``)
+    → its tokens and when they were counted, about 0.5 KB a bucket, bounded by ``max_bytes`` (the
+    ``buckets`` share of ``cache_mib``), the least recently used out first. A bucket that went is
+    full again when its key comes back (no engine round trip: the buckets are this process's)."""
 
-    def __init__(self) -> None:
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+    def __init__(self, max_bytes: int) -> None:
+        self._buckets: ByteLRU[str, tuple[float, float]] = ByteLRU(max_bytes)
         self._lock = threading.Lock()
 
     def wait_s(self, bucket: str, limit: Limit, now: float | None = None) -> float:
         now = time.monotonic() if now is None else now
         with self._lock:
-            tokens, last = self._buckets.get(bucket, (float(limit.burst), now))
+            tokens, last = self._buckets.get(bucket) or (float(limit.burst), now)
             tokens, wait = take(tokens, last, now, limit)
-            bounded_put(self._buckets, bucket, (tokens, now), LOCAL_BUCKETS)
+            self._buckets.put(bucket, (tokens, now))
         return wait
 
 
@@ -89,7 +91,7 @@ class RateLimiter:
     def __init__(self, settings: Settings) -> None:
         self.default = Limit(settings.rate_limit_per_s, settings.rate_limit_burst)
         self.prefix = f"{settings.index_prefix}:ratelimit"
-        self.local = LocalBuckets()
+        self.local = LocalBuckets(cache_budgets(settings).buckets)
         self.redis_url = settings.redis_url
         self._redis: Any = None
         self._script: Any = None

@@ -36,13 +36,13 @@ def broker_state(settings: Settings) -> str:
     for a failure message."""
     import redis
 
-    from brain_search.ingest.broker import ingest_queue
+    from brain_search.ingest.broker import queue_keys
     from brain_search.ingest.reconcile import message_task_id
 
     assert settings.redis_url
     r = redis.Redis.from_url(settings.redis_url, socket_timeout=5)
     try:
-        waiting = [message_task_id(m) for m in r.lrange(f"{settings.index_prefix}:{ingest_queue(settings)}", 0, -1)]
+        waiting = [message_task_id(m) for key in queue_keys(settings) for m in r.lrange(key, 0, -1)]
         unacked = [message_task_id(m) for m in r.hvals(f"{settings.index_prefix}:unacked")]
         keys = sorted(k.decode() for k in r.scan_iter(f"{settings.index_prefix}:*"))
         return f"Redis: waiting {waiting}, unacknowledged {unacked}, keys {keys}"

@@ -279,7 +279,7 @@ def test_a_current_version_outside_the_candidates_is_fetched(api, client) -> Non
         )  # fmt: skip
         client.index(index=s.memories_alias, id=memory_doc_id("far", mid), body=doc, routing="far")
     client.indices.refresh(index=s.memories_alias)
-    retriever = Retriever(client, s, QueryCache(make_query_embedder(s), 16))
+    retriever = Retriever(client, s, QueryCache(make_query_embedder(s), 2**20))
     req = RecallRequest(query="Where do I live?", limit=2)
     plain = retriever.search("far", retriever.plan("far", req)).candidates
     assert "home-lisbon" not in {c.source.get("memory_id") for c in plain.values()}  # the search misses it

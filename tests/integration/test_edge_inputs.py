@@ -159,7 +159,7 @@ def _job(tenant: str, memory_id: str, content: str) -> IngestJob:
 def _in_redis(settings: Any, task_id: str, timeout_s: float) -> bool:
     import redis
 
-    from brain_search.ingest.broker import ingest_queue
+    from brain_search.ingest.broker import queue_keys
     from brain_search.ingest.reconcile import present_task_ids
 
     assert settings.redis_url
@@ -168,7 +168,7 @@ def _in_redis(settings: Any, task_id: str, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     try:
         while time.monotonic() < deadline:
-            if task_id in present_task_ids(r, [f"{prefix}:{ingest_queue(settings)}"], f"{prefix}:unacked"):
+            if task_id in present_task_ids(r, queue_keys(settings), f"{prefix}:unacked"):
                 return True
             time.sleep(0.2)
         return False
@@ -181,13 +181,13 @@ def test_a_job_that_cannot_be_sent_never_holds_the_outbox_or_the_reconciler(queu
     the outbox (or kept in a record) is given up, its record ``failed``, and the jobs behind it
     are queued (before: it sat at the head of the outbox for good, every later write behind it,
     and the reconcile pass failed every time for every tenant)."""
-    from brain_search.ingest.broker import INGEST_TASK
+    from brain_search.ingest.broker import INGEST_TASK, ingest_queue
     from brain_search.ingest.reconcile import reconcile
     from brain_search.ingest.signing import job_kwargs
 
     bad, good = _job("t", "b1", "bad \ud800"), _job("t", "g1", "good")
     queue.records.create(bad)
-    queue._defer(bad)  # as a job from before the door refused it would be
+    queue._defer(bad, ingest_queue(wsettings))  # as a job from before the door refused it would be
     queue._open_until = time.monotonic() + 3  # Redis "just failed": the good job waits in the outbox too
     queue.submit(good)
     assert queue.outbox_size == 2
@@ -206,7 +206,7 @@ def test_a_job_that_cannot_be_sent_never_holds_the_outbox_or_the_reconciler(queu
 
     def requeue(job: IngestJob) -> None:
         queue.app.send_task(
-            INGEST_TASK, kwargs=job_kwargs(job, queue.signing_keys), task_id=job.task_id, queue=queue.queue
+            INGEST_TASK, kwargs=job_kwargs(job, queue.signing_keys), task_id=job.task_id, queue=ingest_queue(wsettings)
         )
 
     stale = [c for c in queue.records.stale_unfinished(0.0) if c[0] in (bad2.task_id, good2.task_id)]

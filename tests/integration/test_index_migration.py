@@ -49,7 +49,7 @@ def test_an_index_from_before_tenant_bm25_is_migrated_in_place(client, stack_set
 
     from brain_search.encoders.embedding import QueryCache
 
-    retriever = Retriever(client, s, QueryCache(embedder, 16))
+    retriever = Retriever(client, s, QueryCache(embedder, 2**20))
     _, cands = candidates_of(retriever, "mig", RecallRequest(query="budget", limit=3))
     bm25 = {str(c.source["memory_id"]): c.bm25 for c in cands}
     assert bm25["m1"] > bm25["m3"] > 0.0 and bm25["m2"] == 0.0  # tf counts, length normalises
@@ -110,7 +110,7 @@ def test_memories_stored_before_recall_views_are_recalled_the_same_and_get_their
     assert not errors, errors
 
     def recall() -> list[dict]:
-        retriever = Retriever(client, s, QueryCache(embedder, 16))
+        retriever = Retriever(client, s, QueryCache(embedder, 2**20))
         resp = retriever.recall("views", RecallRequest(query="budget garden", limit=3))
         return [r.model_dump(exclude={"scores"}) for r in resp.results]
 

@@ -114,13 +114,14 @@ def test_malformed_item_is_dead_lettered_and_the_others_land(wsettings, workers,
     import redis
 
     rd = redis.Redis.from_url(str(wsettings.redis_url))
-    queue_key = f"{wsettings.index_prefix}:{wsettings.index_prefix}-ingest"
+    from brain_search.ingest.broker import queue_keys
+
     task_keys = f"{wsettings.index_prefix}:task:*"
     before = len(list(rd.scan_iter(task_keys)))
     for body in ({"content": ""}, {"content": "x", "node_id": "nope"}, {"content": "x", "timestamp": "yesterday"}):
         r = worker_api.post("/v1/memories", json=body, headers=acme)
         assert r.status_code == 422, r.text
-    assert rd.llen(queue_key) == 0 and len(list(rd.scan_iter(task_keys))) == before
+    assert sum(rd.llen(key) for key in queue_keys(wsettings)) == 0 and len(list(rd.scan_iter(task_keys))) == before
     rd.close()
 
 
@@ -129,7 +130,7 @@ def test_a_forged_job_is_refused_and_counted(wsettings, workers, queue, client, 
     or made with another key is refused by the worker and counted; nothing of it is written, not
     even a dead letter under the tenant it claims (issue 54 item 10: Redis access alone put text
     into any tenant's dead letters); a real task's record it names is left as it was."""
-    from brain_search.ingest.broker import INGEST_TASK
+    from brain_search.ingest.broker import INGEST_TASK, ingest_queue
     from brain_search.ingest.signing import job_kwargs, signing_keys
     from brain_search.store.indices import IndexNames
     from workers.spool import Spool
@@ -146,7 +147,7 @@ def test_a_forged_job_is_refused_and_counted(wsettings, workers, queue, client, 
     unsigned = {"job": _job(legit.task_id, "victim", ["u1", "u2"]).model_dump(mode="json")}
     wrong_key = job_kwargs(_job(legit.task_id, "victim", ["w1", "w2"]), [b"not-the-key"])
     for n, kwargs in enumerate((unsigned, wrong_key)):
-        queue.app.send_task(INGEST_TASK, kwargs=kwargs, task_id=f"forged-{run}-{n}", queue=queue.queue)
+        queue.app.send_task(INGEST_TASK, kwargs=kwargs, task_id=f"forged-{run}-{n}", queue=ingest_queue(wsettings))
 
     deadline = time.monotonic() + 120
     while counter.forged_jobs < before + 2:

@@ -95,7 +95,7 @@ def test_a_tenant_moved_online_keeps_every_write_and_delete_and_its_recalls(
     _write(svc, OTHER, others)
     svc.delete(TENANT, "m0")
     del expected["m0"]
-    retriever = Retriever(client, s, QueryCache(make_query_embedder(s), 16))
+    retriever = Retriever(client, s, QueryCache(make_query_embedder(s), 2**20))
     before = _recalls(retriever, TENANT)
     other_before = _recalls(retriever, OTHER)
 
@@ -229,7 +229,7 @@ def test_after_the_move_reads_and_writes_go_to_the_tenant_index(client: OpenSear
     assert svc.memories.read(TENANT, "p0").source["content"].startswith("Written after the move")
     with pytest.raises(NotFound):
         svc.memories.read(TENANT, "bike")
-    retriever = Retriever(client, s, QueryCache(make_query_embedder(s), 16))
+    retriever = Retriever(client, s, QueryCache(make_query_embedder(s), 2**20))
     hits = [r.id for r in retriever.recall(TENANT, RecallRequest(query="when is the dentist", limit=5)).results]
     assert "p0" in hits and "dentist" in hits and "o1" not in hits
     others = [r.id for r in retriever.recall(OTHER, RecallRequest(query="when is the dentist", limit=5)).results]

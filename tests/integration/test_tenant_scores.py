@@ -1,7 +1,9 @@
 """Tenant-independent scores (``lexical_stats: tenant``, the default): tenant B's whole recall response, order
 and scores, is the same before and after tenant A adds 10,000 memories that share B's terms. The
 same check with index statistics (``lexical_stats: index``) shows what it guards against: B's
-scores move."""
+scores move. And the same of users in one tenant: a user's recall is counted over that user's
+memories, so another user's 10,000 memories move none of it, and it is the response the same
+memories give as a tenant of their own (issue 67)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 QUERIES = ["zzqx yyqw", "zzqx", '"yyqw a"', "notes about zzqx and the budget"]
 
 
-def _flood(client: Any, settings: Any, tenant: str, n: int, start: int) -> None:
+def _flood(client: Any, settings: Any, tenant: str, n: int, start: int, user_id: str | None = None) -> None:
     """``n`` memories of ``tenant`` sharing B's terms, written straight in (a fixed vector each:
     what is measured is the lexical side)."""
     rng = np.random.default_rng(start)
@@ -35,7 +37,12 @@ def _flood(client: Any, settings: Any, tenant: str, n: int, start: int) -> None:
                 "_id": memory_doc_id(tenant, f"a{i}"),
                 "_routing": tenant,
                 **build_memory_doc(
-                    tenant_id=tenant, memory_id=f"a{i}", content=content, embedding=vec, embedding_model="test"
+                    tenant_id=tenant,
+                    memory_id=f"a{i}",
+                    content=content,
+                    embedding=vec,
+                    embedding_model="test",
+                    user_id=user_id,
                 ),
             }
         )
@@ -58,10 +65,10 @@ def _same(before: Any, after: Any) -> bool:
     return bool(before == after)
 
 
-def _view(retriever: Retriever, tenant: str) -> list[Any]:
+def _view(retriever: Retriever, tenant: str, user_id: str | None = None) -> list[Any]:
     out = []
     for q in QUERIES:
-        resp = retriever.recall(tenant, RecallRequest(query=q, limit=10, tiered=True))
+        resp = retriever.recall(tenant, RecallRequest(query=q, limit=10, tiered=True, user_id=user_id))
         body = resp.model_dump(mode="json", exclude={"timings"})
         out.append(body)
     return out
@@ -95,3 +102,27 @@ def test_one_tenants_memories_never_change_anothers_scores(api, client, stack_se
     for q, b, a in zip(QUERIES, before_tenant, after_tenant, strict=True):
         assert _same(b, a), (q, b, a)  # the whole response: order, every score, tiers, analysis
     assert [r["id"] for r in before_tenant[0]["results"]][:2] in (["z", "y"], ["y", "z"])
+
+
+def test_one_users_memories_never_change_anothers_scores(api, client, stack_settings, embedder) -> None:
+    """Lena's recall in an organisation is counted over her memories: Omar's 10,000 memories that
+    share her words move nothing of it, and it is what the same memories answer as a tenant of
+    their own (before, counted over the organisation, a user's scores moved with every user's
+    words, and the count cost what the organisation held: lab/README.md, "Users in one tenant")."""
+    state = api.app.state.brain
+    retriever = Retriever(client, stack_settings, state.query_cache, state.graph)
+    lena = [("z", "zzqx a"), ("y", "yyqw a"), ("n", "notes about the budget for the offsite")]
+    seed_memories(
+        client,
+        stack_settings,
+        embedder,
+        [Mem(tenant, m, text, user_id="lena") for tenant in ("org", "lena-own") for m, text in lena],
+    )
+    own = _view(retriever, "lena-own", "lena")  # the same memories, the only ones of their tenant
+    before = _view(retriever, "org", "lena")
+    _flood(client, stack_settings, "org", 10_000, 0, user_id="omar")
+    after = _view(retriever, "org", "lena")
+    for q, b, a, o in zip(QUERIES, before, after, own, strict=True):
+        assert _same(b, a), (q, b, a)  # the whole response: order, every score, tiers, analysis
+        assert _same(a, o), (q, a, o)  # as a tenant of her own
+    assert [r["id"] for r in after[0]["results"]][:2] in (["z", "y"], ["y", "z"])

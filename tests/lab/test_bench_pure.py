@@ -193,3 +193,40 @@ def test_the_api_ratio_divides_by_the_engine_cpu_of_the_same_recalls() -> None:
     assert s["api_over_engine"] == pytest.approx(2.4 / 2.5)
     assert s["engine_cpu_ms"] == 2.5 and s["engine_only_cpu_ms"] == 4.7
     assert s["web_stack_ms"] == 0.45
+
+
+def test_fair_ingest_helpers() -> None:
+    from brain_lab.bench.fair_ingest import Phase, batch_texts, fifo_settings, percentile
+
+    from brain_search.config import load_settings
+    from brain_search.ingest.lanes import Lane, lane_for, should_yield
+
+    assert percentile([3.0, 1.0, 2.0], 50) == 2.0 and percentile([1.0] * 19 + [9.0], 95) == 1.0
+    assert percentile([float(i) for i in range(1, 21)], 95) == 19.0
+    texts = batch_texts(1000)
+    assert len(set(texts)) == 1000 and max(map(len, texts)) < 80
+    off = fifo_settings(load_settings())
+    assert lane_for(1, 0, off) is Lane.bulk  # one lane
+    assert not should_yield(0, 9, 3600.0, off)  # a job runs whole
+    p = Phase("x", [1.0, 2.0, 3.0])
+    assert (p.p50, p.mean) == (2.0, 2.0)
+
+
+def test_users_bench_layout_rows_and_questions() -> None:
+    import numpy as np
+    from brain_lab.bench.corpus import Pool
+    from brain_lab.bench.users import UsersLayout, questions, user_rows
+    from brain_lab.eval.datasets import Memory
+
+    mems = [(c, Memory(f"{c}-{i}", f"turn {i} of {c}")) for c in ("conv-a", "conv-b") for i in range(7)]
+    pool = Pool(["conv-a", "conv-b"], mems, np.eye(14, 8, dtype=np.float32), {"conv-a": ["q a?"], "conv-b": ["q b?"]})
+    layout = UsersLayout(size=40, users=4)
+    assert (layout.per_user, layout.documents) == (10, 40)
+    rows = list(user_rows(pool, layout))
+    assert len(rows) == 40 and len({m.memory_id for _, m, _ in rows}) == 40
+    assert [k for k, _, _ in rows] == [k for k in range(4) for _ in range(10)]
+    assert all(abs(float(np.linalg.norm(v)) - 1.0) < 1e-5 for _, _, v in rows)  # noised copies, normalised
+    assert rows[0][1].content == "turn 0 of conv-a" and rows[10][1].content == "turn 0 of conv-b"
+    qs = questions(pool, layout, 3)
+    assert len(qs) == 3 and len({k for k, _ in qs}) == 3 and qs == questions(pool, layout, 3)
+    assert all(q == ("q a?" if k % 2 == 0 else "q b?") for k, q in qs)

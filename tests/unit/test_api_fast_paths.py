@@ -41,8 +41,8 @@ def test_key_cache_answers_only_fresh_entries() -> None:
     store = _store()
     assert store.cached(None) is None
     assert store.cached("bk_unknown") is None
-    store._cache[hash_key("bk_fresh")] = (Caller("tenant-a", "lena", read_only=True), time.monotonic() + 60)
-    store._cache[hash_key("bk_stale")] = (Caller("tenant-b"), time.monotonic() - 1)
+    store._cache.put(hash_key("bk_fresh"), (Caller("tenant-a", "lena", read_only=True), time.monotonic() + 60))
+    store._cache.put(hash_key("bk_stale"), (Caller("tenant-b"), time.monotonic() - 1))
     assert store.cached("bk_fresh") == "tenant-a"
     assert store.cached_caller("bk_fresh") == Caller("tenant-a", "lena", read_only=True)  # the key's user with it
     assert store.cached("bk_stale") is None

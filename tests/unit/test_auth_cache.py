@@ -79,14 +79,16 @@ def test_a_revocation_takes_effect_within_the_positive_cache_ttl() -> None:
     assert engine.gets == gets
 
 
-def test_the_key_cache_is_bounded(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Many tenants' keys keep the API's memory flat: the oldest key leaves the cache (and costs
-    one lookup again), the newest stay (issue 56.4)."""
-    import brain_search.tenancy.auth as auth
+def test_the_key_cache_is_bounded() -> None:
+    """Many tenants' keys keep the API's memory flat: the least recently used key leaves the cache
+    past its bytes (and costs one lookup again), the newest stay (issues 56.4, 67.5)."""
+    from brain_search.lru import entry_size
+    from brain_search.tenancy.caller import Caller
 
-    monkeypatch.setattr(auth, "KEY_CACHE_SIZE", 3)
     engine = _Engine({hash_key(f"bsk_{i}"): {"tenant_id": f"t{i}", "revoked": False} for i in range(5)})
     keys = KeyStore(engine, load_settings())  # type: ignore[arg-type]
+    one = entry_size(hash_key("bsk_0"), (Caller("t0", None, False), 0.0))
+    keys._cache.max_bytes = 3 * one + one // 2  # room for three keys
     for i in range(5):
         assert keys.resolve(f"bsk_{i}") == f"t{i}"
     assert len(keys._cache) == 3 and engine.gets == 5

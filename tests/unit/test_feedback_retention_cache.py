@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import brain_search.feedback.store as store
 from brain_search.config import load_settings
 from brain_search.feedback.store import FeedbackStore
+from brain_search.lru import entry_size
 
 
 class _Tenants:
@@ -21,10 +21,11 @@ class _Tenants:
         return {"found": False}
 
 
-def test_the_retention_cache_keeps_the_newest_tenants_only(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(store, "RETENTION_CACHE_SIZE", 3)
+def test_the_retention_cache_keeps_the_newest_tenants_only() -> None:
     engine = _Tenants()
     feedback = FeedbackStore(engine, load_settings())  # type: ignore[arg-type]
+    one = entry_size("a", (feedback.default_retention_s, 0.0))
+    feedback._retention.max_bytes = 3 * one + one // 2  # room for three tenants
     for t in ("a", "b", "c", "d"):
         assert feedback.retention_s(t) == feedback.default_retention_s
     assert list(feedback._retention) == ["b", "c", "d"] and engine.gets == 4

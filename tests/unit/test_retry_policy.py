@@ -162,7 +162,7 @@ class _PermanentFailures:
     def __init__(self) -> None:
         self.runs = 0
 
-    def run(self, job: IngestJob, deadline: float | None = None) -> AttemptOutcome:
+    def run(self, job: IngestJob, deadline: float | None = None, **_: object) -> AttemptOutcome:
         self.runs += 1
         bad = [
             (it, ItemOutcome(it.memory_id, False, False, 400, "mapper_parsing_exception", "bad")) for it in job.items

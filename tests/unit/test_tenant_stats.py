@@ -31,7 +31,9 @@ from brain_search.retrieval.tenant_stats import (
     TenantStats,
     count_terms,
     idf,
+    stats_bytes,
     stats_from,
+    stats_key,
     tenant_clause,
     words_to_weigh,
 )
@@ -83,6 +85,27 @@ def test_b_is_small_for_a_tenant_of_chat_lines_and_lucenes_for_long_texts() -> N
     middle = [bm25_b(x) for x in (31.0, 40.0, 50.0, 59.0)]
     assert BM25_B_SHORT < middle[0] < middle[1] < middle[2] < middle[3] < BM25_B
     assert math.isclose(bm25_b(45.0), (BM25_B_SHORT + BM25_B) / 2)
+
+
+def test_a_users_recall_counts_what_the_user_reads_under_a_key_of_its_own() -> None:
+    from brain_search.store.scope import UserScope
+
+    lena = UserScope("lena")
+    body = counts_body("org", ["zzqx"], lena)
+    assert body["query"]["bool"]["filter"] == [{"term": {"tenant_id": "org"}}, {"term": {"user_id": "lena"}}]
+    assert counts_body("org", ["zzqx"], UserScope()) == counts_body("org", ["zzqx"])  # the whole tenant
+    keys = {
+        stats_key("org"),
+        stats_key("org", lena),
+        stats_key("org", UserScope("lena", include_shared=True)),
+        stats_key("org", UserScope("lena", "bot")),
+        stats_key("org", UserScope(None, "bot")),
+        stats_key("org-lena"),
+    }
+    assert len(keys) == 6 and stats_key("org", UserScope()) == "org"
+    cache = StatsCache()
+    cache.put(stats_key("org"), TenantStats(100, 1000.0, 100, {"zzqx": 40}))
+    assert cache.get(stats_key("org", lena), ["zzqx"]) is None  # the organisation's count is not hers
 
 
 def test_one_search_counts_the_tenant_every_word_and_the_lengths() -> None:
@@ -138,7 +161,7 @@ def test_the_cache_answers_only_when_every_word_was_counted() -> None:
     assert few.get("t1", ["b", "c"]) is not None and few.get("t1", ["a"]) is None  # the oldest word out
     few.put("t1", TenantStats(10, 100.0, 10, {"x": 1, "y": 1, "z": 1}))  # more words than room: the last count's
     assert few.get("t1", ["x", "y", "z"]) is not None and few.get("t1", ["c"]) is None
-    small = StatsCache(max_tenants=1)
+    small = StatsCache(max_bytes=stats_bytes("a", STATS) + 10)  # room for one tenant
     small.put("a", STATS)
     small.put("b", STATS)
     assert small.get("a", []) is None and small.get("b", []) == STATS

@@ -13,7 +13,9 @@ import typer
 from rich.table import Table
 
 from brain_lab.commands.bench_common import POOL_HELP, _load_avg, _log, _out, _pool, _settings, _workload, console
+from brain_lab.commands.bench_ingest import add_ingest_commands
 from brain_lab.commands.bench_shared import add_shared_commands
+from brain_search.store.cache_budget import cache_budgets
 
 if TYPE_CHECKING:
     from brain_lab.bench.load import PhaseResult
@@ -250,7 +252,9 @@ def recall(
     client = make_client(s)
     pool = load_pool(s, cached_embedder(s))
     items = build_workload(pool, n, parse_mix(mix), with_writes=False).recalls()
-    retriever = Retriever(client, s, QueryCache(make_query_embedder(s), s.query_cache_size), GraphStore(client, s))
+    retriever = Retriever(
+        client, s, QueryCache(make_query_embedder(s), cache_budgets(s).query_vectors), GraphStore(client, s)
+    )
     retriever.recall(items[0].tenant, RecallRequest(query="warm up"))  # first call loads lazily
     # an unmeasured pass with cached vectors first, so the engine's caches are warm for every pass
     texts = sorted({it.body["query"] for it in items})
@@ -442,3 +446,4 @@ def api_cost(
 
 
 add_shared_commands(bench_app)
+add_ingest_commands(bench_app)

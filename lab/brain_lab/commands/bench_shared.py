@@ -1,6 +1,8 @@
 """CLI: ``brain-search bench shards`` and ``bench tenants`` (issue 56, items 1 and 4): a large shared
 index at several shard layouts (``bench/shared.py``), a tenant's routed and unrouted recall across
-them, and small tenants beside one alone. ``add_shared_commands`` puts them on the bench app."""
+them, and small tenants beside one alone; ``bench users`` (issue 67): a user of a big tenant
+beside the same memories as a tenant of their own. ``add_shared_commands`` puts them on the bench
+app."""
 
 from __future__ import annotations
 
@@ -170,6 +172,53 @@ def tenants(
     _finish(folder / "tenants.json", rep.__dict__, client, built, keep)
 
 
+def users(
+    size: str = typer.Option("100k", help="memories of the big tenant (the issue's 1m: see lab/README.md)"),
+    user_count: int = typer.Option(10_000, "--users", min=1, help="users the big tenant's memories are spread over"),
+    n: int = typer.Option(300, min=1, help="random users asked a question (each also a tenant of its own)"),
+    rounds: int = typer.Option(2, min=1, help="measured rounds over the questions"),
+    request_cache: bool = typer.Option(
+        False, help="leave the engine's request cache on (a repeated count is then free; off: as under writes)"
+    ),
+    force: bool = typer.Option(False, help="rebuild the index even where complete"),
+    keep: bool = typer.Option(True, help="keep the index for the next run (--no-keep deletes it after)"),
+    out: Path = typer.Option(None, help="output folder"),
+) -> None:
+    """A user's recall in one big tenant of many users (the ``user_id`` scope) against the same
+    memories as a tenant of their own, same index (issue 67): engine CPU per recall and p95, and
+    their ratios (goal ≤ 1.2)."""
+    from brain_lab.bench.corpus import parse_size
+    from brain_lab.bench.users import IN_ORG, OWN, UsersLayout, drop_users, run_users, users_ratios
+    from brain_search.store.client import make_client
+
+    s = _settings(None)
+    layout = UsersLayout(parse_size(size), user_count)
+    client = make_client(s)
+    folder = _out(out, "users")
+    _log(f"{layout.documents:,} memories over {layout.users:,} users ({layout.per_user} each); load avg {_load_avg()}")
+    rep = run_users(client, s, _pool(s), layout, n, rounds, request_cache=request_cache, force=force, log=_log)
+    title = (
+        f"recall of a user with {layout.per_user} memories: in a {layout.documents:,}-memory tenant of"
+        f" {layout.users:,} users, or alone; {rep.questions} questions × {rep.rounds}, request cache"
+        f" {'on' if rep.request_cache else 'off'}; load avg"
+        f" {rep.load_avg_before} → {rep.load_avg_after}"
+    )
+    eng, sh, p95 = users_ratios(rep)
+    console.print(_ratio_table(title, rep.paths, [(IN_ORG, eng, sh, p95), (OWN, 1.0, 1.0, 1.0)]))
+    console.print(
+        f"{IN_ORG} ÷ {OWN}: engine CPU (net) {eng:.2f}×, shard ms {sh:.2f}×, p95 {p95:.2f}× (goal ≤ 1.2);"
+        f" the same answers (ids in order) for {rep.same_answers}/{rep.questions} questions;"
+        f" the node's background {rep.background_cpu_ms_per_s:.0f} ms/s"
+    )
+    if rep.load_s:
+        console.print(f"{rep.index}: loaded in {rep.load_s:.0f} s, merged in {rep.merge_s:.0f} s")
+    (folder / "users.json").write_text(json.dumps(rep.__dict__, indent=2))
+    if not keep:
+        drop_users(client, s, layout)
+        console.print("index deleted")
+    console.print(f"results in {folder}")
+
+
 def _finish(path: Path, report: dict[str, Any], client: OpenSearch, built: list[Built], keep: bool) -> None:
     """The report written to ``path``; the shared indices deleted unless ``keep``."""
     from brain_lab.bench.shared import drop_shared
@@ -182,6 +231,7 @@ def _finish(path: Path, report: dict[str, Any], client: OpenSearch, built: list[
 
 
 def add_shared_commands(app: typer.Typer) -> None:
-    """``shards`` and ``tenants`` as commands of ``app`` (the bench app)."""
+    """``shards``, ``tenants`` and ``users`` as commands of ``app`` (the bench app)."""
     app.command("shards")(shards)
     app.command("tenants")(tenants)
+    app.command("users")(users)

@@ -33,6 +33,7 @@ def feedback_eval(
     from brain_search.feedback.store import FeedbackStore
     from brain_search.graph.store import GraphStore
     from brain_search.retrieval.pipeline import Retriever
+    from brain_search.store.cache_budget import cache_budgets
     from brain_search.store.client import make_client
 
     settings = load_settings()
@@ -43,7 +44,7 @@ def feedback_eval(
         console.print(f"tenant {tenant}: no kept recall has a result marked relevant ({left} marked, none relevant)")
         raise typer.Exit(1)
     embedder = make_query_embedder(settings)
-    cache = QueryCache(embedder, settings.query_cache_size)
+    cache = QueryCache(embedder, cache_budgets(settings).query_vectors)
     retriever = Retriever(client, settings, cache, GraphStore(client, settings))
     table = run(labelled, retriever, tenant, limit)
     if out is not None:

@@ -24,6 +24,7 @@ from brain_search.encoders.embedding import Embedder, QueryCache
 from brain_search.models import Focus, RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.ranking import RankingParams
+from brain_search.store.cache_budget import cache_budgets
 
 Z_NAIVE = "Brain Z-naive (z_value=0.5)"
 Z_AWARE = "Brain Z-aware (focus auto)"
@@ -83,7 +84,7 @@ def brain_systems(
     encoded by ``query_embedder`` where given, else by ``embedder``. Time words are read only for
     tenants in ``reference_times`` (data without dates, like SciFact, has no time to scope)."""
     queries = query_embedder or embedder
-    retriever = Retriever(client, settings, QueryCache(queries, settings.query_cache_size), ranking=ranking)
+    retriever = Retriever(client, settings, QueryCache(queries, cache_budgets(settings).query_vectors), ranking=ranking)
     refs = dict(reference_times or {})
     systems = [
         BrainSystem(retriever, Z_NAIVE, z_value=0.5, reference_times=refs),

@@ -47,6 +47,7 @@ from brain_search.config import Settings
 from brain_search.encoders.base import BGE_SMALL, E5_SMALL, encoder_info
 from brain_search.encoders.embedding import Embedder, e5_side, make_embedder, make_query_embedder, query_cut
 from brain_search.models import RecallRequest, RecallResponse
+from brain_search.store.cache_budget import cache_budgets
 
 PARTS = ("retrieval", "exact", "intent", "z")
 DATASETS = ("locomo", "scifact", "realmem")
@@ -381,7 +382,7 @@ class EvalRunner:
         ds = self.split_of("locomo", split)
         s = self.indexed["locomo"].settings
         encoder = self.brain_query_embedder()
-        retriever = Retriever(self.client, s, QueryCache(encoder, s.query_cache_size))
+        retriever = Retriever(self.client, s, QueryCache(encoder, cache_budgets(s).query_vectors))
         scifact = None
         if split == "dev" and "scifact" in self.options.datasets:
             full = self.load("scifact")
@@ -412,7 +413,7 @@ class EvalRunner:
 
         ds = self.split_of("realmem", split)
         s = self.indexed["realmem"].settings
-        retriever = Retriever(self.client, s, QueryCache(encoder, s.query_cache_size))
+        retriever = Retriever(self.client, s, QueryCache(encoder, cache_budgets(s).query_vectors))
         questions = question_sample(ds.queries, 40 if self.options.quick else len(ds.queries), self.options.seed)
         self.query_side.encode([q.text for q in questions])
         bar = self.progress(f"Z {split}: RealMem nothing matched, evidence removed ({len(questions)})", len(questions))

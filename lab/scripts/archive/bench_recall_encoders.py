@@ -38,6 +38,7 @@ from brain_search.encoders.embedding import Embedder, OnnxQueryEmbedder, QueryCa
 from brain_search.graph.store import GraphStore
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
+from brain_search.store.cache_budget import cache_budgets
 from brain_search.store.client import make_client
 
 
@@ -78,7 +79,7 @@ def main() -> None:
     cursor = 50
     for _ in range(args.rounds):
         for v in random.sample(variants, len(variants)):
-            vectors = cached if v == "cached" else QueryCache(encoders[v], s.query_cache_size)
+            vectors = cached if v == "cached" else QueryCache(encoders[v], cache_budgets(s).query_vectors)
             retriever = Retriever(client, s, vectors, graph)
             lat: list[float] = []
 
