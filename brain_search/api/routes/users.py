@@ -20,7 +20,10 @@ from brain_search.api.routes.admin import mint_key
 from brain_search.tenancy.audit import tenant_hash
 
 router = APIRouter(prefix="/v1/users", tags=["users"])
-UserPath = Annotated[str, Path(pattern=OWNER_ID_PATTERN, description="the user's id inside the organisation")]
+UserPath = Annotated[
+    str,
+    Path(pattern=OWNER_ID_PATTERN, min_length=1, max_length=256, description="the user's id inside the organisation"),
+]
 
 
 @router.post("/{user_id}/keys", status_code=status.HTTP_201_CREATED)

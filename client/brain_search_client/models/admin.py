@@ -79,6 +79,8 @@ class UserKeyIn(BaseModel):
     expires_at: EngineTime | None = Field(None, description="from then on the key is a 401 (ISO 8601, ahead)")
     read_only: bool = Field(False, description="the key recalls and reads; every write and delete is a 403")
 
+    _expires_ahead = field_validator("expires_at")(_ahead)
+
 
 class KeyOut(BaseModel):
     key_id: str
