@@ -56,11 +56,12 @@ from brain_search.retrieval.tenant_stats import (
     words_to_weigh,
 )
 from brain_search.retrieval.text import query_terms
-from brain_search.retrieval.theme import THEME_Z, theme_nodes
+from brain_search.retrieval.theme import theme_nodes
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources
 from brain_search.retrieval.zaxis import ZCalibration
+from brain_search.retrieval.zscale import THEME_Z
 from brain_search.store.cache_budget import cache_budgets
 from brain_search.store.client import counted_requests
 from brain_search.store.placement import placement_for

@@ -1,7 +1,7 @@
 """A broad question about a theme (spec 5.3, the Broad tier: "abstract pattern matching"): its
 knowledge-graph nodes are the theme, and the memories under them are its matches.
 
-A recall is a theme recall when its target Z is at least ``THEME_Z`` (the broad end: "explore
+A recall is a theme recall when its target Z is at least ``zscale.THEME_Z`` (the broad end: "explore
 everything related to my health"), the target came from the query itself (``focus: auto``) and
 the query names nodes of the tenant: those whose last label segment it names ("health" →
 ``Health``, ``Personal/Health``: one more round trip, to the graph), within the request's
@@ -17,9 +17,6 @@ own match, unless a node under ``Users/lena`` is named by the question (``Users/
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-
-THEME_Z = 0.8
-"""the target Z from which a node-scoped recall returns its theme"""
 
 
 def _singular(word: str) -> str:

@@ -5,7 +5,8 @@ Z says what kind of match a memory is; ``relevance`` says how good. The spec's l
 is instead: a literal hit has a cosine of 0.6–0.9, so its Z is 0.4–0.5; a stray keyword hit has a
 cosine near 0.1, so its Z is about 0.2 ("Exact"); a memory sharing no word is always 1.0. It stays
 selectable (``ZFormula.spec``) for comparison. The calibrated Z follows the spec's meaning
-(section 2, the 5.3 picture):
+(section 2, the 5.3 picture); each kind's place on the axis is read from ``zscale`` (this module
+decides which kind a memory is, and how far along its band):
 
 - **Exact, Z < 0.3**: the memory holds the quoted phrase, or the cue-stripped query as a phrase
   (Z 0.05), or every content word of the query literally, close together (0.10–0.25, tighter is
@@ -35,6 +36,7 @@ from typing import Any
 
 from brain_search.models import MatchKind, ZFormula
 from brain_search.retrieval.text import normalize_text, padded_text
+from brain_search.retrieval.zscale import PHRASE_Z, meaning_z, terms_z, words_z
 
 __all__ = ["Match", "MatchKind", "QueryTerms", "ZCalibration", "ZFormula", "match", "query_terms_of"]
 
@@ -154,16 +156,10 @@ class ZCalibration:
         return s + (1 - s) * self.lexical_weight * shared
 
     def meaning_z(self, strength: float) -> float:
-        """Z of a match in mostly other words, by its strength: 0.9 at the floor, 0.55 at the
-        strength of a memory at ``cos_strong`` sharing no word (a typical answer, said otherwise),
-        0.5 at strength 1, linear in between; below the floor from 0.9 up to 1.0 at strength 0."""
-        f = min(max(self.floor, 1e-6), 1 - 2e-6)
-        strong = self._strong
-        if strength < f:
-            return 0.9 + 0.1 * (1 - strength / f)
-        if strength < strong:
-            return 0.9 - 0.35 * (strength - f) / (strong - f)
-        return 0.55 - 0.05 * min((strength - strong) / (1 - strong), 1.0)
+        """Z of a match in mostly other words, by its strength (``zscale.meaning_z``: 0.9 at the
+        floor, 0.55 at the strength of a memory at ``cos_strong`` sharing no word, 0.5 at strength
+        1; below the floor up to 1.0 at strength 0)."""
+        return meaning_z(strength, min(max(self.floor, 1e-6), 1 - 2e-6), self._strong)
 
 
 def interpolate(knots: Sequence[tuple[float, float]], x: float) -> float:
@@ -327,16 +323,14 @@ def match(
     sigma = cal.sigma(cosine)
 
     if q.phrases and all(p and p in padded for p in q.padded_phrases):
-        return Match(MatchKind.phrase, 0.05, 1.0, 1.0, sigma)
+        return Match(MatchKind.phrase, PHRASE_Z, 1.0, 1.0, sigma)
     n = len(q.terms)
     if n and all(literal):
         span = literal_span(words, q.terms)
         if span is not None and span <= max(cal.window * n, 2):
             tight = (span - n) / max(cal.window * n - n, 1)
-            z = 0.10 + 0.15 * min(max(tight, 0.0), 1.0)
-            return Match(MatchKind.words, round(z, 4), 1.0, 1.0, sigma)
+            return Match(MatchKind.words, round(words_z(tight), 4), 1.0, 1.0, sigma)
     strength = cal.strength(cosine, shared)
     if shared >= cal.precise_share and strength >= cal.floor and any(stemmed_hits):  # lexical 0: no terms match
-        z = 0.30 + 0.19 * (1 - shared) / max(1 - cal.precise_share, 1e-6)
-        return Match(MatchKind.terms, round(z, 4), strength, shared, sigma)
+        return Match(MatchKind.terms, round(terms_z(shared, cal.precise_share), 4), strength, shared, sigma)
     return Match(MatchKind.meaning, round(cal.meaning_z(strength), 4), strength, shared, sigma)

@@ -128,3 +128,22 @@ def test_no_false_precise_for_a_number_fragment_the_engine_did_not_find() -> Non
     literal = query_terms_of("pricing month", (), ["pricing", "month"], cal.key_weight)  # far apart
     assert match(pricing, literal, [False, False], 0.5, cal).kind is MatchKind.meaning
     assert match(pricing, literal, [True, False], 0.5, cal).kind is MatchKind.terms
+
+
+def test_every_place_on_the_axis_is_read_from_the_scale() -> None:
+    """Issue 70: ``zaxis.match`` places each kind of match where ``zscale`` says (one owner)."""
+    from brain_search.retrieval import zscale
+
+    phrase = _match("53% for me", "The equity split is 53% for me.", 0.2, phrases=("53% for me",))
+    assert phrase.z == zscale.PHRASE_Z
+    tight = _match("split equity", "The equity split is 53%.", 0.9)  # both words side by side, not the phrase
+    assert tight.z == round(zscale.words_z(0.0), 4) == zscale.WORDS_Z.start
+    assert zscale.words_z(1.0) == pytest.approx(0.25) and zscale.words_z(7.0) == zscale.words_z(1.0)
+    assert zscale.terms_z(1.0, CAL.precise_share) == zscale.TERMS_Z.start == 0.30
+    assert zscale.terms_z(CAL.precise_share, CAL.precise_share) == pytest.approx(0.49)
+    strong = CAL._strong
+    for s in (0.0, 0.1, CAL.floor, (CAL.floor + strong) / 2, strong, 0.99, 1.0):
+        assert CAL.meaning_z(s) == zscale.meaning_z(s, CAL.floor, strong)
+    assert zscale.meaning_z(0.0, 0.3, 0.6) == pytest.approx(1.0)
+    assert zscale.meaning_z(0.6, 0.3, 0.6) == pytest.approx(0.55)
+    assert zscale.THEME_Z == 0.8
