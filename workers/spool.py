@@ -35,6 +35,7 @@ from brain_search.ingest.bulk import ItemOutcome
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.models import MemoryItem
 from brain_search.ingest.task_records import RecordMissing, TaskRecords
+from brain_search.store.scope import TENANT_FIELD
 
 log = logging.getLogger(__name__)
 DRAIN_BATCH = 100
@@ -87,7 +88,7 @@ class Spool:
     ) -> None:
         """Spool a task's end: its memories dead-lettered with the reason, its record failed."""
         entry = {
-            "tenant_id": tenant_id,
+            TENANT_FIELD: tenant_id,
             "task_id": task_id,
             "attempts": attempts,
             "error": error,
@@ -141,7 +142,7 @@ class Spool:
                     )
                     for f in entry["failures"]
                 ]
-                tenant_id, task_id = str(entry["tenant_id"]), str(entry["task_id"])
+                tenant_id, task_id = str(entry[TENANT_FIELD]), str(entry["task_id"])
             except (ValueError, TypeError, KeyError):  # pydantic's ValidationError is a ValueError
                 self._refuse(raw)
                 continue

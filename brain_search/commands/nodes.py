@@ -13,10 +13,12 @@ from typing import Any
 
 import typer
 from brain_search_client import AdminClient, BrainClient
+from brain_search_client.models.admin import TenantIn
 from pydantic import BaseModel
 from rich.table import Table
 
 from brain_search.commands.common import ADMIN_OPT, JSON_OPT, KEY_OPT, URL_OPT, Api, admin_api, console, tenant_api
+from brain_search.store.scope import TENANT_FIELD
 
 nodes_app = typer.Typer(help="Knowledge-graph nodes (X-axis) of your tenant, through the HTTP API.")
 tenants_app = typer.Typer(help="Tenants and API keys (needs the admin key), through the HTTP API.")
@@ -227,7 +229,9 @@ def tenant_create_many(
     api = _admin(url, admin_key)
     totals = {"created": 0, "existing": 0, "erasing": 0}
     for start in range(0, len(rows), 1000):
-        chunk = [{"tenant_id": r[0].strip(), "name": r[1] if len(r) > 1 else None} for r in rows[start : start + 1000]]
+        chunk = [
+            TenantIn(tenant_id=r[0].strip(), name=r[1] if len(r) > 1 else None) for r in rows[start : start + 1000]
+        ]
         out = _json(api(lambda a, chunk=chunk: a.tenants.create_many(chunk)))  # type: ignore[misc]
         for k in totals:
             totals[k] += len(out[k])
@@ -281,16 +285,15 @@ def tenant_usage(
 ) -> None:
     """Memories held, written and recalls made over the last --days, per tenant or per user."""
     usage = _admin(url, admin_key)(lambda a: a.usage(tenant=tenant_id or None, by_user=by_user, days=days, limit=limit))
-    out = _json(usage)
     if as_json:
-        typer.echo(json.dumps(out, indent=2))
+        typer.echo(json.dumps(_json(usage), indent=2))
         return
     console.print(
         f"{'user' if by_user else 'tenant':24} memories  written  recalls   (last {days} days)", highlight=False
     )
-    for r in out["rows"]:
-        who = (r["user_id"] or "(shared)") if by_user else r["tenant_id"]
-        console.print(f"{who:24} {r['memories']:>8} {r['written']:>8} {r['recalls']:>8}", highlight=False)
+    for r in usage.rows:
+        who = (r.user_id or "(shared)") if by_user else r.tenant_id
+        console.print(f"{who:24} {r.memories:>8} {r.written:>8} {r.recalls:>8}", highlight=False)
 
 
 @tenants_app.command("languages")
@@ -323,7 +326,7 @@ def tenant_audit(
 ) -> None:
     """Changes to tenants and keys, newest first (one tenant's, or all)."""
     for e in _admin(url, admin_key)(lambda a: a.audit(tenant=tenant_id or None, limit=limit)):
-        who = e.get("tenant_id") or f"#{str(e.get('tenant_hash', ''))[:12]}"
+        who = e.get(TENANT_FIELD) or f"#{str(e.get('tenant_hash', ''))[:12]}"
         console.print(f"{e['at']}\t{e['action']}\t{who}\t{e.get('key_id') or ''}", highlight=False)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from brain_search.store.scope import UserScope, owned
+from brain_search.store.scope import UserScope, owned, tenant_term
 
 # forgetting memories: they and their stored pieces (``<id>#<n>``) leave the results and the
 # marks of every record that showed them
@@ -79,7 +79,7 @@ def scrub_body(tenant_id: str, memory_ids: list[str]) -> dict[str, Any]:
     return {
         "query": {
             "bool": {
-                "filter": [{"term": {"tenant_id": tenant_id}}],
+                "filter": [tenant_term(tenant_id)],
                 "should": showed,
                 "minimum_should_match": 1,
             }

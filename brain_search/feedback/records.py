@@ -12,6 +12,7 @@ from typing import Any
 
 from brain_search.models import MemoryResult, RecallRequest, RecallResponse
 from brain_search.retrieval.tiers import TIER_NAMES, tier_of
+from brain_search.store.scope import TENANT_FIELD
 
 
 def new_recall_id() -> str:
@@ -61,7 +62,7 @@ def recall_record(
     ]
     owner = {k: v for k, v in (("user_id", req.user_id), ("agent_id", req.agent_id)) if v is not None}
     return {
-        "tenant_id": tenant_id,
+        TENANT_FIELD: tenant_id,
         "recall_id": recall_id,
         **owner,  # whose recall: their feedback, their summary, and forgetting them find it
         "at": at.isoformat(),

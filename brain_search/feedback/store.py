@@ -34,7 +34,7 @@ from brain_search.feedback.summary import parse_summary
 from brain_search.lru import ByteLRU
 from brain_search.store.cache_budget import cache_budgets
 from brain_search.store.indices import IndexNames
-from brain_search.store.scope import UserScope, owned
+from brain_search.store.scope import UserScope, owned, tenant_of, tenant_term
 
 log = logging.getLogger(__name__)
 RETENTION_CACHE_S = 30.0
@@ -110,7 +110,7 @@ class FeedbackStore:
         tenant's, a recall made for a user ``scope`` does not hold, or expired)."""
         r: dict[str, Any] = self.client.get(index=self.index, id=record_doc_id(tenant_id, recall_id), ignore=[404])
         src = r.get("_source") if r.get("found") else None
-        if not src or src.get("tenant_id") != tenant_id or src.get("recall_id") != recall_id:
+        if not src or tenant_of(src) != tenant_id or src.get("recall_id") != recall_id:
             return None
         if scope is not None and not scope.own().holds(src):
             return None
@@ -181,7 +181,7 @@ class FeedbackStore:
         records changed or deleted."""
         params = {"refresh": "true", "conflicts": "proceed"}
         if memory_ids is None:
-            body = {"query": {"term": {"tenant_id": tenant_id}}}
+            body = {"query": tenant_term(tenant_id)}
             return int(self.client.delete_by_query(index=self.index, body=body, params=params).get("deleted", 0))
         if not memory_ids:
             return 0

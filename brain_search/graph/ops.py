@@ -30,7 +30,7 @@ from opensearchpy.helpers import bulk
 
 from brain_search.errors import Conflict, InvalidInput, NotFound
 from brain_search.graph.store import GraphStore, in_subtree, node_doc_id, normalize_label, parent_of
-from brain_search.store.scope import scope_filter
+from brain_search.store.scope import TENANT_FIELD, TenantScope, tenant_term
 
 
 # ------------------------------------------------------------------ pure builders
@@ -47,9 +47,9 @@ def relabel_script(from_label: str, to_label: str) -> dict[str, Any]:
     return {"lang": "painless", "source": source, "params": {"from": from_label, "to": to_label}}
 
 
-def subtree_memories_query(tenant_id: str, label: str) -> dict[str, Any]:
+def subtree_memories_query(scope: TenantScope, label: str) -> dict[str, Any]:
     """The tenant's memories whose ``node_path`` is ``label`` or under it."""
-    return {"bool": {"filter": scope_filter(tenant_id, [label])}}
+    return {"bool": {"filter": scope.memories([label])}}
 
 
 def relabel(label: str, from_label: str, to_label: str) -> str:
@@ -63,11 +63,10 @@ def task_doc_id(tenant_id: str, task_id: str) -> str:
 # ------------------------------------------------------------------ operations
 def count_memories(graph: GraphStore, tenant_id: str, label: str) -> int:
     """Memories under ``label``'s subtree, a memory indexed a moment ago included (a refresh first)."""
-    graph.client.indices.refresh(index=graph.memories(tenant_id))
+    scope = graph.memories(tenant_id)
+    graph.client.indices.refresh(index=scope.index)
     r = graph.client.count(
-        index=graph.memories(tenant_id),
-        body={"query": subtree_memories_query(tenant_id, label)},
-        params={"routing": tenant_id},
+        index=scope.index, body={"query": subtree_memories_query(scope, label)}, params=scope.params()
     )
     return int(r["count"])
 
@@ -104,11 +103,12 @@ def move_node(graph: GraphStore, tenant_id: str, ref: str, new_label: str) -> Mo
         for n in moved
     ]
     bulk(graph.client, actions, index=graph.index, refresh=True, raise_on_error=True)
-    body = {"query": subtree_memories_query(tenant_id, old), "script": relabel_script(old, new)}
+    scope = graph.memories(tenant_id)
+    body = {"query": subtree_memories_query(scope, old), "script": relabel_script(old, new)}
     r = graph.client.update_by_query(
-        index=graph.memories(tenant_id),
+        index=scope.index,
         body=body,
-        params={"routing": tenant_id, "wait_for_completion": "false", "conflicts": "proceed", "refresh": "true"},
+        params=scope.params(wait_for_completion="false", conflicts="proceed", refresh="true"),
     )
     task = _record(graph, tenant_id, "move", node.id, old, new, r["task"])
     return MoveResult(node=next(n for n in moved if n.id == node.id), relabelled_nodes=len(moved), task=task)
@@ -142,10 +142,11 @@ def delete_node(
     if cascade and forget is not None:  # even with none stored: its fence covers writes still queued
         task = _record(graph, tenant_id, "delete", node.id, node.label, None, forget(tenant_id, node.label))
     elif memories:
+        scope = graph.memories(tenant_id)
         r = graph.client.delete_by_query(
-            index=graph.memories(tenant_id),
-            body={"query": subtree_memories_query(tenant_id, node.label)},
-            params={"routing": tenant_id, "wait_for_completion": "false", "conflicts": "proceed", "refresh": "true"},
+            index=scope.index,
+            body={"query": subtree_memories_query(scope, node.label)},
+            params=scope.params(wait_for_completion="false", conflicts="proceed", refresh="true"),
         )
         task = _record(graph, tenant_id, "delete", node.id, node.label, None, r["task"])
     ids = [n.id for n in subtree]
@@ -235,7 +236,7 @@ def _record(
         created_at=datetime.now(UTC),
     )
     doc = {
-        "tenant_id": tenant_id,
+        TENANT_FIELD: tenant_id,
         "opensearch_task": opensearch_task,
         **info.model_dump(mode="json", include={"task_id", "kind", "node_id", "from_label", "to_label", "created_at"}),
     }
@@ -247,7 +248,7 @@ def _record(
 
 def _drop_edges_to(graph: GraphStore, tenant_id: str, ids: list[str]) -> None:
     """Remove ``ids`` from the related lists of the tenant's other nodes."""
-    query = {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"terms": {"related": ids}}]}}
+    query = {"bool": {"filter": [tenant_term(tenant_id), {"terms": {"related": ids}}]}}
     graph.client.update_by_query(
         index=graph.index,
         body={

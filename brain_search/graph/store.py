@@ -27,6 +27,7 @@ from brain_search.config import Settings
 from brain_search.errors import InvalidInput, NotFound
 from brain_search.store.indices import IndexNames
 from brain_search.store.placement import placement_for
+from brain_search.store.scope import TENANT_FIELD, TenantScope, tenant_term
 
 NODE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 LABEL_SEGMENT_RE = re.compile(r"^[^/\x00-\x1f]{1,100}$")
@@ -82,11 +83,11 @@ def node_doc_id(tenant_id: str, node_id: str) -> str:
 
 def node_doc(tenant_id: str, node: Node) -> dict[str, Any]:
     """The stored document: the node plus its tenant and the path-tokenised label."""
-    return {"tenant_id": tenant_id, "label_tree": node.label, **node.model_dump(mode="json")}
+    return {TENANT_FIELD: tenant_id, "label_tree": node.label, **node.model_dump(mode="json")}
 
 
 def _tenant(tenant_id: str, *clauses: dict[str, Any]) -> dict[str, Any]:
-    return {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, *clauses]}}
+    return {"bool": {"filter": [tenant_term(tenant_id), *clauses]}}
 
 
 class GraphStore:
@@ -97,9 +98,10 @@ class GraphStore:
         self.tasks_index = names.node_tasks
         self.placement = placement_for(client, settings)
 
-    def memories(self, tenant_id: str) -> str:
-        """The alias ``tenant_id``'s memories are read and written through (store/placement.py)."""
-        return self.placement.index(tenant_id)
+    def memories(self, tenant_id: str) -> TenantScope:
+        """The scope of ``tenant_id``'s memories: the alias they are read and written through
+        (store/placement.py), looked up once per node operation."""
+        return TenantScope.of(self.placement, tenant_id)
 
     # ---------------------------------------------------------------- reads
     def get_by_id(self, tenant_id: str, node_id: str) -> Node:

@@ -29,7 +29,7 @@ from brain_search.ingest.bulk import ItemOutcome, bulk_body, encode_entry
 from brain_search.ingest.models import DeadLetter, DeadLetterPage, MemoryItem
 from brain_search.ingest.retry_policy import error_fields
 from brain_search.store.indices import IndexNames
-from brain_search.store.scope import UserScope, owned
+from brain_search.store.scope import TENANT_FIELD, UserScope, owned
 
 
 def dead_letter_id(tenant_id: str, task_id: str, memory_id: str) -> str:
@@ -56,7 +56,7 @@ class DeadLetterStore:
         entries = []
         for item, outcome in failures:
             doc = {
-                "tenant_id": tenant_id,
+                TENANT_FIELD: tenant_id,
                 "task_id": task_id,
                 "memory_id": item.memory_id,
                 "reason": outcome.reason or "unknown",
@@ -153,7 +153,7 @@ class DeadLetterStore:
         }
         r = self.client.search(index=self.index, body=body)
         items = [
-            DeadLetter(id=h["_id"], **{k: v for k, v in h["_source"].items() if k not in ("tenant_id", "chunk_of")})
+            DeadLetter(id=h["_id"], **{k: v for k, v in h["_source"].items() if k not in (TENANT_FIELD, "chunk_of")})
             for h in r["hits"]["hits"]
         ]
         return DeadLetterPage(total=r["hits"]["total"]["value"], items=items)

@@ -40,7 +40,7 @@ from brain_search.ingest.models import TaskState
 from brain_search.ingest.tombstones import forget_older_copies, tombstone_entries, write_versioned
 from brain_search.store.indices import IndexNames
 from brain_search.store.placement import placement_for
-from brain_search.store.scope import UserScope, jobs_of, scope_filter
+from brain_search.store.scope import TENANT_FIELD, TenantScope, UserScope, jobs_of, scope_filter, tenant_of, tenant_term
 
 log = logging.getLogger(__name__)
 PAGE = 500
@@ -86,7 +86,7 @@ class Forgetter:
     def _save(self, tenant_id: str, status: ForgetStatus, job: dict[str, Any], **params: Any) -> None:
         """The task record, with what it takes to run it again (``job``) and a renewed lease."""
         doc = {
-            "tenant_id": tenant_id,
+            TENANT_FIELD: tenant_id,
             "task_id": status.task_id,
             "kind": "forget",
             "created_at": status.created_at.isoformat(),
@@ -104,7 +104,7 @@ class Forgetter:
     def status(self, tenant_id: str, task_id: str) -> ForgetStatus:
         r = self.client.get(index=self.names.node_tasks, id=task_doc_id(tenant_id, task_id), ignore=[404])
         src = r.get("_source") if r.get("found") else None
-        if not src or src.get("tenant_id") != tenant_id or src.get("kind") != "forget":
+        if not src or tenant_of(src) != tenant_id or src.get("kind") != "forget":
             raise NotFound("forget task", task_id)
         return ForgetStatus.model_validate({k: v for k, v in src["result"].items() if k != "job"})
 
@@ -136,7 +136,7 @@ class Forgetter:
             job = src["result"].get("job")
             if not job:  # recorded before forgets could be taken over: nothing to run it from
                 continue
-            tenant_id = src["tenant_id"]
+            tenant_id = src[TENANT_FIELD]
             status = self.status(tenant_id, src["task_id"])
             try:  # the claim: a renewed lease, if no one else renewed it first
                 self._save(tenant_id, status, job, if_seq_no=h["_seq_no"], if_primary_term=h["_primary_term"])
@@ -170,16 +170,17 @@ class Forgetter:
         self.client.indices.refresh(index=alias)  # a memory indexed a moment ago is found too
         after: list[Any] | None = None
         while True:
-            alias = self.placement.index(tenant_id)  # each page where the tenant's memories are now
+            page = TenantScope.of(self.placement, tenant_id)  # each page where the tenant's memories are now
             body: dict[str, Any] = {"query": query, "size": PAGE, "sort": [{"memory_id": "asc"}], "_source": False}
             if after:
                 body["search_after"] = after
-            hits = self.client.search(index=alias, body=body, params={"routing": tenant_id})["hits"]["hits"]
+            hits = self.client.search(index=page.index, body=body, params=page.params())["hits"]["hits"]
             if not hits:
                 break
             ids = [h["sort"][0] for h in hits]
             after = hits[-1]["sort"]
-            outcomes = write_versioned(self.client, alias, tombstone_entries(tenant_id, ids, version), refresh=False)
+            entries = tombstone_entries(tenant_id, ids, version)
+            outcomes = write_versioned(self.client, page.index, entries, refresh=False)
             status.memories += sum(1 for o in outcomes if o.ok)
             old = {"range": {"version": {"lte": version}}}  # a version written after the forget stays
             status.history += self._delete(self.names.memory_history, tenant_id, {"terms": {"memory_id": ids}}, old)
@@ -254,7 +255,7 @@ class Forgetter:
         status.feedback += int(self.owner_forgotten(tenant_id, scope) or 0)
 
     def _delete(self, index: str, tenant_id: str, *clauses: dict[str, Any]) -> int:
-        filters: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}, *clauses]
+        filters: list[dict[str, Any]] = [tenant_term(tenant_id), *clauses]
         r = self.client.delete_by_query(
             index=index,
             body={"query": {"bool": {"filter": filters}}},

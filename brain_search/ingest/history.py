@@ -15,7 +15,7 @@ from brain_search.config import Settings
 from brain_search.errors import StoreUnavailable
 from brain_search.ingest.models import MemoryOut, MemoryVersion
 from brain_search.store.indices import IndexNames
-from brain_search.store.scope import UserScope, owned
+from brain_search.store.scope import TENANT_FIELD, UserScope, owned, tenant_term
 
 
 def history_id(tenant_id: str, memory_id: str, version: int) -> str:
@@ -31,7 +31,7 @@ class HistoryStore:
         """Store ``old`` (with its version) as replaced; raises when it did not land (the update
         then does not happen)."""
         doc: dict[str, Any] = {
-            "tenant_id": tenant_id,
+            TENANT_FIELD: tenant_id,
             "memory_id": old.memory_id,
             # its owner beside the copy: a user's reads and the forgetting of a user find it
             **{k: v for k, v in (("user_id", old.user_id), ("agent_id", old.agent_id)) if v is not None},
@@ -60,7 +60,7 @@ class HistoryStore:
                 memory = v.memory.model_copy(update={"memory_id": memory_id, "version": v.version})
                 owner = (("user_id", memory.user_id), ("agent_id", memory.agent_id))
                 doc = {
-                    "tenant_id": tenant_id,
+                    TENANT_FIELD: tenant_id,
                     "memory_id": memory_id,
                     **{k: o for k, o in owner if o is not None},
                     "version": v.version,
@@ -115,7 +115,7 @@ class HistoryStore:
         return [_version(h["_source"]) for h in hits]
 
     def purge(self, tenant_id: str, memory_id: str) -> int:
-        body = {"query": {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"memory_id": memory_id}}]}}}
+        body = {"query": {"bool": {"filter": [tenant_term(tenant_id), {"term": {"memory_id": memory_id}}]}}}
         r = self.client.delete_by_query(index=self.index, body=body, params={"refresh": "true", "conflicts": "proceed"})
         return int(r.get("deleted", 0))
 

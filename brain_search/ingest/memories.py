@@ -25,7 +25,7 @@ from brain_search.ingest.tombstones import (
 )
 from brain_search.store.documents import memory_doc_id, with_view
 from brain_search.store.placement import placement_for
-from brain_search.store.scope import AGENT_FIELD, USER_FIELD, UserScope, owned
+from brain_search.store.scope import AGENT_FIELD, TENANT_FIELD, USER_FIELD, TenantScope, UserScope, tenant_of
 
 
 def encode_cursor(memory_id: str) -> str:
@@ -72,6 +72,11 @@ class MemoryStore:
         """The alias ``tenant_id``'s memories are read and written through (store/placement.py)."""
         return self.placement.index(tenant_id)
 
+    def scope(self, tenant_id: str, user: UserScope | None = None) -> TenantScope:
+        """The tenant's (and ``user``'s) scope, where its memories live now: one lookup per read
+        or write."""
+        return TenantScope.of(self.placement, tenant_id, user)
+
     def get(self, tenant_id: str, memory_id: str, scope: UserScope | None = None) -> MemoryOut:
         at = self.read(tenant_id, memory_id, with_vector=False, scope=scope)
         return memory_out(at.source, at.version)
@@ -84,15 +89,15 @@ class MemoryStore:
     def read(self, tenant_id: str, memory_id: str, with_vector: bool = True, scope: UserScope | None = None) -> Stored:
         """A live memory as stored (real-time); NotFound otherwise (a tombstone included, and a
         memory ``scope`` does not hold: another user's memory is not found, never forbidden)."""
-        params = {"routing": tenant_id, **({} if with_vector else {"_source_excludes": "embedding"})}
+        at = self.scope(tenant_id, scope)
+        params = at.params(**({} if with_vector else {"_source_excludes": "embedding"}))
         try:
-            r = self.client.get(index=self.index(tenant_id), id=memory_doc_id(tenant_id, memory_id), params=params)
+            r = self.client.get(index=at.index, id=memory_doc_id(tenant_id, memory_id), params=params)
         except NotFoundError:
             raise NotFound("memory", memory_id) from None
         src = r["_source"]
-        if is_tombstone(src) or src.get("tenant_id") != tenant_id:  # the id embeds the tenant: belt and braces
-            raise NotFound("memory", memory_id)
-        if scope is not None and not scope.holds(src):
+        # the id embeds the tenant (belt and braces), and another user's memory is not found
+        if is_tombstone(src) or not at.holds(src):
             raise NotFound("memory", memory_id)
         return Stored(src, int(r["_version"]), int(r["_seq_no"]), int(r["_primary_term"]))
 
@@ -102,14 +107,13 @@ class MemoryStore:
         """Store ``source`` (its vector included, not re-embedded) only if the memory is still as
         ``at`` read it (the engine's ``if_seq_no`` / ``if_primary_term``: compare-and-set); None
         when anything was written there since, a delete's tombstone included."""
-        params: dict[str, Any] = {"routing": tenant_id, "if_seq_no": at.seq_no, "if_primary_term": at.primary_term}
+        scope = self.scope(tenant_id)
+        params = scope.params(if_seq_no=at.seq_no, if_primary_term=at.primary_term)
         if refresh:
             params["refresh"] = "wait_for"
         doc = with_view(source)  # the view follows the changed fields
         try:
-            r = self.client.index(
-                index=self.index(tenant_id), id=memory_doc_id(tenant_id, memory_id), body=doc, params=params
-            )
+            r = self.client.index(index=scope.index, id=memory_doc_id(tenant_id, memory_id), body=doc, params=params)
         except ConflictError:
             return None
         return Stored(doc, int(r["_version"]), int(r["_seq_no"]), int(r["_primary_term"]))
@@ -120,12 +124,13 @@ class MemoryStore:
         memories of a write accepted before and not yet stored are not seen)."""
         if not owners:
             return []
+        scope = self.scope(tenant_id)
         body = {
-            "query": {"bool": {"filter": [*owned(tenant_id), {"terms": {"memory_id": sorted(owners)}}]}},
+            "query": {"bool": {"filter": [*scope.tenant_only(), {"terms": {"memory_id": sorted(owners)}}]}},
             "size": len(owners),
             "_source": ["memory_id", USER_FIELD, AGENT_FIELD],
         }
-        r = self.client.search(index=self.index(tenant_id), body=body, params={"routing": tenant_id})
+        r = self.client.search(index=scope.index, body=body, params=scope.params())
         taken = []
         for h in r["hits"]["hits"]:
             src = h["_source"]
@@ -135,26 +140,28 @@ class MemoryStore:
         return sorted(taken)
 
     def is_live(self, tenant_id: str, memory_id: str) -> bool:
+        return self._live(self.scope(tenant_id), memory_id)
+
+    def _live(self, scope: TenantScope, memory_id: str) -> bool:
+        tenant_id = scope.tenant_id
         r = self.client.get(
-            index=self.index(tenant_id),
+            index=scope.index,
             id=memory_doc_id(tenant_id, memory_id),
-            params={"routing": tenant_id, "_source_includes": "tenant_id"},
+            params=scope.params(_source_includes=TENANT_FIELD),
             ignore=[404],
         )
-        return bool(r.get("found")) and (r.get("_source") or {}).get("tenant_id") == tenant_id
+        return bool(r.get("found")) and tenant_of(r.get("_source") or {}) == tenant_id
 
-    def _stored_pieces(self, tenant_id: str, memory_id: str) -> list[str]:
+    def _stored_pieces(self, scope: TenantScope, memory_id: str) -> list[str]:
         """Ids of the stored pieces of a chunked memory (after a refresh, so a piece written a
         moment ago is seen)."""
-        self.client.indices.refresh(index=self.index(tenant_id))
+        self.client.indices.refresh(index=scope.index)
         body = {
-            "query": {
-                "bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"metadata.chunk_of": memory_id}}]}
-            },
+            "query": {"bool": {"filter": [*scope.tenant_only(), {"term": {"metadata.chunk_of": memory_id}}]}},
             "size": 10_000,
             "_source": ["memory_id"],
         }
-        r = self.client.search(index=self.index(tenant_id), body=body, params={"routing": tenant_id})
+        r = self.client.search(index=scope.index, body=body, params=scope.params())
         return [h["_source"]["memory_id"] for h in r["hits"]["hits"]]
 
     def delete(self, tenant_id: str, memory_id: str, version: int, pending: bool = True) -> Deletion:
@@ -162,18 +169,17 @@ class MemoryStore:
         write of it accepted after this delete is already stored (that write wins). With nothing
         stored and nothing ``pending`` (no unfinished task carries it) nothing is written: a
         refused delete (404) leaves no tombstone."""
-        stored = self.is_live(tenant_id, memory_id)
-        if not stored and not pending and not self._stored_pieces(tenant_id, memory_id):
+        scope = self.scope(tenant_id)
+        stored = self._live(scope, memory_id)
+        if not stored and not pending and not self._stored_pieces(scope, memory_id):
             return Deletion(stored=False, pieces=0)
-        [outcome] = write_versioned(
-            self.client, self.index(tenant_id), tombstone_entries(tenant_id, [memory_id], version)
-        )
+        [outcome] = write_versioned(self.client, scope.index, tombstone_entries(tenant_id, [memory_id], version))
         if outcome.superseded:
             raise Conflict("a write of this memory accepted after the delete is already stored", memory_id=memory_id)
         if not outcome.ok:
             raise StoreUnavailable(f"the delete of {memory_id!r} was not stored: {outcome.reason}")
-        pieces = self._stored_pieces(tenant_id, memory_id)
-        buried = write_versioned(self.client, self.index(tenant_id), tombstone_entries(tenant_id, pieces, version))
+        pieces = self._stored_pieces(scope, memory_id)
+        buried = write_versioned(self.client, scope.index, tombstone_entries(tenant_id, pieces, version))
         failed = [o for o in buried if not (o.ok or o.superseded)]
         if failed:
             raise StoreUnavailable(f"{len(failed)} pieces of {memory_id!r} were not deleted: {failed[0].reason}")
@@ -196,7 +202,8 @@ class MemoryStore:
         }
         if cursor:
             body["search_after"] = [decode_cursor(cursor)]
-        hits = self.client.search(index=self.index(tenant_id), body=body, params={"routing": tenant_id})["hits"]["hits"]
+        scope = self.scope(tenant_id)
+        hits = self.client.search(index=scope.index, body=body, params=scope.params())["hits"]["hits"]
         page = [memory_out(h["_source"], h.get("_version")) for h in hits]
         more = encode_cursor(hits[-1]["sort"][0]) if len(hits) == limit else None
         return page, more

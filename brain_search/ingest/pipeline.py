@@ -41,6 +41,7 @@ from brain_search.ingest.tombstones import stored_versions, tombstone_entries, t
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.following import for_tenant
 from brain_search.store.placement import placement_for
+from brain_search.store.scope import TenantScope
 
 log = logging.getLogger(__name__)
 
@@ -245,10 +246,10 @@ class IngestPipeline:
             ks = keys_of(node_path, dict(zip(FENCED, owner, strict=True)))
             keys.update(dict.fromkeys(ids, ks))
         wanted = sorted({k for ks in keys.values() for k in ks})
-        alias = self.placement.index(job.tenant_id)
+        scope = TenantScope.of(self.placement, job.tenant_id)
         found: dict[str, int] = {}
         for start in range(0, len(wanted), FENCE_LOOKUP):  # a batch of many owners: several lookups
-            found |= tombstoned(self.client, alias, job.tenant_id, wanted[start : start + FENCE_LOOKUP])
+            found |= tombstoned(self.client, scope, wanted[start : start + FENCE_LOOKUP])
         return fenced(keys, found, job.version) if found else {}
 
     def _drop_fenced(self, job: IngestJob, out: AttemptOutcome) -> IngestJob:
@@ -277,7 +278,7 @@ class IngestPipeline:
         if job.version is None:
             return {}
         parents = sorted({p for it in job.items if (p := chunk_parent(it))})
-        found = tombstoned(self.client, self.placement.index(job.tenant_id), job.tenant_id, parents)
+        found = tombstoned(self.client, TenantScope.of(self.placement, job.tenant_id), parents)
         return {p: v for p, v in found.items() if v > job.version}
 
     def _drop_deleted_chunks(self, job: IngestJob, out: AttemptOutcome) -> IngestJob:
@@ -324,8 +325,9 @@ class IngestPipeline:
         for m in out.indexed:
             mine.setdefault(parent_of[m], []).append(m)
         tenant = job.tenant_id
-        alias = self.placement.index(tenant)
-        wholes = stored_versions(self.client, alias, tenant, [p for p, n in counts.items() if n])
+        wholes = stored_versions(
+            self.client, TenantScope.of(self.placement, tenant), [p for p, n in counts.items() if n]
+        )
         stale: list[str] = []
         bury: set[str] = {p for p in lost if counts.get(p)}
         for parent, (live, v) in wholes.items():
@@ -358,7 +360,7 @@ class IngestPipeline:
         todo, window = dict(starts), 1
         while todo:
             ids = {chunk_id(p, k): (p, k) for p, s in todo.items() for k in range(s, s + window)}
-            got = stored_versions(self.client, self.placement.index(tenant_id), tenant_id, list(ids))
+            got = stored_versions(self.client, TenantScope.of(self.placement, tenant_id), list(ids))
             more = {}
             for p, s in todo.items():
                 for k in range(s, s + window):

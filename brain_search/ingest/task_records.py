@@ -24,6 +24,7 @@ from brain_search.ingest.models import IngestJob, JobResult, TaskState, TaskStat
 from brain_search.ingest.sealing import seal, unseal
 from brain_search.ingest.signing import signing_keys
 from brain_search.store.indices import IndexNames
+from brain_search.store.scope import TENANT_FIELD, tenant_of, tenant_term
 
 UNFINISHED = (TaskState.queued, TaskState.running, TaskState.retrying)
 ENDED = (TaskState.succeeded.value, TaskState.failed.value)
@@ -69,7 +70,7 @@ class TaskRecords:
         """Queued, before the task is handed to the queue. A resubmitted id starts over."""
         now = _now()
         doc = {
-            "tenant_id": job.tenant_id,
+            TENANT_FIELD: job.tenant_id,
             "state": TaskState.queued.value,
             "submitted": job.submitted,
             "indexed": 0,
@@ -138,7 +139,7 @@ class TaskRecords:
                 "query": {
                     "bool": {
                         "filter": [
-                            {"term": {"tenant_id": tenant_id}},
+                            tenant_term(tenant_id),
                             {"term": {"memory_ids": memory_id}},
                             {"terms": {"state": [s.value for s in UNFINISHED]}},
                         ]
@@ -228,7 +229,7 @@ class TaskRecords:
         except (TransportError, OSError) as exc:
             raise StoreUnavailable(f"the task store (OpenSearch) did not answer: {exc}") from exc
         src = (r.get("_source") or {}) if r.get("found") else {}
-        return src.get("tenant_id") == tenant_id and src.get("state") not in (None, *ENDED)
+        return tenant_of(src) == tenant_id and src.get("state") not in (None, *ENDED)
 
     def get(self, tenant_id: str, task_id: str) -> TaskStatus:
         """The task's status; NotFound for an unknown, expired or other tenant's task."""
@@ -237,7 +238,7 @@ class TaskRecords:
         except (TransportError, OSError) as exc:
             raise StoreUnavailable(f"the task store (OpenSearch) did not answer: {exc}") from exc
         src = r.get("_source") if r.get("found") else None
-        if not src or src.get("tenant_id") != tenant_id:
+        if not src or tenant_of(src) != tenant_id:
             raise NotFound("task", task_id)
         if datetime.fromisoformat(src["expires_at"]) < _now():
             raise NotFound("task", task_id)

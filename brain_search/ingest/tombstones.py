@@ -21,7 +21,8 @@ from opensearchpy import OpenSearch
 
 from brain_search.errors import StoreUnavailable
 from brain_search.ingest.bulk import BulkEntry, ItemOutcome, bulk_body, encode_entry, index_action, parse_bulk_response
-from brain_search.store.documents import TOMBSTONE_FIELD, memory_doc_id
+from brain_search.store.documents import memory_doc_id
+from brain_search.store.scope import TOMBSTONE_FIELD, TenantScope
 
 
 def tombstone_doc(tenant_id: str, memory_id: str, deleted_at: datetime) -> dict[str, Any]:
@@ -53,31 +54,29 @@ def write_versioned(
     return parse_bulk_response(client.bulk(body=bulk_body(entries), index=index, params=params), entries)
 
 
-def tombstoned(client: OpenSearch, alias: str, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, int]:
+def tombstoned(client: OpenSearch, scope: TenantScope, memory_ids: Sequence[str]) -> dict[str, int]:
     """memory id → the version of its tombstone, for those of ``memory_ids`` that are deleted
     (real-time ``mget``: sees a delete the moment it returned)."""
     if not memory_ids:
         return {}
-    docs = [{"_id": memory_doc_id(tenant_id, m), "routing": tenant_id} for m in memory_ids]
-    r = client.mget(index=alias, body={"docs": docs}, params={"_source": f"{TOMBSTONE_FIELD},memory_id"})
+    docs = [{"_id": memory_doc_id(scope.tenant_id, m), "routing": scope.routing} for m in memory_ids]
+    r = client.mget(index=scope.index, body={"docs": docs}, params={"_source": f"{TOMBSTONE_FIELD},memory_id"})
     out = {}
     for d in r["docs"]:
         src = d.get("_source") or {}
-        if d.get("found") and src.get(TOMBSTONE_FIELD) == tenant_id:
+        if d.get("found") and src.get(TOMBSTONE_FIELD) == scope.tenant_id:
             out[src["memory_id"]] = int(d["_version"])
     return out
 
 
-def stored_versions(
-    client: OpenSearch, alias: str, tenant_id: str, memory_ids: Sequence[str]
-) -> dict[str, tuple[bool, int]]:
+def stored_versions(client: OpenSearch, scope: TenantScope, memory_ids: Sequence[str]) -> dict[str, tuple[bool, int]]:
     """memory id → (live, version) for those of ``memory_ids`` that have a document: a memory
     (live) or a tombstone. The same real-time ``mget`` as ``tombstoned`` (the worker role may ask
     for nothing else)."""
     if not memory_ids:
         return {}
-    docs = [{"_id": memory_doc_id(tenant_id, m), "routing": tenant_id} for m in memory_ids]
-    r = client.mget(index=alias, body={"docs": docs}, params={"_source": f"{TOMBSTONE_FIELD},memory_id"})
+    docs = [{"_id": memory_doc_id(scope.tenant_id, m), "routing": scope.routing} for m in memory_ids]
+    r = client.mget(index=scope.index, body={"docs": docs}, params={"_source": f"{TOMBSTONE_FIELD},memory_id"})
     out = {}
     for m, d in zip(memory_ids, r["docs"], strict=True):
         if d.get("found"):

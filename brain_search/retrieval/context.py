@@ -23,6 +23,7 @@ from brain_search.retrieval.conversations import (
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import complete_answer, superseded_by
 from brain_search.retrieval.views import fill_sources
+from brain_search.store.scope import TenantScope
 
 if TYPE_CHECKING:
     from brain_search.retrieval.plan import SearchPlan
@@ -37,8 +38,6 @@ def superseded_ids(answer: dict[str, Any] | None) -> list[str]:
 
 def recall_conversations(
     client: OpenSearch,
-    alias: str,
-    tenant_id: str,
     payload: Callable[[list[dict[str, Any]]], str],
     plan: SearchPlan,
     ranked: Ranked,
@@ -49,8 +48,8 @@ def recall_conversations(
     """A recall's ``conversations``: None when the context is off (``context_turns``: no round
     trip), none when nothing matched, else the conversations of the ranked candidates that clear the
     relevance floor, with their turns (a turn below the floor offers no conversation).
-    ``plan``: the recall's ``SearchPlan`` (its intent's cues and its filters); ``payload``: bodies →
-    the ``_msearch`` NDJSON."""
+    ``plan``: the recall's ``SearchPlan`` (its scope, its intent's cues and its filters);
+    ``payload``: bodies → the ``_msearch`` NDJSON."""
     context = context_turns(req.context, plan.intent.cues)
     if context == 0:
         return None
@@ -58,15 +57,12 @@ def recall_conversations(
     matches = [i for i in ranked.order if ranked.shown[i]]  # a conversation is offered for a turn that matches
     found = [] if nothing else group_conversations(sources, ranked.relevance, matches, n)
     hidden = [] if req.include_superseded else superseded_ids(superseders)
-    return conversation_contexts(
-        client, alias, tenant_id, payload, plan.filters, found, context, hidden, req.allow_partial
-    )
+    return conversation_contexts(client, plan.scope, payload, plan.filters, found, context, hidden, req.allow_partial)
 
 
 def conversation_contexts(
     client: OpenSearch,
-    alias: str,
-    tenant_id: str,
+    scope: TenantScope,
     payload: Callable[[list[dict[str, Any]]], str],
     filters: list[dict[str, Any]],
     groups: list[ConversationGroup],
@@ -82,9 +78,9 @@ def conversation_contexts(
     for g in groups:
         around = g.source.get("timestamp")
         bodies.append(queries.conversation_turns(filters, g.key[0], g.key[1], around, TURNS_POOL, hidden))
-    resp = client.msearch(body=payload(bodies), index=alias)
+    resp = client.msearch(body=payload(bodies), index=scope.index)
     answers = [complete(answer, allow_partial)[0]["hits"] for answer in resp["responses"]]
-    fill_sources(client, alias, tenant_id, [hits["hits"] for hits in answers])
+    fill_sources(client, scope, [hits["hits"] for hits in answers])
     out = []
     for g, hits in zip(groups, answers, strict=True):
         best = g.source

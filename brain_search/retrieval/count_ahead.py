@@ -18,7 +18,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.retrieval.tenant_stats import StatsCache, TenantStats, count_terms, stats_key
 from brain_search.retrieval.text import query_terms
-from brain_search.store.scope import UserScope
+from brain_search.store.scope import TenantScope
 
 AHEAD_EXTRA_WORDS = 8
 """words a count ahead reads past ``query_terms``' 16: the question's cue words ("exactly", "said")
@@ -40,21 +40,17 @@ class CountAhead:
         self.client, self.cache = client, cache
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="count-ahead")
 
-    def start(
-        self, alias: str, tenant_id: str, question: str, scope: UserScope | None = None
-    ) -> Future[TenantStats] | None:
-        """The count of ``question``'s words for ``tenant_id`` (``scope``'s memories in it), started;
+    def start(self, scope: TenantScope, question: str) -> Future[TenantStats] | None:
+        """The count of ``question``'s words for the tenant (its user's memories in it), started;
         None when the cache already covers them. The request is counted as the calling recall's
         (its context)."""
         words = query_terms(question, limit=16 + AHEAD_EXTRA_WORDS)
-        if not words or self.cache.get(stats_key(tenant_id, scope), words) is not None:
+        if not words or self.cache.get(stats_key(scope), words) is not None:
             return None
         run = contextvars.copy_context().run
-        return self._pool.submit(run, count_terms, self.client, alias, tenant_id, words, scope)
+        return self._pool.submit(run, count_terms, self.client, scope, words)
 
-    def landed(
-        self, tenant_id: str, words: Sequence[str], ahead: Future[TenantStats] | None, scope: UserScope | None = None
-    ) -> TenantStats | None:
+    def landed(self, scope: TenantScope, words: Sequence[str], ahead: Future[TenantStats] | None) -> TenantStats | None:
         """The count started ahead, once it has landed, when there was one and it covers ``words``
         (or says the tenant's shard did not answer, as counting now would): made during this
         recall, so no count rides beside the search to check it. None otherwise (the cache or a
@@ -62,7 +58,7 @@ class CountAhead:
         if ahead is None:
             return None
         early = ahead.result()  # a failed count raises here, as counting now would
-        self.cache.put(stats_key(tenant_id, scope), early)
+        self.cache.put(stats_key(scope), early)
         return early if not early.counted or early.covers(words) else None
 
     def close(self) -> None:
@@ -74,33 +70,27 @@ class PlanCounts:
     """Which count of the tenant's words a recall's plan searches with."""
 
     client: OpenSearch
-    alias: str
+    scope: TenantScope
     cache: StatsCache
     ahead: CountAhead | None
 
-    def start(self, tenant_id: str, question: str, scope: UserScope | None = None) -> Future[TenantStats] | None:
+    def start(self, question: str) -> Future[TenantStats] | None:
         """The count of the question's own words, started (``CountAhead.start``); None when they
         are all counted already, or counting ahead is off."""
-        return self.ahead.start(self.alias, tenant_id, question, scope) if self.ahead else None
+        return self.ahead.start(self.scope, question) if self.ahead else None
 
-    def of(
-        self,
-        tenant_id: str,
-        words: Sequence[str],
-        started: Future[TenantStats] | None,
-        scope: UserScope | None = None,
-    ) -> tuple[TenantStats, tuple[str, ...]]:
-        """The count (of the memories ``scope`` reads in the tenant) and the words whose fresh count
+    def of(self, words: Sequence[str], started: Future[TenantStats] | None) -> tuple[TenantStats, tuple[str, ...]]:
+        """The count (of the memories the scope's user reads in the tenant) and the words whose fresh count
         rides in the search: the count started ahead when it covers the words (nothing rides); else
         the cache's last count when it covers them (the words ride, and ``Retriever.search``
         checks); else a count made now (nothing rides)."""
-        stats = self.ahead.landed(tenant_id, words, started, scope) if self.ahead else None
+        stats = self.ahead.landed(self.scope, words, started) if self.ahead else None
         if stats is not None:
             return stats, ()
-        key = stats_key(tenant_id, scope)
+        key = stats_key(self.scope)
         stats = self.cache.get(key, words)
         if stats is not None:
             return stats, tuple(words)
-        stats = count_terms(self.client, self.alias, tenant_id, words, scope)
+        stats = count_terms(self.client, self.scope, words)
         self.cache.put(key, stats)
         return stats, ()

@@ -27,7 +27,7 @@ from opensearchpy import OpenSearch
 from brain_search.models import TimeRange
 from brain_search.retrieval import queries
 from brain_search.retrieval.timewords import OutOfCalendar, blank_out, find
-from brain_search.store.scope import UserScope
+from brain_search.store.scope import TenantScope
 
 _EVENT = re.compile(
     r"\b(before|since)\s+((?:the|our|my|his|her|their|your)\s+[a-z][\w-]*(?:\s+[a-z][\w-]*)?)",
@@ -82,21 +82,14 @@ def stated_time(hits: list[dict[str, Any]], event: str) -> tuple[datetime, datet
     return start, end
 
 
-def event_scope(
-    client: OpenSearch,
-    alias: str,
-    tenant_id: str,
-    query: str,
-    phrases: tuple[str, ...],
-    scope: UserScope | None = None,
-) -> TimeRange | None:
-    """The scope of "before/since the <event>" where a memory of the tenant (of ``scope``: a
+def event_scope(client: OpenSearch, scope: TenantScope, query: str, phrases: tuple[str, ...]) -> TimeRange | None:
+    """The scope of "before/since the <event>" where a memory of the tenant (of its user: a
     user's recall is dated by their own memories only) dates the event."""
     m = mention(blank_out(query, phrases))  # quoted phrases are words to find, not time
     if m is None:
         return None
-    body = queries.event_statements(tenant_id, m.event, MAX_STATEMENTS, scope)
-    r = client.search(index=alias, body=body, params={"routing": tenant_id})
+    body = queries.event_statements(scope, m.event, MAX_STATEMENTS)
+    r = client.search(index=scope.index, body=body, params=scope.params())
     span = stated_time(r["hits"]["hits"], m.event)
     if span is None:
         return None

@@ -21,7 +21,7 @@ from opensearchpy import OpenSearch
 from brain_search.encoders.base import E5_SMALL, encoder_info, recorded_encoder
 from brain_search.retrieval.intent.detect import reads_as_english
 from brain_search.store.placement import placement_for
-from brain_search.store.scope import scope_filter
+from brain_search.store.scope import TenantScope
 
 RECOMMEND_SHARE = 0.10
 SAMPLE = 200
@@ -54,7 +54,8 @@ def advice(tenant_id: str, encoder: str, sampled: int, other: int) -> tuple[str 
 def tenant_languages(client: OpenSearch, settings: Any, tenant_id: str, sample: int = SAMPLE) -> TenantLanguages:
     """The tenant's encoder and the language mix of a fixed sample of its memories (two requests)."""
     placement = placement_for(client, settings)
-    alias = placement.index(tenant_id)
+    scope = TenantScope.of(placement, tenant_id)
+    alias = scope.index
     mapping = client.indices.get_mapping(index=alias)
     encoder = str(recorded_encoder(next(iter(mapping.values()))["mappings"].get("_meta"))["name"])
     body = {
@@ -62,13 +63,13 @@ def tenant_languages(client: OpenSearch, settings: Any, tenant_id: str, sample: 
         "_source": ["content"],
         "query": {
             "function_score": {
-                "query": {"bool": {"filter": scope_filter(tenant_id)}},
+                "query": {"bool": {"filter": scope.memories()}},
                 "random_score": {"seed": 66, "field": "_seq_no"},
                 "boost_mode": "replace",
             }
         },
     }
-    hits = client.search(index=alias, body=body, params={"routing": tenant_id})["hits"]["hits"]
+    hits = client.search(index=alias, body=body, params=scope.params())["hits"]["hits"]
     sampled, other = other_language_share([str(h["_source"].get("content") or "") for h in hits])
     recommend, reason = advice(tenant_id, encoder, sampled, other)
     return TenantLanguages(

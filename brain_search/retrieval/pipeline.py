@@ -65,7 +65,7 @@ from brain_search.retrieval.zscale import THEME_Z
 from brain_search.store.cache_budget import cache_budgets
 from brain_search.store.client import counted_requests
 from brain_search.store.placement import placement_for
-from brain_search.store.scope import UserScope, scope_filter
+from brain_search.store.scope import TenantScope, UserScope
 
 __all__ = ["TIERED_POOL", "Retriever", "SearchPlan", "Searched", "fetch_size", "request_vector"]
 
@@ -193,14 +193,13 @@ class Retriever:
             learned = self.ranking_of(tenant_id)
             ranking = learned if plan.source == "auto" else learned.for_explicit_z()
         t_search0 = time.perf_counter()
-        found = self.search(tenant_id, plan, req.allow_partial)
+        found = self.search(plan, req.allow_partial)
         candidates, missing, superseders, plan = found.candidates, found.missing, found.superseders, found.plan
         ids = [c.source.get("memory_id", "") for c in candidates.values()]
-        index = self.placement.index(tenant_id)
-        newer = newer_versions(self.client, index, tenant_id, ids, superseders, plan.scope)
+        newer = newer_versions(self.client, plan.scope, ids, superseders)
         replaced = [c for c in candidates.values() if c.source.get("memory_id", "") in newer]
         if replaced:  # the current versions answer what their old ones answered: they must be candidates
-            candidates = {**candidates, **self._successors(tenant_id, plan, set(newer.values()) - set(ids))}
+            candidates = {**candidates, **self._successors(plan, set(newer.values()) - set(ids))}
         # the replaced ones are ranked too (marked), so that their current versions can take their place
         marked = without_superseded(candidates, newer, drop=False)
         current = marked if req.include_superseded else without_superseded(candidates, newer, drop=True)
@@ -230,10 +229,8 @@ class Retriever:
             tiers = Tiers(**{name: [ranked.result(i) for i in idx] for name, idx in picked.items()})
         t_tiers = time.perf_counter()
         nothing = not any(shown)
-        payload = partial(self.msearch_payload, tenant_id)  # one more round trip only when asked
-        conversations = recall_conversations(
-            self.client, self.placement.index(tenant_id), tenant_id, payload, plan, ranked, req, superseders, nothing
-        )
+        payload = partial(self.msearch_payload, plan.scope)  # one more round trip only when asked
+        conversations = recall_conversations(self.client, payload, plan, ranked, req, superseders, nothing)
         t_context = t_tiers if conversations is None else time.perf_counter()
 
         intent = plan.intent
@@ -279,9 +276,10 @@ class Retriever:
         """Everything before the first engine round trip: intent, scope, query vector and the
         ``_msearch`` sub-search bodies. The load benchmark sends exactly these to the bare engine."""
         t0 = time.perf_counter()  # the vector first (the intent detector reads it); new words are counted meanwhile
-        scope = UserScope(req.user_id, req.agent_id, req.include_shared)
-        counts = PlanCounts(self.client, self.placement.index(tenant_id), self.stats_cache, self.count_ahead)
-        ahead = counts.start(tenant_id, req.query, scope)
+        user = UserScope(req.user_id, req.agent_id, req.include_shared)
+        scope = TenantScope.of(self.placement, tenant_id, user)  # the recall's one look-up of where the tenant lives
+        counts = PlanCounts(self.client, scope, self.stats_cache, self.count_ahead)
+        ahead = counts.start(req.query)
         vector = self.encoder.encode_query(req.query, tenant_id)
         t_embed = time.perf_counter()
         # the learned intent model reads vectors of the encoder the process started with only
@@ -291,8 +289,7 @@ class Retriever:
         after = timedelta(days=self.settings.time_words_after_days)
         when = time_scope(req.query, intent.phrases, req.since, req.until, req.reference_time, req.time_words, after)
         if when is None and req.time_words and req.since is None and req.until is None:  # "before the launch"
-            index = self.placement.index(tenant_id)
-            when = event_scope(self.client, index, tenant_id, req.query, intent.phrases, scope)
+            when = event_scope(self.client, scope, req.query, intent.phrases)
         if when is not None and when.words:  # no memory says "last week" of its own day
             intent = replace(intent, lexical_query=without_words(intent.lexical_query, tuple(when.words)))
         t_intent = time.perf_counter()
@@ -306,7 +303,7 @@ class Retriever:
                 node_paths, theme = named, tuple(named)
         since, until = (when.since, when.until) if when else (None, None)
         from_words = when is not None and when.source != "request"
-        filters = scope_filter(tenant_id, node_paths, since, until, exclude, keep_untimed=from_words, scope=scope)
+        filters = scope.memories(node_paths, since, until, exclude_memories=exclude, keep_untimed=from_words)
         if not req.include_superseded:
             filters.append(queries.still_valid())
 
@@ -316,8 +313,9 @@ class Retriever:
         stats: TenantStats | None = None
         riding: tuple[str, ...] = ()
         if has_lexical and self.settings.lexical_stats == "tenant":  # BM25 over the tenant's own statistics
-            stats, riding = counts.of(tenant_id, words_to_weigh(terms, intent.phrases), ahead, scope)
+            stats, riding = counts.of(words_to_weigh(terms, intent.phrases), ahead)
         plan = SearchPlan(
+            scope=scope,
             intent=intent,
             source=source,
             filters=filters,
@@ -332,12 +330,11 @@ class Retriever:
             stats=stats,
             counted=riding,
             theme=theme,
-            scope=scope,
         )
-        plan = self._with_bodies(tenant_id, plan)
+        plan = self._with_bodies(plan)
         return replace(plan, plan_ms=(time.perf_counter() - t_intent) * 1000.0)
 
-    def _with_bodies(self, tenant_id: str, plan: SearchPlan) -> SearchPlan:
+    def _with_bodies(self, plan: SearchPlan) -> SearchPlan:
         """The plan with its ``_msearch`` sub-search bodies, built from its statistics."""
         intent, terms, k, filters = plan.intent, plan.terms, plan.k, plan.filters
         vec = request_vector(plan.vector)
@@ -361,24 +358,24 @@ class Retriever:
             )
         )
         # last: newer_versions() reads it, so hiding superseded memories costs no round trip of its own
-        bodies.append(queries.superseders(tenant_id, queries.SUPERSEDERS_SHOWN, plan.scope))
+        bodies.append(queries.superseders(plan.scope, queries.SUPERSEDERS_SHOWN))
         return replace(plan, bodies=bodies)
 
-    def _successors(self, tenant_id: str, plan: SearchPlan, memory_ids: set[str]) -> dict[str, Candidate]:
+    def _successors(self, plan: SearchPlan, memory_ids: set[str]) -> dict[str, Candidate]:
         """The recall's sub-searches over ``memory_ids`` only (the current versions of replaced
         candidates that the search did not return), scored as the recall scores its own: one more
         round trip, only when a candidate was replaced by a memory outside the candidates."""
         if not memory_ids:
             return {}
         only = {"terms": {"memory_id": sorted(memory_ids)}}
-        narrow = self._with_bodies(tenant_id, replace(plan, filters=[*plan.filters, only], counted=()))
+        narrow = self._with_bodies(replace(plan, filters=[*plan.filters, only], counted=()))
         narrow = replace(narrow, bodies=narrow.bodies[:-1])  # the superseders are known already
-        responses, _, _ = self._msearch(tenant_id, narrow)
+        responses, _, _ = self._msearch(narrow)
         hits = [r["hits"]["hits"] for r in responses]
-        fill_sources(self.client, self.placement.index(tenant_id), tenant_id, hits)
+        fill_sources(self.client, plan.scope, hits)
         return legs_candidates(hits, narrow.has_lexical, len(memory_ids))
 
-    def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:
+    def msearch_payload(self, scope: TenantScope, bodies: list[dict[str, Any]]) -> str:
         """The NDJSON body of one ``_msearch`` over the memories alias.
 
         Routed to the tenant's shards (``routing=tenant``, as its documents are written): with
@@ -394,14 +391,14 @@ class Retriever:
         encoder's float repr made this the largest Python cost of a recall (about 20× slower
         for 384 floats); the output parses back to the same floats."""
         routed = self.settings.lexical_stats == "tenant"
-        header = orjson.dumps({"search_type": self.search_type, **({"routing": tenant_id} if routed else {})})
+        header = orjson.dumps({"search_type": self.search_type, **(scope.params() if routed else {})})
         return b"".join(header + b"\n" + orjson.dumps(b) + b"\n" for b in bodies).decode()
 
-    def plan_payload(self, tenant_id: str, plan: SearchPlan) -> str:
+    def plan_payload(self, plan: SearchPlan) -> str:
         """The recall's one ``_msearch``: the plan's sub-searches, then the tenant's counts when
         they ride along (``SearchPlan.counted``)."""
-        payload = self.msearch_payload(tenant_id, plan.bodies)
-        return payload + counts_request(tenant_id, plan.counted, plan.scope) if plan.counted else payload
+        payload = self.msearch_payload(plan.scope, plan.bodies)
+        return payload + counts_request(plan.scope, plan.counted) if plan.counted else payload
 
     # ------------------------------------------------------------------ stages
     def _node_paths(self, tenant_id: str, req: RecallRequest) -> list[str]:
@@ -412,35 +409,33 @@ class Retriever:
         return self.graph.expand_scope(tenant_id, req.nodes, req.expand_related)
 
     def _msearch(
-        self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False
+        self, plan: SearchPlan, allow_partial: bool = False
     ) -> tuple[list[dict[str, Any]], PartialResults | None, TenantStats | None]:
         """The plan's sub-search answers (checked), what was missing, and the tenant's fresh
         count when it rode along (None otherwise)."""
-        resp = self.client.msearch(body=self.plan_payload(tenant_id, plan), index=self.placement.index(tenant_id))
+        resp = self.client.msearch(body=self.plan_payload(plan), index=plan.scope.index)
         answers = resp["responses"]
         checked = [complete(r, allow_partial) for r in answers[: len(plan.bodies)]]
         missing = next((m for _, m in checked if m is not None), None)
         fresh = None
         if plan.counted:  # a lost tenant shard: the search said so above (503), or is marked partial
             fresh = stats_from(answers[len(plan.bodies)], plan.counted)
-            self.stats_cache.put(stats_key(tenant_id, plan.scope), fresh)
+            self.stats_cache.put(stats_key(plan.scope), fresh)
         return [r for r, _ in checked], missing, fresh
 
-    def search(self, tenant_id: str, plan: SearchPlan, allow_partial: bool = False) -> Searched:
+    def search(self, plan: SearchPlan, allow_partial: bool = False) -> Searched:
         """The search stage: the plan's one round trip. The scored candidates, what was missing
         when partial results were allowed, the tenant's superseding memories (those of the shards
         that answered) and the plan they came from: when the count that rode along weighs a word
         otherwise than the search did (the tenant's memories changed since), the search runs again
         with the fresh one, so the answer never depends on what this process counted before."""
-        responses, missing, fresh = self._msearch(tenant_id, plan, allow_partial)
+        responses, missing, fresh = self._msearch(plan, allow_partial)
         if fresh is not None and plan.stats is not None and not fresh.agrees(plan.stats, plan.counted):
-            plan = self._with_bodies(tenant_id, replace(plan, stats=fresh, counted=()))
-            responses, missing, _ = self._msearch(tenant_id, plan, allow_partial)
+            plan = self._with_bodies(replace(plan, stats=fresh, counted=()))
+            responses, missing, _ = self._msearch(plan, allow_partial)
         elif fresh is not None:  # the same weights: the same search; the counts read on are the fresh ones
             plan = replace(plan, stats=fresh)
         superseders = responses[-1]
         hits = [r["hits"]["hits"] for r in responses[:-1]]
-        fill_sources(
-            self.client, self.placement.index(tenant_id), tenant_id, hits
-        )  # in place: the lists ``hits`` holds
+        fill_sources(self.client, plan.scope, hits)  # in place: the lists ``hits`` holds
         return Searched(legs_candidates(hits, plan.has_lexical, plan.k), missing, superseders, plan)

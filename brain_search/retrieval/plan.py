@@ -3,7 +3,7 @@ pure helpers that size and carry it: what ``retrieval/pipeline.py`` passes betwe
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,7 +14,7 @@ from brain_search.models import PartialResults, TimeRange
 from brain_search.retrieval.candidates import Candidate
 from brain_search.retrieval.intent import QueryIntent
 from brain_search.retrieval.tenant_stats import TenantStats, words_to_weigh
-from brain_search.store.scope import UserScope
+from brain_search.store.scope import TenantScope
 
 TIERED_POOL = 50
 """candidates per sub-search at least, in tiered mode (tiers are filled from every candidate that
@@ -25,6 +25,9 @@ clears the relevance floor)"""
 class SearchPlan:
     """A recall up to its first round trip (see ``Retriever.plan``); times in ms."""
 
+    scope: TenantScope
+    """whose memories the recall reads and where (in ``filters``, in the superseders sub-search
+    and the counts; the ``_msearch``'s index and routing)"""
     intent: QueryIntent
     source: str
     filters: list[dict[str, Any]]
@@ -46,8 +49,6 @@ class SearchPlan:
     counted: tuple[str, ...] = ()
     """the words whose counts ride in the search itself (``stats`` then came from the
     ``StatsCache``; the search is repeated when the fresh count disagrees)"""
-    scope: UserScope = field(default_factory=UserScope)
-    """whose memories the recall reads (in ``filters``, and in the superseders sub-search)"""
 
     def name_counts(self, name: str) -> tuple[int, int]:
         """How many of the tenant's memories hold ``name``, and how many it has (0, 0 with index

@@ -8,7 +8,7 @@ from typing import Any
 from brain_search_client.models.memory import SHOWN_FIELDS
 
 from brain_search.store.documents import VIEW_FIELD
-from brain_search.store.scope import UserScope, owned
+from brain_search.store.scope import TenantScope
 
 
 def still_valid() -> dict[str, Any]:
@@ -17,10 +17,10 @@ def still_valid() -> dict[str, Any]:
     return {"bool": {"should": [no_end, {"range": {"valid_until": {"gt": "now"}}}], "minimum_should_match": 1}}
 
 
-def superseding(tenant_id: str, memory_ids: Sequence[str], scope: UserScope | None = None) -> dict[str, Any]:
-    """The tenant's memories (``scope``'s: another user's memory never hides one of yours) that
+def superseding(scope: TenantScope, memory_ids: Sequence[str]) -> dict[str, Any]:
+    """The tenant's memories (its user's: another user's memory never hides one of yours) that
     supersede any of ``memory_ids``."""
-    filters = [*owned(tenant_id, scope), {"terms": {"supersedes": list(memory_ids)}}]
+    filters = [*scope.filters(), {"terms": {"supersedes": list(memory_ids)}}]
     return {"query": {"bool": {"filter": filters}}, "size": 1000, **SUPERSEDER_FETCH}
 
 
@@ -31,10 +31,10 @@ SUPERSEDERS_SHOWN = 200
 """How many of the tenant's superseding memories ride along in a recall's own ``_msearch``."""
 
 
-def superseders(tenant_id: str, size: int, scope: UserScope | None = None) -> dict[str, Any]:
-    """Every memory of the tenant (of ``scope``) that supersedes another, up to ``size`` (the
+def superseders(scope: TenantScope, size: int) -> dict[str, Any]:
+    """Every memory of the tenant (of its user) that supersedes another, up to ``size`` (the
     total is counted to ``size + 1``, so the caller knows whether it has them all)."""
-    filters = [*owned(tenant_id, scope), {"exists": {"field": "supersedes"}}]
+    filters = [*scope.filters(), {"exists": {"field": "supersedes"}}]
     return {
         "query": {"bool": {"filter": filters}},
         "size": size,
@@ -307,11 +307,11 @@ def conversation_turns(
     }
 
 
-def counts_body(tenant_id: str, words: Sequence[str], scope: UserScope | None = None) -> dict[str, Any]:
+def counts_body(scope: TenantScope, words: Sequence[str]) -> dict[str, Any]:
     """One search for the tenant's memory count (its total hits), each word's document frequency
     (a bucket of one ``filters`` aggregation, keyed by the word's position) and the sum of its
     memories' lengths (``LENGTH_FIELD``): the tenant's BM25 statistics (``tenant_stats``); with a
-    user ``scope``, of the memories that scope reads."""
+    user in the scope, of the memories that user reads."""
     match = {str(i): term_match(w) for i, w in enumerate(words)}
     aggs: dict[str, Any] = {"len": {"stats": {"field": LENGTH_FIELD}}}
     if match:
@@ -319,13 +319,13 @@ def counts_body(tenant_id: str, words: Sequence[str], scope: UserScope | None = 
     return {
         "size": 0,
         "track_total_hits": True,
-        "query": {"bool": {"filter": owned(tenant_id, scope)}},
+        "query": {"bool": {"filter": scope.filters()}},
         "aggs": aggs,
     }
 
 
-def event_statements(tenant_id: str, event: str, size: int, scope: UserScope | None = None) -> dict[str, Any]:
-    """The tenant's (``scope``'s) dated memories that name ``event``, newest first: what
+def event_statements(scope: TenantScope, event: str, size: int) -> dict[str, Any]:
+    """The tenant's (its user's) dated memories that name ``event``, newest first: what
     "before/since the <event>" is read against (``events.event_scope``)."""
     return {
         "size": size,
@@ -333,7 +333,7 @@ def event_statements(tenant_id: str, event: str, size: int, scope: UserScope | N
         "query": {
             "bool": {
                 "must": [{"match_phrase": {PHRASE_FIELD: event}}],
-                "filter": [*owned(tenant_id, scope), {"exists": {"field": "timestamp"}}],
+                "filter": [*scope.filters(), {"exists": {"field": "timestamp"}}],
             }
         },
         "sort": [{"timestamp": "desc"}],

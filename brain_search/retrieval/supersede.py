@@ -18,7 +18,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.retrieval import queries
 from brain_search.retrieval.candidates import Candidate
-from brain_search.store.scope import UserScope
+from brain_search.store.scope import TenantScope
 
 
 def complete_answer(answer: dict[str, Any] | None) -> list[dict[str, Any]] | None:
@@ -39,24 +39,19 @@ def superseded_by(hit: dict[str, Any]) -> tuple[str, list[str]]:
 
 
 def newer_versions(
-    client: OpenSearch,
-    alias: str,
-    tenant_id: str,
-    memory_ids: Sequence[str],
-    answer: dict[str, Any] | None = None,
-    scope: UserScope | None = None,
+    client: OpenSearch, scope: TenantScope, memory_ids: Sequence[str], answer: dict[str, Any] | None = None
 ) -> dict[str, str]:
     """Which of ``memory_ids`` a live memory supersedes: old id → the newer one's id. ``answer``:
     the recall's own ``queries.superseders`` sub-search; when it holds all of the tenant's
     superseding memories (almost always) no further round trip is made. ``scope``: only memories
-    it holds supersede (``answer`` was made for the same scope)."""
+    its user holds supersede (``answer`` was made for the same scope)."""
     ids = [m for m in memory_ids if m]
     if not ids:
         return {}
     hits = complete_answer(answer)
     if hits is None:
-        body = queries.superseding(tenant_id, ids, scope)
-        hits = client.search(index=alias, body=body, params={"routing": tenant_id})["hits"]["hits"]
+        body = queries.superseding(scope, ids)
+        hits = client.search(index=scope.index, body=body, params=scope.params())["hits"]["hits"]
     wanted = set(ids)
     out: dict[str, str] = {}
     for hit in hits:

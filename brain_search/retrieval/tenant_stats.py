@@ -53,7 +53,7 @@ from opensearchpy import OpenSearch
 from brain_search.lru import ENTRY_BYTES, ByteLRU
 from brain_search.retrieval import queries
 from brain_search.retrieval.text import query_terms
-from brain_search.store.scope import UserScope
+from brain_search.store.scope import TenantScope
 
 WEIGHT_DIGITS = 3
 """significant digits of a word's idf and of the average length in a lexical clause"""
@@ -134,20 +134,23 @@ def stats_from(answer: dict[str, Any], words: Sequence[str]) -> TenantStats:
     )
 
 
-def counts_request(tenant_id: str, words: Sequence[str], scope: UserScope | None = None) -> str:
+def counts_request(scope: TenantScope, words: Sequence[str]) -> str:
     """``queries.counts_body`` as one ``_msearch`` item (header and body lines), routed to the tenant's
     shard(s): alone, or riding in a recall's own ``_msearch`` (pure)."""
-    body = queries.counts_body(tenant_id, words, scope)
-    return (orjson.dumps({"routing": tenant_id}) + b"\n" + orjson.dumps(body) + b"\n").decode()
+    body = queries.counts_body(scope, words)
+    return (orjson.dumps(scope.params()) + b"\n" + orjson.dumps(body) + b"\n").decode()
 
 
-def stats_key(tenant_id: str, scope: UserScope | None = None) -> str:
+def stats_key(scope: TenantScope) -> str:
     """What a count is of, as the ``StatsCache`` keys it: the tenant's id for the whole tenant, the
     id with the scope's user, agent and shared flag for a user's part of it (pure; a tenant id
     never holds the separator)."""
-    if scope is None or scope.everyone:
-        return tenant_id
-    return "\x1f".join((tenant_id, scope.user_id or "", scope.agent_id or "", "shared" if scope.include_shared else ""))
+    user = scope.user
+    if user.everyone:
+        return scope.tenant_id
+    return "\x1f".join(
+        (scope.tenant_id, user.user_id or "", user.agent_id or "", "shared" if user.include_shared else "")
+    )
 
 
 def stats_bytes(tenant_id: str, stats: TenantStats) -> int:
@@ -216,14 +219,12 @@ class StatsCache:
             self._stats.put(key, stats)
 
 
-def count_terms(
-    client: OpenSearch, alias: str, tenant_id: str, words: Sequence[str], scope: UserScope | None = None
-) -> TenantStats:
-    """The tenant's (``scope``'s) statistics for ``words``: one routed search of counts, sent as an
+def count_terms(client: OpenSearch, scope: TenantScope, words: Sequence[str]) -> TenantStats:
+    """The tenant's (its user's) statistics for ``words``: one routed search of counts, sent as an
     ``_msearch`` of one so that a shard that does not answer is an error in the answer
     (``UNCOUNTED``), not an HTTP 503 the client retries. The recall's own search meets the same
     shard and is a 503 naming it, or, with ``allow_partial``, what the other shards hold."""
-    answer = client.msearch(body=counts_request(tenant_id, words, scope), index=alias)["responses"][0]
+    answer = client.msearch(body=counts_request(scope, words), index=scope.index)["responses"][0]
     return stats_from(answer, words)
 
 

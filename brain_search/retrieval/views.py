@@ -17,6 +17,7 @@ from opensearchpy import OpenSearch
 from brain_search.errors import StoreUnavailable
 from brain_search.retrieval.queries import MEMORY_ID_VALUES, NODE_PATH_VALUES, RESULT_FIELDS
 from brain_search.store.documents import VIEW_FIELD, memory_doc_id, read_view
+from brain_search.store.scope import TenantScope
 
 
 def view_source(hit: dict[str, Any]) -> dict[str, Any] | None:
@@ -43,10 +44,11 @@ def hit_id(tenant_id: str, hit: dict[str, Any]) -> str:
     return memory_doc_id(tenant_id, memory_ids[0])
 
 
-def fill_sources(client: OpenSearch, alias: str, tenant_id: str, hit_lists: Sequence[list[dict[str, Any]]]) -> int:
+def fill_sources(client: OpenSearch, scope: TenantScope, hit_lists: Sequence[list[dict[str, Any]]]) -> int:
     """Set ``_id`` and ``_source`` on every hit of ``hit_lists`` (in place), ``_source`` from its
     view, or from its stored ``_source`` for hits without one (one ``mget``); a memory deleted in
     between is dropped from its list. Returns how many hits needed the ``mget``."""
+    tenant_id = scope.tenant_id
     missing: dict[str, list[dict[str, Any]]] = {}
     read: dict[str, dict[str, Any]] = {}  # a memory in both legs is read once (the same dict)
     for hits in hit_lists:
@@ -62,9 +64,9 @@ def fill_sources(client: OpenSearch, alias: str, tenant_id: str, hit_lists: Sequ
     if not missing:
         return 0
     resp = client.mget(
-        index=alias,
+        index=scope.index,
         body={"ids": list(missing)},
-        params={"routing": tenant_id, "_source_includes": ",".join(RESULT_FIELDS)},
+        params=scope.params(_source_includes=",".join(RESULT_FIELDS)),
     )
     for doc in resp["docs"]:
         if doc.get("found"):

@@ -16,6 +16,8 @@ from typing import Any
 import orjson
 from brain_search_client.models.memory import STORED_FIELDS, VIEW_FIELDS
 
+from brain_search.store.scope import TENANT_FIELD
+
 ID_SEPARATOR = "\x1f"
 
 VIEW_FIELD = "view_dv"
@@ -28,10 +30,8 @@ OLD_VIEW_FIELD = "view"
 VIEW_MARK = "view_v"
 """the view's format (2): a memory without it, or with 1, gets its view at install (``store.views``)"""
 VIEW_VERSION = 2
-TOMBSTONE_FIELD = "tombstone_of"
-"""the field a delete's tombstone holds its tenant in (``ingest/tombstones.py``)"""
 OPTIONAL_FIELDS = frozenset(STORED_FIELDS) - {
-    "tenant_id",
+    TENANT_FIELD,
     "memory_id",
     "content",
     "content_hash",
@@ -104,7 +104,7 @@ def build_memory_doc(
     if unknown:
         raise TypeError(f"build_memory_doc: not a memory field: {', '.join(sorted(unknown))}")
     doc: dict[str, Any] = {
-        "tenant_id": tenant_id,
+        TENANT_FIELD: tenant_id,
         "memory_id": memory_id,
         "content": content,
         "content_hash": content_hash(content),

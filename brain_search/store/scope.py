@@ -1,11 +1,15 @@
-"""Which memories a request reads: the tenant, the user (and agent) inside it, node subtrees, a
-time range (the filter clauses every search over the memories shares: recall's sub-searches,
-listing, forget, node moves).
+"""Which memories a request reads and writes: the tenant, the user (and agent) inside it, node
+subtrees, a time range (the filter clauses every search over the memories shares: recall's
+sub-searches, listing, forget, node moves), and where they live.
 
-The user scope has its one owner here, ``UserScope``, next to the tenant's term: every search of
-the memories takes its clauses through ``scope_filter`` (or ``owned`` for the indices that keep a
-memory's copies: history, dead letters, recall records), and a read of one memory by its id asks
-``UserScope.holds``. Nothing else writes a filter on ``user_id`` or ``agent_id``.
+Tenant isolation has its one owner here. ``TenantScope``, built once per recall or write from the
+placement, holds the index the tenant's memories are read and written through, the routing and
+the tenant's (and user's) filter clauses; a search of any other index that keeps a tenant's
+documents (nodes, history, dead letters, recall records, keys) starts from ``tenant_term`` /
+``owned``, and a document written for a tenant takes its field from ``tenant_fields``. Nothing else
+in the service writes a filter on ``tenant_id`` (``TENANT_FIELD``), ``user_id`` or ``agent_id``,
+and a read of one document by its id asks ``TenantScope.holds`` / ``UserScope.holds``
+(``tests/unit/test_tenant_scope.py`` fails on a tenant term written anywhere else).
 """
 
 from __future__ import annotations
@@ -13,10 +17,41 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
+TENANT_FIELD = "tenant_id"
+"""the field every document of a tenant holds its tenant in"""
+TOMBSTONE_FIELD = "tombstone_of"
+"""the field a delete's tombstone holds its tenant in (``ingest/tombstones.py``)"""
 USER_FIELD = "user_id"
 AGENT_FIELD = "agent_id"
+
+
+def tenant_term(tenant_id: str) -> dict[str, Any]:
+    """The tenant's filter term: what every search of a tenant's documents starts from (pure)."""
+    return {"term": {TENANT_FIELD: tenant_id}}
+
+
+def any_tenant() -> dict[str, Any]:
+    """The documents that belong to a tenant (every tenant's: an operator's cross-tenant report)."""
+    return {"exists": {"field": TENANT_FIELD}}
+
+
+def tenant_fields(tenant_id: str) -> dict[str, str]:
+    """The tenant's field of a document written for it (pure)."""
+    return {TENANT_FIELD: tenant_id}
+
+
+def tenant_of(doc: Mapping[str, Any]) -> str | None:
+    """The tenant a stored document belongs to (None: a tombstone, or no tenant's) (pure)."""
+    tenant = doc.get(TENANT_FIELD)
+    return None if tenant is None else str(tenant)
+
+
+def tenant_documents(tenant_id: str) -> dict[str, Any]:
+    """Every memories document of the tenant: its memories and its tombstones (pure)."""
+    either = [tenant_term(tenant_id), {"term": {TOMBSTONE_FIELD: tenant_id}}]
+    return {"bool": {"should": either, "minimum_should_match": 1}}
 
 
 def _missing(field: str) -> dict[str, Any]:
@@ -96,7 +131,7 @@ def jobs_of(scope: UserScope) -> list[dict[str, Any]]:
 def owned(tenant_id: str, scope: UserScope | None = None) -> list[dict[str, Any]]:
     """The tenant's term and the user scope's clauses: what every search of a tenant's memories,
     or of their copies in another index, starts from (pure)."""
-    return [{"term": {"tenant_id": tenant_id}}, *(scope.clauses() if scope is not None else [])]
+    return [tenant_term(tenant_id), *(scope.clauses() if scope is not None else [])]
 
 
 def _engine_time(t: datetime | str) -> str:
@@ -112,6 +147,7 @@ def scope_filter(
     node_paths: Sequence[str] = (),
     since: datetime | str | None = None,
     until: datetime | str | None = None,
+    *,
     exclude_memories: Sequence[str] = (),
     keep_untimed: bool = False,
     scope: UserScope | None = None,
@@ -143,3 +179,73 @@ def scope_filter(
     if exclude_memories:
         clauses.append({"bool": {"must_not": [{"terms": {"memory_id": list(exclude_memories)}}]}})
     return clauses
+
+
+class Placing(Protocol):
+    """Where a tenant's memories live (``store.placement.Placement``)."""
+
+    def index(self, tenant_id: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class TenantScope:
+    """One tenant's reach into the memories, for one recall or one write: the index its memories
+    are read and written through (looked up once, from the placement), the routing its documents
+    are written with, and the filter clauses of the tenant and of the user inside it.
+
+    Built with ``TenantScope.of`` where a recall or a write starts and passed down: no stage
+    below looks the index up again or writes a tenant's term itself."""
+
+    tenant_id: str
+    index: str
+    user: UserScope = EVERYONE
+
+    @classmethod
+    def of(cls, placement: Placing, tenant_id: str, user: UserScope | None = None) -> TenantScope:
+        """The scope of ``tenant_id`` (and ``user`` in it) where ``placement`` puts its memories now."""
+        return cls(tenant_id, placement.index(tenant_id), user if user is not None else EVERYONE)
+
+    @property
+    def routing(self) -> str:
+        """The routing of the tenant's documents (the tenant's id)."""
+        return self.tenant_id
+
+    def params(self, **extra: Any) -> dict[str, Any]:
+        """Request parameters routed to the tenant's shards, with ``extra``."""
+        return {"routing": self.tenant_id, **extra}
+
+    def filters(self) -> list[dict[str, Any]]:
+        """The tenant's term and the user's clauses (``owned``)."""
+        return owned(self.tenant_id, self.user)
+
+    def tenant_only(self) -> list[dict[str, Any]]:
+        """The tenant's term alone: every user's memories (a write's own checks, a piece's parent)."""
+        return [tenant_term(self.tenant_id)]
+
+    def memories(
+        self,
+        node_paths: Sequence[str] = (),
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        *,
+        exclude_memories: Sequence[str] = (),
+        keep_untimed: bool = False,
+    ) -> list[dict[str, Any]]:
+        """The filter clauses of a search of the memories in the scope (``scope_filter``)."""
+        return scope_filter(
+            self.tenant_id,
+            node_paths,
+            since,
+            until,
+            exclude_memories=exclude_memories,
+            keep_untimed=keep_untimed,
+            scope=self.user,
+        )
+
+    def holds(self, doc: Mapping[str, Any]) -> bool:
+        """Whether a stored document is one of the tenant's that the user reads (pure)."""
+        return tenant_of(doc) == self.tenant_id and self.user.holds(doc)
+
+    def for_user(self, user: UserScope) -> TenantScope:
+        """The same tenant and index for another user scope."""
+        return TenantScope(self.tenant_id, self.index, user)

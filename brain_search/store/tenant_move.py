@@ -35,18 +35,12 @@ from brain_search.encoders.base import encoder_info, index_meta, recorded_encode
 from brain_search.encoders.embedding import Embedder
 from brain_search.errors import SetupError
 from brain_search.index_names import IndexNames
-from brain_search.store.documents import TOMBSTONE_FIELD
 from brain_search.store.move_lease import tenant_key
 from brain_search.store.moves import Move, PassCounts, Progress, Scope, next_index
 from brain_search.store.placement import TTL_S, placement_for, tenant_alias, tenant_index
+from brain_search.store.scope import tenant_documents
 
 log = logging.getLogger(__name__)
-
-
-def tenant_documents(tenant_id: str) -> dict[str, Any]:
-    """Every memories document of the tenant: its memories and its tombstones (pure)."""
-    either = [{"term": {"tenant_id": tenant_id}}, {"term": {TOMBSTONE_FIELD: tenant_id}}]
-    return {"bool": {"should": either, "minimum_should_match": 1}}
 
 
 class TenantMove(Move):

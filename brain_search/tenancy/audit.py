@@ -20,6 +20,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.store.indices import IndexNames
+from brain_search.store.scope import TENANT_FIELD
 
 log = logging.getLogger(__name__)
 Action = Literal[
@@ -57,7 +58,7 @@ class AuditLog:
         if tenant_id is not None:
             doc["tenant_hash"] = tenant_hash(tenant_id)
             if not anonymous:
-                doc["tenant_id"] = tenant_id
+                doc[TENANT_FIELD] = tenant_id
         if key_id is not None:
             doc["key_id"] = key_id
         if detail:
@@ -71,7 +72,7 @@ class AuditLog:
         at = datetime.now(UTC).isoformat()
         lines: list[dict[str, Any]] = []
         for tenant_id in tenant_ids:
-            doc: dict[str, Any] = {"at": at, "action": action, "actor": "admin", "tenant_id": tenant_id}
+            doc: dict[str, Any] = {"at": at, "action": action, "actor": "admin", TENANT_FIELD: tenant_id}
             doc["tenant_hash"] = tenant_hash(tenant_id)
             if detail:
                 doc["detail"] = detail

@@ -32,6 +32,7 @@ from brain_search.errors import Conflict, InvalidInput, NotFound, StoreUnavailab
 from brain_search.lru import ByteLRU
 from brain_search.store.cache_budget import cache_budgets
 from brain_search.store.indices import IndexNames
+from brain_search.store.scope import TENANT_FIELD, any_tenant, tenant_of, tenant_term
 from brain_search.tenancy.caller import Caller
 from brain_search.tenancy.ratelimit import Limit
 
@@ -79,7 +80,7 @@ def api_key_from_headers(authorization: str | None, x_api_key: str | None) -> st
 
 def validate_tenant_id(tenant_id: str) -> str:
     if not TENANT_ID_RE.match(tenant_id):
-        raise InvalidInput("tenant_id", "1–64 characters: letters, digits, '_', '.', '-' (not first)")
+        raise InvalidInput(TENANT_FIELD, "1–64 characters: letters, digits, '_', '.', '-' (not first)")
     return tenant_id
 
 
@@ -113,7 +114,7 @@ class KeyStore:
     # ---------------------------------------------------------------- tenants
     def create_tenant(self, tenant_id: str, name: str | None = None) -> dict[str, Any]:
         validate_tenant_id(tenant_id)
-        doc = {"tenant_id": tenant_id, "name": name or tenant_id, "created_at": datetime.now(UTC).isoformat()}
+        doc = {TENANT_FIELD: tenant_id, "name": name or tenant_id, "created_at": datetime.now(UTC).isoformat()}
         try:
             self.client.create(index=self.tenants_index, id=tenant_id, body=doc, params={"refresh": "true"})
         except ConflictError:
@@ -142,8 +143,8 @@ class KeyStore:
         of the previous page), so that every tenant is listed however many there are."""
         body: dict[str, Any] = {
             "size": limit,
-            "query": {"exists": {"field": "tenant_id"}},
-            "sort": [{"tenant_id": "asc"}],
+            "query": any_tenant(),
+            "sort": [{TENANT_FIELD: "asc"}],
         }
         if after is not None:
             body["search_after"] = [after]
@@ -163,7 +164,7 @@ class KeyStore:
         lines: list[dict[str, Any]] = []
         for tenant_id, name in tenants:
             lines.append({"create": {"_id": tenant_id}})
-            lines.append({"tenant_id": tenant_id, "name": name or tenant_id, "created_at": now})
+            lines.append({TENANT_FIELD: tenant_id, "name": name or tenant_id, "created_at": now})
         r = self.client.bulk(body=lines, index=self.tenants_index, params={"refresh": "true"})
         out: dict[str, list[str]] = {"created": [], "existing": [], "erasing": []}
         taken = []
@@ -229,7 +230,7 @@ class KeyStore:
         key = f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
         doc: dict[str, Any] = {
             "key_id": key_id,
-            "tenant_id": tenant_id,
+            TENANT_FIELD: tenant_id,
             "label": label or "",
             "revoked": False,
             "created_at": datetime.now(UTC).isoformat(),
@@ -247,7 +248,7 @@ class KeyStore:
         """The tenant's keys (``user_id``: those held to that user) without their secrets: key_id,
         label, user_id, read_only, revoked, created_at, expires_at."""
         self.get_tenant(tenant_id)
-        filters: list[dict[str, Any]] = [{"term": {"tenant_id": tenant_id}}]
+        filters: list[dict[str, Any]] = [tenant_term(tenant_id)]
         if user_id is not None:
             filters.append({"term": {"user_id": user_id}})
         r = self.client.search(
@@ -260,7 +261,7 @@ class KeyStore:
         """Delete every key of the tenant (the erase); cached lookups of them end at once."""
         r = self.client.delete_by_query(
             index=self.keys_index,
-            body={"query": {"term": {"tenant_id": tenant_id}}},
+            body={"query": tenant_term(tenant_id)},
             params={"refresh": "true", "conflicts": "proceed"},
         )
         with self._lock:
@@ -270,7 +271,7 @@ class KeyStore:
     def forget_user_keys(self, tenant_id: str, user_id: str) -> int:
         """Delete every key held to ``user_id`` of the tenant (forgetting the user): they stop at
         once here, within ``cache_ttl_s`` in every other process. Returns how many."""
-        query = {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"term": {"user_id": user_id}}]}}
+        query = {"bool": {"filter": [tenant_term(tenant_id), {"term": {"user_id": user_id}}]}}
         r = self.client.delete_by_query(
             index=self.keys_index, body={"query": query}, params={"refresh": "true", "conflicts": "proceed"}
         )
@@ -287,7 +288,7 @@ class KeyStore:
         if not hits:
             raise NotFound("key", key_id)
         src = hits[0]["_source"]
-        if (tenant_id is not None and src.get("tenant_id") != tenant_id) or (
+        if (tenant_id is not None and tenant_of(src) != tenant_id) or (
             user_id is not None and src.get("user_id") != user_id
         ):
             raise NotFound("key", key_id)
@@ -299,7 +300,7 @@ class KeyStore:
         )
         with self._lock:
             self._cache.pop(hits[0]["_id"])
-        return str(hits[0]["_source"]["tenant_id"])
+        return str(hits[0]["_source"][TENANT_FIELD])
 
     def cached(self, key: str | None) -> str | None:
         """The tenant of a key resolved within the cache TTL, without a round trip; None when the
@@ -345,7 +346,7 @@ class KeyStore:
             if left <= 0:
                 raise self._refuse(h, "expired API key", now)
             until = min(until, now + left)  # never cached past its expiry
-        caller = Caller(str(doc["tenant_id"]), doc.get("user_id"), bool(doc.get("read_only")))
+        caller = Caller(str(doc[TENANT_FIELD]), doc.get("user_id"), bool(doc.get("read_only")))
         with self._lock:
             self._cache.put(h, (caller, until))
         return caller

@@ -27,8 +27,8 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.store.documents import TOMBSTONE_FIELD
 from brain_search.store.indices import IndexNames
+from brain_search.store.scope import tenant_documents
 from brain_search.tenancy.auth import ERASING_FIELD, KeyStore, erase_marker_hit
 
 log = logging.getLogger(__name__)
@@ -36,8 +36,7 @@ log = logging.getLogger(__name__)
 
 def tenant_query(tenant_id: str) -> dict[str, Any]:
     """Every document of the tenant, tombstones included (pure)."""
-    either = [{"term": {"tenant_id": tenant_id}}, {"term": {TOMBSTONE_FIELD: tenant_id}}]
-    return {"query": {"bool": {"should": either, "minimum_should_match": 1}}}
+    return {"query": tenant_documents(tenant_id)}
 
 
 def count_everywhere(client: OpenSearch, settings: Settings, tenant_id: str) -> dict[str, int]:

@@ -20,7 +20,7 @@ from opensearchpy import OpenSearch
 from brain_search.config import Settings
 from brain_search.index_names import IndexNames
 from brain_search.store.placement import placement_for
-from brain_search.store.scope import USER_FIELD, owned
+from brain_search.store.scope import TENANT_FIELD, USER_FIELD, any_tenant, owned
 
 SHARED = "\x00shared"
 """the bucket of the memories and recalls with no user (never a user id: ids have no control character)"""
@@ -44,11 +44,11 @@ def usage(
     if by_user and tenant_id is None:
         raise ValueError("by_user needs a tenant")
     since = datetime.now(UTC) - timedelta(days=days)
-    field = USER_FIELD if by_user else "tenant_id"
+    field = USER_FIELD if by_user else TENANT_FIELD
     terms: dict[str, Any] = {"field": field, "size": limit}
     if by_user:
         terms["missing"] = SHARED
-    where = owned(tenant_id) if tenant_id is not None else [{"exists": {"field": "tenant_id"}}]
+    where = owned(tenant_id) if tenant_id is not None else [any_tenant()]
     recent = {"range": {"ingested_at": {"gte": since.isoformat()}}}
     memories = client.search(
         index=",".join(placement_for(client, settings).every()),

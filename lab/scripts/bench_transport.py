@@ -50,7 +50,7 @@ def main() -> None:
         install_all(state.client, s, s.embedding_dimension)
         index_tenant(state.client, s)
         r = state.retriever
-        payloads = [r.plan_payload(TENANT, r.plan(TENANT, RecallRequest(query=q, limit=10))) for q in QUESTIONS]
+        payloads = [r.plan_payload(r.plan(TENANT, RecallRequest(query=q, limit=10))) for q in QUESTIONS]
         index = r.placement.index(TENANT)
         stock = OpenSearch(
             hosts=[s.opensearch_url],

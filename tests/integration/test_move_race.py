@@ -29,8 +29,8 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.index_names import IndexNames
+from brain_search.store.scope import tenant_documents
 from brain_search.store.templates import delete_indices
-from brain_search.store.tenant_move import tenant_documents
 from tests.conftest import ADMIN_KEY
 from tests.integration.cluster_support import ApiProcess
 from tests.integration.ingest_support import WorkerProcess, worker_env

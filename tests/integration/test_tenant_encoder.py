@@ -22,7 +22,8 @@ from brain_search.index_names import IndexNames
 from brain_search.ingest.models import MemoryItem
 from brain_search.store.moves import MIN_GRACE_S
 from brain_search.store.placement import tenant_index
-from brain_search.store.tenant_move import TenantMove, tenant_documents
+from brain_search.store.scope import tenant_documents
+from brain_search.store.tenant_move import TenantMove
 from tests.conftest import ADMIN_KEY
 from tests.integration.ingest_support import tenant_headers, wait_task
 

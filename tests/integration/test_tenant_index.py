@@ -25,8 +25,9 @@ from brain_search.store.client import make_client
 from brain_search.store.indices import install_all
 from brain_search.store.moves import MIN_GRACE_S
 from brain_search.store.placement import placement_for, tenant_alias, tenant_index
+from brain_search.store.scope import tenant_documents
 from brain_search.store.templates import delete_indices
-from brain_search.store.tenant_move import TenantMove, tenant_documents
+from brain_search.store.tenant_move import TenantMove
 from brain_search.tenancy.auth import KeyStore
 from tests.integration.ingest_support import kill_move_mid_copy, worker_env
 

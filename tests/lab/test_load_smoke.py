@@ -64,7 +64,7 @@ def test_smoke_load_has_no_errors(live_api, client, tmp_path: Path) -> None:
     retriever = state.retriever
     from brain_search.models import RecallRequest
 
-    payloads = [retriever.plan_payload("alice", retriever.plan("alice", RecallRequest(**b))) for b in bodies]
+    payloads = [retriever.plan_payload(retriever.plan("alice", RecallRequest(**b))) for b in bodies]
     wl_file = tmp_path / "workload.json"
     lb.write_workload(wl_file, workload, {"alice": key}, payloads, state.settings.memories_alias)
 

@@ -8,6 +8,7 @@ import pytest
 from brain_search.errors import InvalidInput
 from brain_search.graph.ops import relabel, relabel_script, subtree_memories_query, task_progress
 from brain_search.graph.store import ancestors_of, in_subtree, minimal_cover, normalize_label, parent_of
+from brain_search.store.scope import TenantScope
 from brain_search.tenancy.auth import api_key_from_headers
 
 
@@ -43,7 +44,7 @@ def test_relabel_and_script() -> None:
 
 
 def test_subtree_memories_query_is_tenant_and_path_scoped() -> None:
-    q = subtree_memories_query("acme", "a/b")
+    q = subtree_memories_query(TenantScope("acme", "memories"), "a/b")
     assert q == {"bool": {"filter": [{"term": {"tenant_id": "acme"}}, {"terms": {"node_path": ["a/b"]}}]}}
 
 

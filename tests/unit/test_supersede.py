@@ -8,13 +8,14 @@ from typing import Any
 from brain_search.retrieval.candidates import Candidate
 from brain_search.retrieval.queries import superseders
 from brain_search.retrieval.supersede import complete_answer, newer_versions, without_superseded
+from brain_search.store.scope import TenantScope
 
 
 def supersede(
     client: Any, alias: str, tenant: str, found: dict[str, Candidate], drop: bool, answer: Any
 ) -> dict[str, Candidate]:
     ids = [c.source["memory_id"] for c in found.values()]
-    return without_superseded(found, newer_versions(client, alias, tenant, ids, answer), drop)
+    return without_superseded(found, newer_versions(client, TenantScope(tenant, alias), ids, answer), drop)
 
 
 @dataclass
@@ -40,7 +41,7 @@ def cands() -> dict[str, Candidate]:
 
 
 def test_the_sub_search_counts_one_past_what_it_shows() -> None:
-    body = superseders("t1", 5)
+    body = superseders(TenantScope("t1", "a"), 5)
     assert body["size"] == 5 and body["track_total_hits"] == 6
     assert {"exists": {"field": "supersedes"}} in body["query"]["bool"]["filter"]
 

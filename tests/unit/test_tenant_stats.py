@@ -38,8 +38,10 @@ from brain_search.retrieval.tenant_stats import (
     words_to_weigh,
 )
 from brain_search.store.documents import VIEW_FIELD, view_of
+from brain_search.store.scope import TenantScope
 from tests.unit.fakes import NoOwnIndices
 
+T1 = TenantScope("t1", "a")
 STATS = TenantStats(docs=10, length_sum=200.0, length_docs=10, df={"zzqx": 1, "yyqw": 4, "a": 9})
 
 
@@ -90,26 +92,29 @@ def test_b_is_small_for_a_tenant_of_chat_lines_and_lucenes_for_long_texts() -> N
 def test_a_users_recall_counts_what_the_user_reads_under_a_key_of_its_own() -> None:
     from brain_search.store.scope import UserScope
 
+    def org(user: UserScope | None = None, tenant: str = "org") -> TenantScope:
+        return TenantScope(tenant, "a", user or UserScope())
+
     lena = UserScope("lena")
-    body = counts_body("org", ["zzqx"], lena)
+    body = counts_body(org(lena), ["zzqx"])
     assert body["query"]["bool"]["filter"] == [{"term": {"tenant_id": "org"}}, {"term": {"user_id": "lena"}}]
-    assert counts_body("org", ["zzqx"], UserScope()) == counts_body("org", ["zzqx"])  # the whole tenant
+    assert counts_body(org(UserScope()), ["zzqx"]) == counts_body(org(), ["zzqx"])  # the whole tenant
     keys = {
-        stats_key("org"),
-        stats_key("org", lena),
-        stats_key("org", UserScope("lena", include_shared=True)),
-        stats_key("org", UserScope("lena", "bot")),
-        stats_key("org", UserScope(None, "bot")),
-        stats_key("org-lena"),
+        stats_key(org()),
+        stats_key(org(lena)),
+        stats_key(org(UserScope("lena", include_shared=True))),
+        stats_key(org(UserScope("lena", "bot"))),
+        stats_key(org(UserScope(None, "bot"))),
+        stats_key(org(tenant="org-lena")),
     }
-    assert len(keys) == 6 and stats_key("org", UserScope()) == "org"
+    assert len(keys) == 6 and stats_key(org(UserScope())) == "org"
     cache = StatsCache()
-    cache.put(stats_key("org"), TenantStats(100, 1000.0, 100, {"zzqx": 40}))
-    assert cache.get(stats_key("org", lena), ["zzqx"]) is None  # the organisation's count is not hers
+    cache.put(stats_key(org()), TenantStats(100, 1000.0, 100, {"zzqx": 40}))
+    assert cache.get(stats_key(org(lena)), ["zzqx"]) is None  # the organisation's count is not hers
 
 
 def test_one_search_counts_the_tenant_every_word_and_the_lengths() -> None:
-    body = counts_body("t1", ["zzqx", "budget"])
+    body = counts_body(T1, ["zzqx", "budget"])
     assert body["size"] == 0 and body["track_total_hits"] is True
     assert body["query"]["bool"]["filter"] == [{"term": {"tenant_id": "t1"}}]
     assert sorted(body["aggs"]["df"]["filters"]["filters"]) == ["0", "1"]
@@ -139,7 +144,7 @@ class _Answers:
 
 def test_a_tenant_shard_that_does_not_answer_weighs_every_word_the_same() -> None:
     lost = _Answers({"error": {"type": "search_phase_execution_exception"}, "status": 503})
-    got = count_terms(lost, "a", "t1", ["zzqx", "budget"])  # type: ignore[arg-type]
+    got = count_terms(lost, T1, ["zzqx", "budget"])  # type: ignore[arg-type]
     assert got is UNCOUNTED and got.idf("zzqx") == UNCOUNTED_WEIGHT == got.idf("budget")
     assert len(lost.bodies) == 1 and lost.bodies[0].startswith('{"routing":"t1"}')
 
@@ -222,7 +227,7 @@ def test_a_search_built_with_a_stale_count_runs_again_with_the_fresh_one() -> No
     first = retriever.plan("t1", req)  # never counted: one search of counts first
     assert len(engine.payloads) == 1 and first.counted == ()
     assert first.term_idf == {"zzqx": idf(40, 1), "budget": idf(40, 30)}
-    searched = retriever.search("t1", first)
+    searched = retriever.search(first)
     found, used = searched.candidates, searched.plan
     assert len(engine.payloads) == 2 and used == first  # no count rode along: nothing to check
     assert found["m1"].bm25 == 2.5 and found["m1"].matched == {"t0"}  # the engine's BM25 as it is
@@ -230,14 +235,14 @@ def test_a_search_built_with_a_stale_count_runs_again_with_the_fresh_one() -> No
     engine.payloads.clear()
     again = retriever.plan("t1", req)  # counted before: the count rides in the search
     assert engine.payloads == [] and again.counted == ("zzqx", "budget")
-    used = retriever.search("t1", again).plan
+    used = retriever.search(again).plan
     assert len(engine.payloads) == 1 and "aggs" in engine.payloads[0][-1]
     assert used.stats == again.stats
 
     engine.df["zzqx"] = 2  # a memory changed: the count that rode along disagrees
     engine.payloads.clear()
     stale = retriever.plan("t1", req)
-    used = retriever.search("t1", stale).plan
+    used = retriever.search(stale).plan
     assert len(engine.payloads) == 2  # searched again, with the fresh count, which no count rides beside
     assert used.stats is not None and used.stats.df == {"zzqx": 2, "budget": 30} and used.counted == ()
     script = engine.payloads[1][0]["query"]["bool"]["must"][0]["bool"]["should"][0]["script_score"]["script"]
@@ -248,12 +253,12 @@ def test_a_memory_more_that_moves_no_weight_costs_no_second_search() -> None:
     engine = Engine({"zzqx": 7, "budget": 3_000}, docs=100_000)
     retriever = Retriever(engine, Settings(), Encoder())  # type: ignore[arg-type]
     req = RecallRequest(query="zzqx budget", limit=3)
-    retriever.search("t1", retriever.plan("t1", req))  # counted first
+    retriever.search(retriever.plan("t1", req))  # counted first
 
     engine.docs, engine.df["budget"] = 100_001, 3_001  # a memory written since, with one of the words
     engine.payloads.clear()
     riding = retriever.plan("t1", req)
-    used = retriever.search("t1", riding).plan
+    used = retriever.search(riding).plan
     assert len(engine.payloads) == 1  # the same weights: the search built with the last count stands
     assert used.stats is not None and used.stats.docs == 100_001  # read on: the fresh count
     assert used.stats.df["budget"] == 3_001
@@ -306,16 +311,16 @@ def test_counted_words_need_no_count_ahead_and_one_that_misses_a_word_is_not_use
     retriever = Retriever(engine, Settings(), Encoder())  # type: ignore[arg-type]
     assert retriever.count_ahead is not None
     retriever.stats_cache.put("t1", TenantStats(40, 200.0, 40, {"zzqx": 1, "budget": 30}))
-    assert retriever.count_ahead.start("a", "t1", "zzqx budget?") is None  # all counted: nothing sent
+    assert retriever.count_ahead.start(T1, "zzqx budget?") is None  # all counted: nothing sent
     assert engine.payloads == []
 
     ahead: Future[TenantStats] = Future()
     ahead.set_result(TenantStats(40, 200.0, 40, {"zzqx": 1}))  # counted ahead, without "other"
-    assert retriever.count_ahead.landed("t1", ["zzqx", "other"], ahead) is None  # the plan counts "other" now
-    assert retriever.count_ahead.landed("t1", ["zzqx"], ahead) == TenantStats(40, 200.0, 40, {"zzqx": 1})
+    assert retriever.count_ahead.landed(T1, ["zzqx", "other"], ahead) is None  # the plan counts "other" now
+    assert retriever.count_ahead.landed(T1, ["zzqx"], ahead) == TenantStats(40, 200.0, 40, {"zzqx": 1})
     lost: Future[TenantStats] = Future()
     lost.set_result(UNCOUNTED)  # the tenant's shard did not answer the count ahead: as counting now says
-    assert retriever.count_ahead.landed("t1", ["zzqx", "new"], lost) is UNCOUNTED
+    assert retriever.count_ahead.landed(T1, ["zzqx", "new"], lost) is UNCOUNTED
     assert engine.payloads == []
     retriever.close()
 

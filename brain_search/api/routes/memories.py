@@ -169,7 +169,7 @@ def get_memory(
     scope = caller.scope(user_id, agent_id, include_shared)
     memory = ingest.memories.get(tenant, memory_id, scope)
     store = ingest.memories
-    newer = newer_versions(store.client, store.index(tenant), tenant, [memory_id], scope=scope)
+    newer = newer_versions(store.client, store.scope(tenant, scope), [memory_id])
     memory.superseded_by = newer.get(memory_id)
     response.headers["ETag"] = f'"{memory.version}"'
     return memory

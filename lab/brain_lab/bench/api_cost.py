@@ -172,7 +172,7 @@ def run_api_cost(settings: Settings, n: int = 600, log: Callable[[str], None] = 
             return run
 
         def engine(req: RecallRequest) -> Any:
-            payload = retriever.plan_payload(TENANT, retriever.plan(TENANT, req))
+            payload = retriever.plan_payload(retriever.plan(TENANT, req))
             return state.client.msearch(body=payload, index=alias)
 
         cycle(engine)(n)  # unmeasured: a fresh index's first searches cost the node more (JIT, caches)

@@ -290,21 +290,21 @@ def run_cpu(
         }
         words = words_to_weigh(legs_plan.terms, legs_plan.intent.phrases) if legs_plan.has_lexical else []
         if words:
-            counts_body = queries.counts_body(tenant, words)
+            counts_body = queries.counts_body(legs_plan.scope, words)
             bodies["two legs + superseders + counts (a sub-search)"] = [*legs_plan.bodies, counts_body]
             in_leg = {"global": {}, "aggs": {"tenant": {"filter": counts_body["query"], "aggs": counts_body["aggs"]}}}
             bodies["two legs + superseders, counts as the BM25 leg's aggregations"] = [
                 {**legs_plan.bodies[0], "aggs": {"counts": in_leg}},
                 *legs_plan.bodies[1:],
             ]
-        counts = counts_request(tenant, words)
+        counts = counts_request(legs_plan.scope, words)
         for label, bs in [*bodies.items(), ("the tenant's counts (ride in every recall)", None)]:
             if bs is None:
                 payload = counts
             elif not bs:
                 continue
             else:
-                payload = planner.msearch_payload(tenant, bs)
+                payload = planner.msearch_payload(legs_plan.scope, bs)
             meter.measure(parts.setdefault(label, PathCost(label)), partial(engine, payload))
     stats = client.indices.stats(index=alias, metric="docs,segments")
     prim = next(iter(stats["indices"].values()))["primaries"]

@@ -287,7 +287,7 @@ def engine_payloads(settings: Settings, workload: Workload, log: Callable[[str],
             out.append(None)
             continue
         plan = retriever.plan(it.tenant, RecallRequest(**it.body))
-        out.append(retriever.plan_payload(it.tenant, plan))
+        out.append(retriever.plan_payload(plan))
     client.close()
     return out
 

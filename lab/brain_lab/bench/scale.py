@@ -48,9 +48,7 @@ def run_scale(
         # a full unmeasured pass first: a freshly loaded index is read from disk on first use
         in_process(retriever, recalls, "warm-up")
         st = in_process(retriever, recalls, label)
-        payloads = [
-            retriever.plan_payload(it.tenant, retriever.plan(it.tenant, RecallRequest(**it.body))) for it in recalls
-        ]
+        payloads = [retriever.plan_payload(retriever.plan(it.tenant, RecallRequest(**it.body))) for it in recalls]
         eng = engine_sequential(client, s.memories_alias, payloads)
         fp = index_footprint(client, rep.index)
         summ = st.summary()

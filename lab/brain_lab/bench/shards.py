@@ -36,6 +36,7 @@ from brain_lab.bench.shared import Built, SharedLayout, big_tenant, conversation
 from brain_lab.bench.stats import percentiles
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
+from brain_search.store.scope import TenantScope
 
 MAX_QUERY = 2000
 
@@ -44,7 +45,7 @@ class UnroutedRetriever(Retriever):
     """The service's recall with its ``_msearch`` sent to every shard (no ``routing`` in the
     header): the behaviour before the recall was routed. Everything else is the service's."""
 
-    def msearch_payload(self, tenant_id: str, bodies: list[dict[str, Any]]) -> str:
+    def msearch_payload(self, scope: TenantScope, bodies: list[dict[str, Any]]) -> str:
         header = orjson.dumps({"search_type": self.search_type})
         return b"".join(header + b"\n" + orjson.dumps(b) + b"\n" for b in bodies).decode()
 

@@ -70,7 +70,7 @@ def dev_references(results_json: Path) -> dict[str, float]:
 def candidates_of(retriever: Retriever, tenant_id: str, req: RecallRequest) -> tuple[SearchPlan, list[Candidate]]:
     """A recall's plan and scored candidates, before ranking: its plan and search stages (what the
     fitter stores; ``scoring.features`` turns them into the ranking's inputs)."""
-    found = retriever.search(tenant_id, retriever.plan(tenant_id, req))
+    found = retriever.search(retriever.plan(tenant_id, req))
     scoring.check_scores(found.candidates)
     return found.plan, list(found.candidates.values())
 
