@@ -195,12 +195,21 @@ function rankedCards(results) {
   return out;
 }
 
+// how many memories match (clear the floor), never a bare count of what is shown beside "Nothing
+// matched": without strict the list fills with the closest memories, none of them a match
+function matchedText(qa, shown) {
+  const matched = qa.matched ?? (qa.nothing_matched ? 0 : shown);
+  if (matched === 0) return shown ? `0 (${shown} closest shown)` : "0";
+  const withheld = qa.withheld_matches ? ` · ${qa.withheld_matches} withheld by min relevance` : "";
+  return `${matched}${withheld}`;
+}
+
 function renderAnalysis(data) {
   const qa = data.query_analysis;
   const items = [
     ["intent", qa.detected_intent], ["target Z", qa.target_z.toFixed(2)], ["± tolerance", qa.z_tolerance.toFixed(2)],
     ["confidence", qa.confidence.toFixed(2)], ["from", qa.source || "auto"],
-    ["cues", (qa.cues || []).join(", ") || "—"], ["results", String(data.results.length)],
+    ["cues", (qa.cues || []).join(", ") || "—"], ["matched", matchedText(qa, data.results.length)],
     ["best match", (qa.best_match ?? 0).toFixed(2)], ["Z formula", qa.z_formula || "calibrated"],
   ];
   const tr = qa.time_range;

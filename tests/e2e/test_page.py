@@ -207,6 +207,8 @@ def test_power_user_page(live_api, demo_key, browser) -> None:
     _after(page, lambda: page.check("[data-testid=view-list]"))
     assert "Nothing matched" in page.inner_text("[data-testid=nothing-matched]")
     assert page.locator("[data-testid=result].below-floor").count() == page.locator("[data-testid=result]").count() > 0
+    shown = page.locator("[data-testid=result]").count()  # no count of what is shown reads as matches
+    assert f"matched: 0 ({shown} closest shown)" in page.inner_text("[data-testid=analysis]")
     _after(page, lambda: page.check("[data-testid=strict]"))
     assert "Nothing matched" in page.inner_text("[data-testid=nothing-matched]")
     assert page.locator("[data-testid=result]").count() == 0

@@ -219,6 +219,26 @@ def users(
     console.print(f"results in {folder}")
 
 
+def tenant_list(
+    tenants: int = typer.Option(100_000, min=1, help="tenants created in bulk (1,000 a request)"),
+    page: int = typer.Option(1000, min=1, max=1000, help="tenants a page"),
+) -> None:
+    """The tenant list at scale (issue 67): ``--tenants`` created in bulk, then listed with the
+    cursor to the last page: seconds to create and to list, pages, the slowest page, and whether
+    the list is whole (every id once, in order)."""
+    from brain_lab.bench.tenant_list import run_tenant_list
+
+    s = _settings(None).model_copy(update={"index_prefix": "bench-tenant-list"})
+    rep = run_tenant_list(s, tenants, page, log=_log)
+    console.print(
+        f"{rep.tenants:,} tenants: created in {rep.create_s:.1f} s ({rep.tenants / rep.create_s:,.0f}/s); listed in"
+        f" {rep.pages} pages of {page} in {rep.list_s:.1f} s (slowest page {rep.slowest_page_ms:.0f} ms);"
+        f" {rep.listed:,} listed, whole: {'yes' if rep.whole else 'NO'}"
+    )
+    if not rep.whole:
+        raise typer.Exit(1)
+
+
 def _finish(path: Path, report: dict[str, Any], client: OpenSearch, built: list[Built], keep: bool) -> None:
     """The report written to ``path``; the shared indices deleted unless ``keep``."""
     from brain_lab.bench.shared import drop_shared
@@ -231,7 +251,8 @@ def _finish(path: Path, report: dict[str, Any], client: OpenSearch, built: list[
 
 
 def add_shared_commands(app: typer.Typer) -> None:
-    """``shards``, ``tenants`` and ``users`` as commands of ``app`` (the bench app)."""
+    """``shards``, ``tenants``, ``users`` and ``tenant-list`` as commands of ``app`` (the bench app)."""
     app.command("shards")(shards)
     app.command("tenants")(tenants)
     app.command("users")(users)
+    app.command("tenant-list")(tenant_list)
