@@ -101,7 +101,7 @@ class Settings(BaseSettings):
     # best among its node's candidates, (own + w x best) / (1 + w); 0 turns it off. Chosen on
     # LoCoMo dev (lab/README.md, "Issue 26's levers")
     node_lift: float = Field(1.0, ge=0.0, le=10.0)
-    # time in words (retrieval/timewords.py): memories said up to this many days after the period a
+    # time in words (retrieval/question/timewords.py): memories said up to this many days after the period a
     # query names still count ("yesterday" is told of today); chosen on LoCoMo dev (lab/README.md)
     time_words_after_days: float = Field(3.0, ge=0.0, le=31.0)
     # lexical scores from "index" statistics (BM25: other tenants' memories move them) or from the

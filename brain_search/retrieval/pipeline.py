@@ -37,11 +37,12 @@ from brain_search.retrieval import queries
 from brain_search.retrieval.candidates import Candidate, legs_candidates
 from brain_search.retrieval.context import recall_conversations
 from brain_search.retrieval.count_ahead import CountAhead, PlanCounts
-from brain_search.retrieval.events import event_scope
 from brain_search.retrieval.intent import IntentDetector
 from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.plan import TIERED_POOL, Searched, SearchPlan, fetch_size, request_vector
 from brain_search.retrieval.presets import apply_overrides
+from brain_search.retrieval.question.events import event_scope
+from brain_search.retrieval.question.timewords import time_scope, without_words
 from brain_search.retrieval.ranking import RankingParams, ranking_for
 from brain_search.retrieval.scoring import check_scores, floor_checks, floor_first, inherit, kept_results, rank
 from brain_search.retrieval.shards import complete
@@ -58,7 +59,6 @@ from brain_search.retrieval.tenant_stats import (
 from brain_search.retrieval.text import query_terms
 from brain_search.retrieval.theme import theme_nodes
 from brain_search.retrieval.tiers import select
-from brain_search.retrieval.timewords import time_scope, without_words
 from brain_search.retrieval.views import fill_sources
 from brain_search.retrieval.zaxis import ZCalibration
 from brain_search.retrieval.zscale import THEME_Z

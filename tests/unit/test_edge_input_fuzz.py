@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from brain_search.errors import InvalidInput
 from brain_search.ingest.chunking import id_problem
-from brain_search.retrieval.timewords import time_scope
+from brain_search.retrieval.question.timewords import time_scope
 
 DIGITS = st.sampled_from(["0", "7", "²", "٣", "¹⁰", "１", "Ⅻ", "-1", "01", "", "½"])
 QUERIES = st.sampled_from(

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from brain_search.retrieval.timewords import find, period_range, time_scope, without_words
+from brain_search.retrieval.question.timewords import find, period_range, time_scope, without_words
 
 REF = datetime(2023, 10, 20, 14, 0, tzinfo=UTC)  # a Friday
 
@@ -97,7 +97,7 @@ def test_period_ranges() -> None:
 
 
 def test_event_mentions() -> None:
-    from brain_search.retrieval.events import mention
+    from brain_search.retrieval.question.events import mention
 
     m = mention("what did we decide before the launch?")
     assert m is not None and (m.lead, m.event, m.words) == ("before", "launch", "before the launch")
@@ -108,7 +108,7 @@ def test_event_mentions() -> None:
 
 
 def test_an_event_is_dated_by_the_latest_memory_that_dates_it() -> None:
-    from brain_search.retrieval.events import stated_time
+    from brain_search.retrieval.question.events import stated_time
 
     def hit(content: str, ts: str) -> dict[str, object]:
         return {"_source": {"content": content, "timestamp": ts}}

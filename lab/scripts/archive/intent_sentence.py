@@ -25,7 +25,7 @@ from brain_lab.eval.runner import EvalOptions, EvalRunner
 import brain_search.retrieval.intent.detect as det
 import brain_search.retrieval.intent.model as intent_model
 from brain_search.config import load_settings
-from brain_search.retrieval import timewords
+from brain_search.retrieval.question import timewords
 from brain_search.store.client import make_client
 
 orig = det.analyze

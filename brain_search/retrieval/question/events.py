@@ -26,7 +26,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.models import TimeRange
 from brain_search.retrieval import queries
-from brain_search.retrieval.timewords import OutOfCalendar, blank_out, find
+from brain_search.retrieval.question.timewords import OutOfCalendar, blank_out, find
 from brain_search.store.scope import TenantScope
 
 _EVENT = re.compile(
