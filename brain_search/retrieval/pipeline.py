@@ -40,8 +40,8 @@ from brain_search.retrieval.count_ahead import CountAhead, PlanCounts
 from brain_search.retrieval.intent import IntentDetector
 from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.plan import TIERED_POOL, Searched, SearchPlan, fetch_size, request_vector
-from brain_search.retrieval.presets import apply_overrides
 from brain_search.retrieval.question.events import event_scope
+from brain_search.retrieval.question.presets import apply_overrides
 from brain_search.retrieval.question.timewords import time_scope, without_words
 from brain_search.retrieval.ranking import RankingParams, ranking_for
 from brain_search.retrieval.scoring import check_scores, floor_checks, floor_first, inherit, kept_results, rank

@@ -3,7 +3,7 @@ import pytest
 from brain_search.errors import InvalidInput
 from brain_search.models import Focus, Intent
 from brain_search.retrieval.intent import analyze, extract_phrases, intent_for_z, is_bare_code, is_statement
-from brain_search.retrieval.presets import apply_overrides
+from brain_search.retrieval.question.presets import apply_overrides
 from brain_search.retrieval.zscale import FOCUS_PRESETS
 
 # Spec section 2: the Z-range table.
