@@ -42,6 +42,7 @@ from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.plan import TIERED_POOL, Searched, SearchPlan, fetch_size, request_vector
 from brain_search.retrieval.question.events import event_scope
 from brain_search.retrieval.question.presets import apply_overrides
+from brain_search.retrieval.question.theme import theme_nodes
 from brain_search.retrieval.question.timewords import time_scope, without_words
 from brain_search.retrieval.ranking import RankingParams, ranking_for
 from brain_search.retrieval.scoring import check_scores, floor_checks, floor_first, inherit, kept_results, rank
@@ -57,7 +58,6 @@ from brain_search.retrieval.tenant_stats import (
     words_to_weigh,
 )
 from brain_search.retrieval.text import query_terms
-from brain_search.retrieval.theme import theme_nodes
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.views import fill_sources
 from brain_search.retrieval.zaxis import ZCalibration

@@ -45,7 +45,7 @@ class SearchPlan:
     """the tenant's statistics the lexical clause was built with (tenant statistics; None with
     index ones)"""
     theme: tuple[str, ...] = ()
-    """the node paths a broad recall returns the memories of (``retrieval/theme.py``)"""
+    """the node paths a broad recall returns the memories of (``retrieval/question/theme.py``)"""
     counted: tuple[str, ...] = ()
     """the words whose counts ride in the search itself (``stats`` then came from the
     ``StatsCache``; the search is repeated when the fresh count disagrees)"""

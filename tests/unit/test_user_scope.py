@@ -15,7 +15,7 @@ from brain_search.errors import Forbidden
 from brain_search.ingest.forget import ForgetRequest, whole_tenant
 from brain_search.ingest.models import IngestRequest
 from brain_search.models import RecallRequest
-from brain_search.retrieval.theme import theme_nodes
+from brain_search.retrieval.question.theme import theme_nodes
 from brain_search.store.scope import UserScope, jobs_of, owned, scope_filter
 from brain_search.tenancy.caller import Caller
 
