@@ -9,7 +9,7 @@ from typing import Any
 
 from brain_search.errors import StoreUnavailable
 from brain_search.models import MatchKind, MemoryResult, NodeRef, ResultMetadata, Scores
-from brain_search.retrieval import queries
+from brain_search.retrieval.engine import queries
 
 
 @dataclass

@@ -33,10 +33,10 @@ from brain_search.models import (
     Tiers,
     Timings,
 )
-from brain_search.retrieval import queries
 from brain_search.retrieval.candidates import Candidate, legs_candidates
 from brain_search.retrieval.context import recall_conversations
 from brain_search.retrieval.count_ahead import CountAhead, PlanCounts
+from brain_search.retrieval.engine import queries
 from brain_search.retrieval.intent import IntentDetector
 from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.plan import TIERED_POOL, Searched, SearchPlan, fetch_size, request_vector

@@ -51,7 +51,7 @@ import orjson
 from opensearchpy import OpenSearch
 
 from brain_search.lru import ENTRY_BYTES, ByteLRU
-from brain_search.retrieval import queries
+from brain_search.retrieval.engine import queries
 from brain_search.retrieval.text import query_terms
 from brain_search.store.scope import TenantScope
 

@@ -15,7 +15,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from brain_search.errors import StoreUnavailable
-from brain_search.retrieval.queries import MEMORY_ID_VALUES, NODE_PATH_VALUES, RESULT_FIELDS
+from brain_search.retrieval.engine.queries import MEMORY_ID_VALUES, NODE_PATH_VALUES, RESULT_FIELDS
 from brain_search.store.documents import VIEW_FIELD, memory_doc_id, read_view
 from brain_search.store.scope import TenantScope
 

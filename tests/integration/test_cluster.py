@@ -37,8 +37,8 @@ from brain_search.config import Settings, load_settings
 from brain_search.errors import StoreUnavailable
 from brain_search.local.node import LocalCluster
 from brain_search.models import MemoryResult, RecallRequest
+from brain_search.retrieval.engine.queries import knn_query
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.queries import knn_query
 from brain_search.store.client import make_client
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.indices import install_all

@@ -170,7 +170,7 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
     s = state.settings.model_copy(update={"recall_candidates_min": 1, "recall_candidates_factor": 1})
     retriever = Retriever(state.client, s, state.query_cache, state.graph)
     req = RecallRequest(query="salary compensation at the bank for the CTO", limit=1, focus="broad")
-    from brain_search.retrieval import queries
+    from brain_search.retrieval.engine import queries
 
     plan = retriever.plan("alice", req)
     intent = plan.intent

@@ -10,7 +10,7 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.encoders.embedding import OnnxQueryEmbedder, SentenceTransformerEmbedder, make_document_embedder
-from brain_search.retrieval.queries import knn_query
+from brain_search.retrieval.engine.queries import knn_query
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.scope import scope_filter
 from brain_search.store.templates import derived_source

@@ -62,7 +62,7 @@ def test_superseded_and_expired_memories_leave_recall_and_come_back(api, make_te
 def test_more_superseding_memories_than_the_recall_brings_still_hide(api, make_tenant, monkeypatch) -> None:
     """The recall's own sub-search brings up to ``SUPERSEDERS_SHOWN`` superseding memories; past
     that, a search over the candidates' ids decides. Both paths hide the same memories."""
-    from brain_search.retrieval import queries
+    from brain_search.retrieval.engine import queries
 
     acme = make_tenant("acme")
     memories = [{"content": f"the launch of project {p} is in March", "memory_id": f"old-{p}"} for p in "abc"]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from brain_search.models import RecallRequest
-from brain_search.retrieval import queries
 from brain_search.retrieval.conversations import (
     AUTO_CONTEXT,
     SUPPORT_WEIGHT,
@@ -17,6 +16,7 @@ from brain_search.retrieval.conversations import (
     turn_order,
     window,
 )
+from brain_search.retrieval.engine import queries
 from brain_search.retrieval.intent import RegexIntentDetector
 from brain_search.store.scope import scope_filter
 

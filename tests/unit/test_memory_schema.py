@@ -29,7 +29,7 @@ from brain_search.graph.store import Node, derive_node_id
 from brain_search.ingest.edits import KEPT_FIELDS as EDIT_KEPT
 from brain_search.ingest.models import IngestRequest, MemoryIn, MemoryItem, MemoryOut, MemoryPatch, MemoryReplace
 from brain_search.ingest.prepare import prepare_items
-from brain_search.retrieval.queries import RESULT_FIELDS
+from brain_search.retrieval.engine.queries import RESULT_FIELDS
 from brain_search.store.documents import VIEW_FIELD, VIEW_KEYS, build_memory_doc, read_view
 from brain_search.store.scope import TOMBSTONE_FIELD
 from brain_search.store.templates import ADDED_FIELDS

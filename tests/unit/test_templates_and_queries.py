@@ -1,7 +1,7 @@
 import pytest
 
 from brain_search.config import load_settings
-from brain_search.retrieval.queries import knn_query
+from brain_search.retrieval.engine.queries import knn_query
 from brain_search.store.documents import build_memory_doc, derive_memory_id, memory_doc_id
 from brain_search.store.scope import scope_filter
 from brain_search.store.templates import memories_template

@@ -13,8 +13,7 @@ import pytest
 
 from brain_search.config import Settings
 from brain_search.models import RecallRequest
-from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.queries import (
+from brain_search.retrieval.engine.queries import (
     BM25_B,
     BM25_B_SHORT,
     BM25_K1,
@@ -24,6 +23,7 @@ from brain_search.retrieval.queries import (
     bm25_b,
     counts_body,
 )
+from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.tenant_stats import (
     UNCOUNTED,
     UNCOUNTED_WEIGHT,

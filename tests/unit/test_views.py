@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from brain_search.errors import StoreUnavailable
-from brain_search.retrieval.queries import MEMORY_ID_VALUES, NODE_PATH_VALUES, result_fetch
+from brain_search.retrieval.engine.queries import MEMORY_ID_VALUES, NODE_PATH_VALUES, result_fetch
 from brain_search.retrieval.views import hit_id, view_source
 from brain_search.store.documents import (
     OLD_VIEW_FIELD,

@@ -25,7 +25,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from brain_search.models import TimeRange
-from brain_search.retrieval import queries
+from brain_search.retrieval.engine import queries
 from brain_search.retrieval.question.timewords import OutOfCalendar, blank_out, find
 from brain_search.store.scope import TenantScope
 

@@ -5,7 +5,7 @@ This file and ``index_templates/memories.json`` are the two places a memory's fi
 - ``MEMORY_FIELDS``: each field with its roles (given by a caller, shown by a recall, kept by an
   edit of the text, exported). The stored document (``store/documents.py``: what
   ``build_memory_doc`` writes, the view a recall reads), a recall's ``_source`` fallback
-  (``retrieval/queries.py`` ``RESULT_FIELDS``), what an edit of the text keeps (``ingest/edits.py``)
+  (``retrieval/engine/queries.py`` ``RESULT_FIELDS``), what an edit of the text keeps (``ingest/edits.py``)
   and the export (``commands/memories.py``) derive their lists from it.
 - The typed edges, each a pydantic base the doors and the queue extend without naming a field
   again: ``MemoryGiven`` (what a caller sends: ``ingest/models.py`` ``MemoryIn``; its

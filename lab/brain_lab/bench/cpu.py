@@ -34,7 +34,7 @@ from brain_lab.bench.corpus import Pool
 from brain_search.config import Settings
 from brain_search.encoders.embedding import Embedder, QueryCache, make_embedder, make_query_embedder
 from brain_search.models import RecallRequest
-from brain_search.retrieval import queries
+from brain_search.retrieval.engine import queries
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.tenant_stats import counts_request, words_to_weigh
 

@@ -17,7 +17,7 @@ from opensearchpy import OpenSearch
 
 from brain_lab.bench.corpus import original_id
 from brain_lab.bench.stats import percentiles
-from brain_search.retrieval import queries
+from brain_search.retrieval.engine import queries
 from brain_search.store.scope import scope_filter
 
 

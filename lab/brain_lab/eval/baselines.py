@@ -19,7 +19,7 @@ from opensearchpy import OpenSearch
 from brain_lab.eval.fusion import Hit, min_max_fuse, rrf_fuse
 from brain_search.config import Settings
 from brain_search.encoders.embedding import Embedder
-from brain_search.retrieval.queries import knn_query
+from brain_search.retrieval.engine.queries import knn_query
 from brain_search.store.scope import scope_filter
 
 

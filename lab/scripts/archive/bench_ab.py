@@ -33,7 +33,7 @@ from brain_search.models import RecallRequest
 from brain_search.store.client import make_client
 
 REPO = Path(__file__).resolve().parents[3]
-FILES = ("brain_search/retrieval/pipeline.py", "brain_search/retrieval/queries.py")
+FILES = ("brain_search/retrieval/pipeline.py", "brain_search/retrieval/engine/queries.py")
 
 
 def _load(name: str, path: Path) -> ModuleType:
@@ -59,7 +59,7 @@ def pipeline_at(rev: str, tag: str, tmp: Path) -> ModuleType:
             )
     (tmp / f"queries_{tag}.py").write_text(texts[1])
     _load(f"queries_{tag}", tmp / f"queries_{tag}.py")
-    pipeline = texts[0].replace("from brain_search.retrieval import queries", f"import queries_{tag} as queries")
+    pipeline = texts[0].replace("from brain_search.retrieval.engine import queries", f"import queries_{tag} as queries")
     (tmp / f"pipeline_{tag}.py").write_text(pipeline)
     return _load(f"pipeline_{tag}", tmp / f"pipeline_{tag}.py")
 

@@ -27,7 +27,7 @@ from brain_lab.eval.retrieval_eval import LIMIT_OF, METRICS_OF, evaluate_systems
 from brain_lab.eval.runner import EvalOptions, EvalRunner
 
 from brain_search.config import load_settings
-from brain_search.retrieval import queries
+from brain_search.retrieval.engine import queries
 from brain_search.store.client import make_client
 
 LONG_B, SHORT_B = queries.BM25_B, queries.BM25_B_SHORT
