@@ -105,7 +105,7 @@ class Settings(BaseSettings):
     # query names still count ("yesterday" is told of today); chosen on LoCoMo dev (lab/README.md)
     time_words_after_days: float = Field(3.0, ge=0.0, le=31.0)
     # lexical scores from "index" statistics (BM25: other tenants' memories move them) or from the
-    # "tenant"'s own (retrieval/tenant_stats.py: one tenant's data never changes another's scores)
+    # "tenant"'s own (retrieval/engine/tenant_stats.py: one tenant's data never changes another's scores)
     lexical_stats: Literal["index", "tenant"] = "tenant"
     # with the tenant's statistics: a question with words this process has not counted for the
     # tenant has them counted on a thread while the question is encoded, instead of after it

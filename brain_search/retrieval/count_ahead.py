@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from opensearchpy import OpenSearch
 
-from brain_search.retrieval.tenant_stats import StatsCache, TenantStats, count_terms, stats_key
+from brain_search.retrieval.engine.tenant_stats import StatsCache, TenantStats, count_terms, stats_key
 from brain_search.retrieval.text import query_terms
 from brain_search.store.scope import TenantScope
 

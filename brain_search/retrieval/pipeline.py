@@ -37,6 +37,15 @@ from brain_search.retrieval.candidates import Candidate, legs_candidates
 from brain_search.retrieval.context import recall_conversations
 from brain_search.retrieval.count_ahead import CountAhead, PlanCounts
 from brain_search.retrieval.engine import queries
+from brain_search.retrieval.engine.tenant_stats import (
+    StatsCache,
+    TenantStats,
+    counts_request,
+    stats_from,
+    stats_key,
+    tenant_clause,
+    words_to_weigh,
+)
 from brain_search.retrieval.intent import IntentDetector
 from brain_search.retrieval.intent.model import make_intent_detector
 from brain_search.retrieval.plan import TIERED_POOL, Searched, SearchPlan, fetch_size, request_vector
@@ -48,15 +57,6 @@ from brain_search.retrieval.ranking import RankingParams, ranking_for
 from brain_search.retrieval.scoring import check_scores, floor_checks, floor_first, inherit, kept_results, rank
 from brain_search.retrieval.shards import complete
 from brain_search.retrieval.supersede import newer_versions, without_superseded
-from brain_search.retrieval.tenant_stats import (
-    StatsCache,
-    TenantStats,
-    counts_request,
-    stats_from,
-    stats_key,
-    tenant_clause,
-    words_to_weigh,
-)
 from brain_search.retrieval.text import query_terms
 from brain_search.retrieval.tiers import select
 from brain_search.retrieval.views import fill_sources

@@ -178,7 +178,7 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
     cands, partial = searched.candidates, searched.missing
     assert partial is None
     assert 1 <= len(cands) <= 2
-    from brain_search.retrieval.tenant_stats import tenant_clause
+    from brain_search.retrieval.engine.tenant_stats import tenant_clause
 
     if plan.stats is not None:  # the lexical clause the plan sent (the tenant's own BM25)
         clause = tenant_clause(plan.terms, intent.phrases, plan.stats)

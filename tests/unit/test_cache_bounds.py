@@ -18,7 +18,7 @@ from brain_search.config import load_settings
 from brain_search.encoders.embedding import QueryCache
 from brain_search.feedback.store import FeedbackStore
 from brain_search.lru import ENTRY_BYTES, ByteLRU, deep_size, entry_size
-from brain_search.retrieval.tenant_stats import StatsCache, TenantStats
+from brain_search.retrieval.engine.tenant_stats import StatsCache, TenantStats
 from brain_search.store.cache_budget import SHARES, cache_budgets
 from brain_search.tenancy.auth import KeyStore, hash_key
 from brain_search.tenancy.ratelimit import Limit, LocalBuckets

@@ -23,8 +23,7 @@ from brain_search.retrieval.engine.queries import (
     bm25_b,
     counts_body,
 )
-from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.tenant_stats import (
+from brain_search.retrieval.engine.tenant_stats import (
     UNCOUNTED,
     UNCOUNTED_WEIGHT,
     StatsCache,
@@ -37,6 +36,7 @@ from brain_search.retrieval.tenant_stats import (
     tenant_clause,
     words_to_weigh,
 )
+from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.documents import VIEW_FIELD, view_of
 from brain_search.store.scope import TenantScope
 from tests.unit.fakes import NoOwnIndices

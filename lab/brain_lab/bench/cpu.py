@@ -35,8 +35,8 @@ from brain_search.config import Settings
 from brain_search.encoders.embedding import Embedder, QueryCache, make_embedder, make_query_embedder
 from brain_search.models import RecallRequest
 from brain_search.retrieval.engine import queries
+from brain_search.retrieval.engine.tenant_stats import counts_request, words_to_weigh
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.tenant_stats import counts_request, words_to_weigh
 
 TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
 BARE_K = 40
