@@ -109,7 +109,7 @@ class Settings(BaseSettings):
     lexical_stats: Literal["index", "tenant"] = "tenant"
     # with the tenant's statistics: a question with words this process has not counted for the
     # tenant has them counted on a thread while the question is encoded, instead of after it
-    # (retrieval/count_ahead.py); 0 counts after encoding, as before
+    # (retrieval/engine/count_ahead.py); 0 counts after encoding, as before
     count_ahead: bool = True
 
     # --- Redis / Celery ---------------------------------------------------------------------

@@ -35,8 +35,8 @@ from brain_search.models import (
 )
 from brain_search.retrieval.candidates import Candidate, legs_candidates
 from brain_search.retrieval.context import recall_conversations
-from brain_search.retrieval.count_ahead import CountAhead, PlanCounts
 from brain_search.retrieval.engine import queries
+from brain_search.retrieval.engine.count_ahead import CountAhead, PlanCounts
 from brain_search.retrieval.engine.tenant_stats import (
     StatsCache,
     TenantStats,
