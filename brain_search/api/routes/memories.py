@@ -26,7 +26,7 @@ from brain_search.ingest.models import (
     WriteOutcome,
 )
 from brain_search.ingest.service import IngestService
-from brain_search.retrieval.supersede import newer_versions
+from brain_search.retrieval.engine.supersede import newer_versions
 from brain_search.store.scope import scope_filter
 
 router = APIRouter(prefix="/v1", tags=["memories"])
