@@ -20,8 +20,8 @@ from brain_search.retrieval.conversations import (
     window,
 )
 from brain_search.retrieval.engine import queries
+from brain_search.retrieval.engine.shards import complete
 from brain_search.retrieval.engine.supersede import complete_answer, superseded_by
-from brain_search.retrieval.shards import complete
 from brain_search.retrieval.views import fill_sources
 from brain_search.store.scope import TenantScope
 

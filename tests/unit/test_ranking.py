@@ -154,7 +154,7 @@ def test_long_queries_lean_less_on_term_coverage() -> None:
 
 def test_a_partial_or_failed_sub_search_is_a_failure_not_fewer_hits() -> None:
     from brain_search.errors import StoreUnavailable
-    from brain_search.retrieval.shards import complete
+    from brain_search.retrieval.engine.shards import complete
 
     ok = {"_shards": {"total": 3, "successful": 3, "failed": 0}, "timed_out": False, "hits": {"hits": []}}
     assert complete(ok) == (ok, None)
