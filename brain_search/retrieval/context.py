@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from opensearchpy import OpenSearch
 
 from brain_search.models import ConversationContext, ConversationTurn, NodeRef, RecallRequest
-from brain_search.retrieval.candidates import Ranked
 from brain_search.retrieval.conversations import (
     MAX_CONVERSATIONS,
     TURNS_POOL,
@@ -20,6 +19,7 @@ from brain_search.retrieval.conversations import (
     window,
 )
 from brain_search.retrieval.engine import queries
+from brain_search.retrieval.engine.candidates import Ranked
 from brain_search.retrieval.engine.shards import complete
 from brain_search.retrieval.engine.supersede import complete_answer, superseded_by
 from brain_search.retrieval.views import fill_sources

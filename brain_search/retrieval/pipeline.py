@@ -33,9 +33,9 @@ from brain_search.models import (
     Tiers,
     Timings,
 )
-from brain_search.retrieval.candidates import Candidate, legs_candidates
 from brain_search.retrieval.context import recall_conversations
 from brain_search.retrieval.engine import queries
+from brain_search.retrieval.engine.candidates import Candidate, legs_candidates
 from brain_search.retrieval.engine.count_ahead import CountAhead, PlanCounts
 from brain_search.retrieval.engine.shards import complete
 from brain_search.retrieval.engine.supersede import newer_versions, without_superseded

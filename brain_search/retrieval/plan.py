@@ -11,7 +11,7 @@ import orjson
 
 from brain_search.config import Settings
 from brain_search.models import PartialResults, TimeRange
-from brain_search.retrieval.candidates import Candidate
+from brain_search.retrieval.engine.candidates import Candidate
 from brain_search.retrieval.engine.tenant_stats import TenantStats, words_to_weigh
 from brain_search.retrieval.intent import QueryIntent
 from brain_search.store.scope import TenantScope

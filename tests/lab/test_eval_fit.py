@@ -4,7 +4,7 @@ from pathlib import Path
 
 from brain_lab.eval import fit
 
-from brain_search.retrieval.candidates import CandidateFeatures
+from brain_search.retrieval.engine.candidates import CandidateFeatures
 from brain_search.retrieval.ranking import RankingParams
 
 

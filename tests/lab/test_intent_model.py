@@ -32,7 +32,7 @@ from brain_lab.eval.intent_fit import (
 )
 
 from brain_search.models import Intent
-from brain_search.retrieval.candidates import CandidateFeatures
+from brain_search.retrieval.engine.candidates import CandidateFeatures
 from brain_search.retrieval.intent import TIER_TARGETS, analyze
 from brain_search.retrieval.intent.model import (
     REGEX_FEATURES,

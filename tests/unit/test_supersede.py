@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from brain_search.retrieval.candidates import Candidate
+from brain_search.retrieval.engine.candidates import Candidate
 from brain_search.retrieval.engine.queries import superseders
 from brain_search.retrieval.engine.supersede import complete_answer, newer_versions, without_superseded
 from brain_search.store.scope import TenantScope

@@ -16,8 +16,8 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
-from brain_search.retrieval.candidates import Candidate
 from brain_search.retrieval.engine import queries
+from brain_search.retrieval.engine.candidates import Candidate
 from brain_search.store.scope import TenantScope
 
 

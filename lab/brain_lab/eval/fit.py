@@ -36,7 +36,7 @@ from brain_search.config import Settings
 from brain_search.encoders.embedding import Embedder, QueryCache
 from brain_search.models import RecallRequest
 from brain_search.retrieval import scoring
-from brain_search.retrieval.candidates import Candidate, CandidateFeatures
+from brain_search.retrieval.engine.candidates import Candidate, CandidateFeatures
 from brain_search.retrieval.intent import IntentDetector, QueryIntent, RegexIntentDetector
 from brain_search.retrieval.pipeline import Retriever, SearchPlan
 from brain_search.retrieval.ranking import RankingParams
