@@ -21,8 +21,8 @@ from brain_search.retrieval.conversations import (
 from brain_search.retrieval.engine import queries
 from brain_search.retrieval.engine.candidates import Ranked
 from brain_search.retrieval.engine.shards import complete
+from brain_search.retrieval.engine.sources import fill_sources
 from brain_search.retrieval.engine.supersede import complete_answer, superseded_by
-from brain_search.retrieval.views import fill_sources
 from brain_search.store.scope import TenantScope
 
 if TYPE_CHECKING:

@@ -38,6 +38,7 @@ from brain_search.retrieval.engine import queries
 from brain_search.retrieval.engine.candidates import Candidate, legs_candidates
 from brain_search.retrieval.engine.count_ahead import CountAhead, PlanCounts
 from brain_search.retrieval.engine.shards import complete
+from brain_search.retrieval.engine.sources import fill_sources
 from brain_search.retrieval.engine.supersede import newer_versions, without_superseded
 from brain_search.retrieval.engine.tenant_stats import (
     StatsCache,
@@ -59,7 +60,6 @@ from brain_search.retrieval.ranking import RankingParams, ranking_for
 from brain_search.retrieval.scoring import check_scores, floor_checks, floor_first, inherit, kept_results, rank
 from brain_search.retrieval.text import query_terms
 from brain_search.retrieval.tiers import select
-from brain_search.retrieval.views import fill_sources
 from brain_search.retrieval.zaxis import ZCalibration
 from brain_search.retrieval.zscale import THEME_Z
 from brain_search.store.cache_budget import cache_budgets

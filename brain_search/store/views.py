@@ -4,7 +4,7 @@ current view format (2: a binary doc value; 1 was a stored field).
 A one-time pass at install over the memories that have none: each is read whole (vector
 included) and written back with its view, under its own version (``external_gte``), so its ETag
 is unchanged and a write that lands meanwhile (a newer version, with its own view) wins. Until a
-memory has its view, recall reads its fields from ``_source`` (``retrieval.views.fill_sources``).
+memory has its view, recall reads its fields from ``_source`` (``retrieval.engine.sources.fill_sources``).
 """
 
 from __future__ import annotations

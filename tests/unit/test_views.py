@@ -1,5 +1,5 @@
 """A recall reads a memory's view (documents.with_view), its memory id and its node path from doc
-values, never a stored field (retrieval/views.py)."""
+values, never a stored field (retrieval/engine/sources.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 from brain_search.errors import StoreUnavailable
 from brain_search.retrieval.engine.queries import MEMORY_ID_VALUES, NODE_PATH_VALUES, result_fetch
-from brain_search.retrieval.views import hit_id, view_source
+from brain_search.retrieval.engine.sources import hit_id, view_source
 from brain_search.store.documents import (
     OLD_VIEW_FIELD,
     VIEW_FIELD,
