@@ -80,7 +80,7 @@ class Settings(BaseSettings):
     recall_candidates_factor: int = 3  # candidates per sub-search = factor × limit ...
     recall_candidates_min: int = 30  # ... but at least this many
     recall_candidates_max: int = 300
-    # the Z axis (brain_search/retrieval/zaxis.py): "calibrated" (by kind of match) or "spec"
+    # the Z axis (brain_search/retrieval/score/zaxis.py): "calibrated" (by kind of match) or "spec"
     # (semantic / (lexical + semantic)); the calibration is fitted on the dev split
     # (`brain-search eval --parts z`, lab/reports/eval): the median cosine of unrelated memories, a cosine
     # that counts as the same thing, and the match strength a memory needs to show in a tier

@@ -220,7 +220,7 @@ def z_relevance(
     ``in_lexical`` / ``in_semantic``: whether each candidate is a hit of the BM25 / kNN
     sub-search (for ``norm="sublist"``). ``quoted``: the query quotes phrases, and a lexical
     precision of 1.0 means the memory contains them all. ``n_terms``: the query's topic terms.
-    ``z_positions``: each candidate's Z position (the calibrated one, ``retrieval/zaxis.py``); None: the
+    ``z_positions``: each candidate's Z position (the calibrated one, ``retrieval/score/zaxis.py``); None: the
     spec's ``semantic / (lexical + semantic)``. ``nodes``: each candidate's node (``node_lifted``;
     None: no node evidence); ``liftable``: which candidates the node may lift (those that match the
     query at all; None: every one). The phrase bonus is added after the node lift, so a memory holding

@@ -16,8 +16,16 @@ from brain_search.retrieval.engine import queries
 from brain_search.retrieval.engine.candidates import Candidate, CandidateFeatures, Ranked
 from brain_search.retrieval.intent import QueryIntent
 from brain_search.retrieval.ranking import RankingParams, embedding_similarity, lexical_precision, z_relevance
+from brain_search.retrieval.score.zaxis import (
+    EXACT_KINDS,
+    Match,
+    MatchKind,
+    ZCalibration,
+    ZFormula,
+    match,
+    query_terms_of,
+)
 from brain_search.retrieval.text import padded_text
-from brain_search.retrieval.zaxis import EXACT_KINDS, Match, MatchKind, ZCalibration, ZFormula, match, query_terms_of
 from brain_search.retrieval.zscale import spec_z
 
 Z_FORMULAS: Mapping[ZFormula, Callable[[float, float, Match], float]] = MappingProxyType(

@@ -27,7 +27,7 @@ from brain_search.models import (
     Tiers,
     Timings,
 )
-from brain_search.retrieval.zaxis import ZCalibration
+from brain_search.retrieval.score.zaxis import ZCalibration
 
 
 def test_auroc() -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from brain_search.models import MatchKind
-from brain_search.retrieval.text import query_terms
-from brain_search.retrieval.zaxis import (
+from brain_search.retrieval.score.zaxis import (
     ZCalibration,
     literal_span,
     match,
     query_terms_of,
 )
+from brain_search.retrieval.text import query_terms
 from brain_search.retrieval.zscale import spec_z
 
 CAL = ZCalibration(cos_unrelated=0.1, cos_strong=0.6, floor=0.3)

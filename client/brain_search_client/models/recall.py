@@ -42,7 +42,7 @@ class ZFormula(StrEnum):
     """How a result's Z position is computed."""
 
     calibrated = "calibrated"
-    """by the kind of match (``brain_search/retrieval/zaxis.py``): what the spec's Z means"""
+    """by the kind of match (``brain_search/retrieval/score/zaxis.py``): what the spec's Z means"""
     spec = "spec"
     """the spec's literal ``semantic / (lexical + semantic)`` (section 3.1), for comparison"""
 

@@ -30,7 +30,7 @@ from brain_search.graph.store import GraphStore, in_subtree
 from brain_search.ingest.prepare import iso_utc
 from brain_search.models import MemoryResult, RecallRequest, RecallResponse
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.zaxis import EXACT_KINDS
+from brain_search.retrieval.score.zaxis import EXACT_KINDS
 from brain_search.store.indices import install_all
 from brain_search.store.templates import delete_indices
 

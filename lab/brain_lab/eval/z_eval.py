@@ -363,7 +363,7 @@ def fit_calibration(positives: Sequence[Pair], negatives: Sequence[Pair], base: 
     ``base``: a ``ZCalibration`` whose other fields are kept."""
     from dataclasses import replace
 
-    from brain_search.retrieval.zaxis import ZCalibration
+    from brain_search.retrieval.score.zaxis import ZCalibration
 
     if not positives or not negatives:
         raise ValueError("fit_calibration needs relevant and unrelated pairs")

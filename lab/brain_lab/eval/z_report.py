@@ -83,7 +83,7 @@ def z_markdown(results: Sequence[ZResult]) -> list[str]:
     lines = ["## The Z axis (LoCoMo; tiered mode through the recall pipeline)", ""]
     share = results[0].calibration.precise_share if results else 0.5
     lines += [
-        "Z says *how* a memory matches (`brain_search/retrieval/zaxis.py`): Exact holds the quoted "
+        "Z says *how* a memory matches (`brain_search/retrieval/score/zaxis.py`): Exact holds the quoted "
         f"phrase or every content word literally; Precise holds at least {share:.0%} of the weight of the "
         "query's terms (each weighs its idf over the tenant's memories); "
         "0.5–0.7 and ≥ 0.7 are matches in other words, by calibrated closeness in meaning. Tiers show "

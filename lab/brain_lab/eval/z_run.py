@@ -31,8 +31,8 @@ from brain_lab.eval.z_eval import (
 from brain_search.encoders.embedding import Embedder
 from brain_search.models import RecallRequest, RecallResponse, ZFormula
 from brain_search.retrieval.pipeline import Retriever
+from brain_search.retrieval.score.zaxis import ZCalibration, match, query_terms_of
 from brain_search.retrieval.text import query_terms
-from brain_search.retrieval.zaxis import ZCalibration, match, query_terms_of
 
 Progress = Callable[[str, int], Callable[[int], None]]
 
