@@ -97,7 +97,7 @@ class Settings(BaseSettings):
     # chosen on LoCoMo dev: the strictest of 0.4 / 0.45 / 0.5 that keeps Precise at >= 10 % of
     # what the tiers show (lab/README.md, "The Z axis")
     z_precise_share: float = Field(0.45, gt=0.0, le=1.0)
-    # node evidence (retrieval/ranking.py, node_lifted): a memory's relevance is blended with the
+    # node evidence (retrieval/score/ranking.py, node_lifted): a memory's relevance is blended with the
     # best among its node's candidates, (own + w x best) / (1 + w); 0 turns it off. Chosen on
     # LoCoMo dev (lab/README.md, "Issue 26's levers")
     node_lift: float = Field(1.0, ge=0.0, le=10.0)

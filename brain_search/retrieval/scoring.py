@@ -15,7 +15,7 @@ from brain_search.retrieval.conversations import asks_for_conversation, conversa
 from brain_search.retrieval.engine import queries
 from brain_search.retrieval.engine.candidates import Candidate, CandidateFeatures, Ranked
 from brain_search.retrieval.intent import QueryIntent
-from brain_search.retrieval.ranking import RankingParams, embedding_similarity, lexical_precision, z_relevance
+from brain_search.retrieval.score.ranking import RankingParams, embedding_similarity, lexical_precision, z_relevance
 from brain_search.retrieval.score.zaxis import (
     EXACT_KINDS,
     Match,

@@ -62,7 +62,7 @@ from brain_search.config import load_settings
 from brain_search.encoders.embedding import make_query_embedder
 from brain_search.retrieval.intent import analyze
 from brain_search.retrieval.intent.model import HybridRule, combine, model_path_for
-from brain_search.retrieval.ranking import RankingParams
+from brain_search.retrieval.score.ranking import RankingParams
 
 # the dev candidates `brain-search eval --fit` stores: the retrieval check of each hybrid threshold
 DEFAULT_CANDIDATES = ROOT / "out" / "fit" / "dev-candidates.jsonl"

@@ -5,7 +5,7 @@ from pathlib import Path
 from brain_lab.eval import fit
 
 from brain_search.retrieval.engine.candidates import CandidateFeatures
-from brain_search.retrieval.ranking import RankingParams
+from brain_search.retrieval.score.ranking import RankingParams
 
 
 def _query(dataset: str, qid: str, text: str, relevant: str) -> fit.FitQuery:

@@ -46,7 +46,7 @@ from brain_search.retrieval.intent.model import (
     ngram_vocab,
     ngrams,
 )
-from brain_search.retrieval.ranking import RankingParams
+from brain_search.retrieval.score.ranking import RankingParams
 
 
 def _vector(seed: int) -> np.ndarray:

@@ -1,6 +1,6 @@
 import pytest
 
-from brain_search.retrieval.ranking import (
+from brain_search.retrieval.score.ranking import (
     RankingParams,
     embedding_similarity,
     lexical_precision,

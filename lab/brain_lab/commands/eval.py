@@ -149,7 +149,7 @@ def _fit(settings: Settings, options: EvalOptions, out: Path, references: Path |
     from brain_lab.eval import fit
     from brain_lab.eval.runner import _git_commit
     from brain_search.retrieval.intent.model import make_intent_detector
-    from brain_search.retrieval.ranking import RankingParams
+    from brain_search.retrieval.score.ranking import RankingParams
 
     with _runner(settings, options) as runner:
         for name in runner.options.datasets:

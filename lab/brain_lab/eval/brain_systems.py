@@ -23,7 +23,7 @@ from brain_search.config import Settings
 from brain_search.encoders.embedding import Embedder, QueryCache
 from brain_search.models import Focus, RecallRequest
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.ranking import RankingParams
+from brain_search.retrieval.score.ranking import RankingParams
 from brain_search.store.cache_budget import cache_budgets
 
 Z_NAIVE = "Brain Z-naive (z_value=0.5)"

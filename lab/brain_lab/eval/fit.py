@@ -39,7 +39,7 @@ from brain_search.retrieval import scoring
 from brain_search.retrieval.engine.candidates import Candidate, CandidateFeatures
 from brain_search.retrieval.intent import IntentDetector, QueryIntent, RegexIntentDetector
 from brain_search.retrieval.pipeline import Retriever, SearchPlan
-from brain_search.retrieval.ranking import RankingParams
+from brain_search.retrieval.score.ranking import RankingParams
 from brain_search.retrieval.text import query_terms
 
 LIMITS = {"locomo": 10, "scifact": 100, "realmem": 10}

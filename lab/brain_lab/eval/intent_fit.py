@@ -67,7 +67,7 @@ from brain_search.retrieval.intent.model import (
     ngram_vocab,
     ngrams,
 )
-from brain_search.retrieval.ranking import RankingParams
+from brain_search.retrieval.score.ranking import RankingParams
 
 # a hybrid may cost dev nDCG@10 at most this much: half of one query's nDCG on the larger dev set (1033
 # LoCoMo and 809 SciFact queries), invisible at the report's three decimals. It was 1e-4 until the

@@ -462,7 +462,7 @@ def _ranking_note(settings: Settings) -> str:
     """The ranking the Brain systems ran: the encoder's own (``ranking_for``), the defaults' where it has none."""
     from dataclasses import asdict
 
-    from brain_search.retrieval.ranking import ranking_for
+    from brain_search.retrieval.score.ranking import ranking_for
 
     params = ", ".join(f"{k}={v}" for k, v in asdict(ranking_for(settings.embedding_model, settings.node_lift)).items())
     return (

@@ -20,7 +20,7 @@ from brain_search.config import load_settings
 from brain_search.encoders.embedding import QueryCache
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
-from brain_search.retrieval.ranking import RankingParams
+from brain_search.retrieval.score.ranking import RankingParams
 from brain_search.store.client import make_client
 
 
