@@ -35,8 +35,8 @@ from brain_lab.eval.metrics import mean, ndcg_at_k, paired_interval, recall_at_k
 from brain_lab.eval.realmem import load_realmem
 
 from brain_search.config import Settings, load_settings
-from brain_search.retrieval import scoring
 from brain_search.retrieval.intent import QueryIntent
+from brain_search.retrieval.score import scoring
 from brain_search.retrieval.score.ranking import Normalisation, RankingParams, ranking_for
 from brain_search.retrieval.text import query_terms
 

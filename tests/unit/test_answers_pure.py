@@ -10,8 +10,8 @@ from brain_search.models import MatchKind
 from brain_search.retrieval.conversations import asks_for_conversation
 from brain_search.retrieval.engine.candidates import Candidate, Ranked
 from brain_search.retrieval.intent import RegexIntentDetector
+from brain_search.retrieval.score.scoring import conversations_asked, floor_first, kept_results
 from brain_search.retrieval.score.zaxis import ZCalibration, interpolate
-from brain_search.retrieval.scoring import conversations_asked, floor_first, kept_results
 
 
 def test_interpolate_is_linear_between_knots_and_flat_beyond() -> None:

@@ -35,10 +35,10 @@ from brain_lab.paths import EVAL_REPORT
 from brain_search.config import Settings
 from brain_search.encoders.embedding import Embedder, QueryCache
 from brain_search.models import RecallRequest
-from brain_search.retrieval import scoring
 from brain_search.retrieval.engine.candidates import Candidate, CandidateFeatures
 from brain_search.retrieval.intent import IntentDetector, QueryIntent, RegexIntentDetector
 from brain_search.retrieval.pipeline import Retriever, SearchPlan
+from brain_search.retrieval.score import scoring
 from brain_search.retrieval.score.ranking import RankingParams
 from brain_search.retrieval.text import query_terms
 

@@ -28,8 +28,8 @@ from brain_lab.eval.metrics import ndcg_at_k, paired_interval, recall_at_k
 from brain_search.config import load_settings
 from brain_search.encoders.embedding import QueryCache, make_embedder
 from brain_search.models import RecallRequest
-from brain_search.retrieval import scoring
 from brain_search.retrieval.pipeline import Retriever
+from brain_search.retrieval.score import scoring
 from brain_search.store.client import make_client
 
 LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)

@@ -30,8 +30,8 @@ from brain_lab.eval.datasets import resolve_data_dir
 from brain_lab.eval.metrics import mean, ndcg_at_k, recall_at_k, reciprocal_rank
 
 from brain_search.config import load_settings
-from brain_search.retrieval import scoring
 from brain_search.retrieval.intent import QueryIntent
+from brain_search.retrieval.score import scoring
 from brain_search.retrieval.score.ranking import Normalisation, RankingParams
 from brain_search.retrieval.text import query_terms
 
