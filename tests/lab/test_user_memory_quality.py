@@ -39,7 +39,7 @@ def test_the_user_memory_set(client, stack_settings, capsys) -> None:  # type: i
     assert answerable["nothing_matched"] <= 0.08, text
     # a match in other words needs its cosine too (third session): 0.611 of the unanswerable
     # return nothing, 0.906 of the answerable keep their answer
-    # a memory must be able to answer what is asked (sixth session, ``retrieval/answer_check.py``:
+    # a memory must be able to answer what is asked (sixth session, ``retrieval/score/answer_check.py``:
     # the names, the person by role, money or an identifying number): 0.833 return nothing
     assert unanswerable["strict_empty"] >= 0.78, text
     assert unanswerable["nothing_matched"] >= 0.78, text

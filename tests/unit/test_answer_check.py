@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from brain_search.models import MatchKind
-from brain_search.retrieval.answer_check import Asked, answers, asked
 from brain_search.retrieval.engine.candidates import Candidate, Ranked
+from brain_search.retrieval.score.answer_check import Asked, answers, asked
 from brain_search.retrieval.score.scoring import answer_checked, floor_checks
 from brain_search.retrieval.score.zaxis import ZCalibration
 

@@ -1,4 +1,4 @@
-"""Issue 55: what the floor's answer check (``retrieval/answer_check.py``) does on LoCoMo and
+"""Issue 55: what the floor's answer check (``retrieval/score/answer_check.py``) does on LoCoMo and
 RealMem, with each question's evidence present and with it left out of the search.
 
 A question that names someone or something, a person by role, or asks for money or an
@@ -35,9 +35,9 @@ from brain_lab.eval.runner import EvalOptions, EvalRunner
 from brain_search.config import load_settings
 from brain_search.encoders.embedding import QueryCache
 from brain_search.models import RecallRequest
-from brain_search.retrieval.answer_check import asked
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.score import scoring
+from brain_search.retrieval.score.answer_check import asked
 from brain_search.store.client import make_client
 
 
