@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, Any
 from opensearchpy import OpenSearch
 
 from brain_search.models import ConversationContext, ConversationTurn, NodeRef, RecallRequest
-from brain_search.retrieval.conversations import (
+from brain_search.retrieval.engine import queries
+from brain_search.retrieval.engine.candidates import Ranked
+from brain_search.retrieval.engine.shards import complete
+from brain_search.retrieval.engine.sources import fill_sources
+from brain_search.retrieval.engine.supersede import complete_answer, superseded_by
+from brain_search.retrieval.score.conversations import (
     MAX_CONVERSATIONS,
     TURNS_POOL,
     ConversationGroup,
@@ -18,11 +23,6 @@ from brain_search.retrieval.conversations import (
     group_conversations,
     window,
 )
-from brain_search.retrieval.engine import queries
-from brain_search.retrieval.engine.candidates import Ranked
-from brain_search.retrieval.engine.shards import complete
-from brain_search.retrieval.engine.sources import fill_sources
-from brain_search.retrieval.engine.supersede import complete_answer, superseded_by
 from brain_search.store.scope import TenantScope
 
 if TYPE_CHECKING:

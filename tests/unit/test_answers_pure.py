@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from brain_search.models import MatchKind
-from brain_search.retrieval.conversations import asks_for_conversation
 from brain_search.retrieval.engine.candidates import Candidate, Ranked
 from brain_search.retrieval.intent import RegexIntentDetector
+from brain_search.retrieval.score.conversations import asks_for_conversation
 from brain_search.retrieval.score.scoring import conversations_asked, floor_first, kept_results
 from brain_search.retrieval.score.zaxis import ZCalibration, interpolate
 

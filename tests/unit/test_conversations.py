@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from brain_search.models import RecallRequest
-from brain_search.retrieval.conversations import (
+from brain_search.retrieval.engine import queries
+from brain_search.retrieval.intent import RegexIntentDetector
+from brain_search.retrieval.score.conversations import (
     AUTO_CONTEXT,
     SUPPORT_WEIGHT,
     context_turns,
@@ -16,8 +18,6 @@ from brain_search.retrieval.conversations import (
     turn_order,
     window,
 )
-from brain_search.retrieval.engine import queries
-from brain_search.retrieval.intent import RegexIntentDetector
 from brain_search.store.scope import scope_filter
 
 

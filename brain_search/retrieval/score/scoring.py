@@ -10,11 +10,11 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from brain_search.errors import StoreUnavailable
-from brain_search.retrieval.conversations import asks_for_conversation, conversation_key
 from brain_search.retrieval.engine import queries
 from brain_search.retrieval.engine.candidates import Candidate, CandidateFeatures, Ranked
 from brain_search.retrieval.intent import QueryIntent
 from brain_search.retrieval.score.answer_check import Asked, answers, asked
+from brain_search.retrieval.score.conversations import asks_for_conversation, conversation_key
 from brain_search.retrieval.score.ranking import RankingParams, embedding_similarity, lexical_precision, z_relevance
 from brain_search.retrieval.score.zaxis import (
     EXACT_KINDS,
