@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from brain_search.models import MemoryResult, RecallRequest, RecallResponse
-from brain_search.retrieval.tiers import TIER_NAMES, tier_of
+from brain_search.retrieval.score.tiers import TIER_NAMES, tier_of
 from brain_search.store.scope import TENANT_FIELD
 
 

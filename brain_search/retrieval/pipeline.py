@@ -58,9 +58,9 @@ from brain_search.retrieval.question.theme import theme_nodes
 from brain_search.retrieval.question.timewords import time_scope, without_words
 from brain_search.retrieval.score.ranking import RankingParams, ranking_for
 from brain_search.retrieval.score.scoring import check_scores, floor_checks, floor_first, inherit, kept_results, rank
+from brain_search.retrieval.score.tiers import select
 from brain_search.retrieval.score.zaxis import ZCalibration
 from brain_search.retrieval.text import query_terms
-from brain_search.retrieval.tiers import select
 from brain_search.retrieval.zscale import THEME_Z
 from brain_search.store.cache_budget import cache_budgets
 from brain_search.store.client import counted_requests

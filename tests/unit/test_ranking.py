@@ -9,8 +9,8 @@ from brain_search.retrieval.score.ranking import (
     spec_z_relevance,
     z_relevance,
 )
+from brain_search.retrieval.score.tiers import tier_of
 from brain_search.retrieval.text import padded_text, query_terms
-from brain_search.retrieval.tiers import tier_of
 from brain_search.retrieval.zscale import spec_z
 
 

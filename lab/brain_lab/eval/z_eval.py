@@ -26,8 +26,8 @@ from brain_lab.eval.datasets import ADVERSARIAL, EvalQuery, Memory, spoken_text
 from brain_lab.eval.exact_match import Phrase, contains_phrase, normalize, sample_phrases
 from brain_lab.eval.intent_eval import wilson_interval
 from brain_search.models import MemoryResult, RecallRequest, RecallResponse
+from brain_search.retrieval.score.tiers import TIER_NAMES
 from brain_search.retrieval.text import STOPWORDS
-from brain_search.retrieval.tiers import TIER_NAMES
 
 Recall = Callable[[str, RecallRequest, Sequence[str]], RecallResponse]
 """(tenant, request, memory ids to leave out of the search) → the response."""

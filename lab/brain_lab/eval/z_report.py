@@ -12,7 +12,7 @@ from brain_lab.eval.intent_eval import wilson_interval
 from brain_lab.eval.z_eval import LABELLED_KINDS, NothingMatchedResult, reliability
 from brain_lab.eval.z_run import ZResult
 from brain_search.models import MatchKind
-from brain_search.retrieval.tiers import TIER_NAMES
+from brain_search.retrieval.score.tiers import TIER_NAMES
 
 TIER_LABELS = {
     "exact_matches": "Exact (< 0.3)",
