@@ -3,7 +3,7 @@ pure helpers that size and carry it: what ``retrieval/pipeline.py`` passes betwe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -12,6 +12,7 @@ import orjson
 from brain_search.config import Settings
 from brain_search.models import PartialResults, TimeRange
 from brain_search.retrieval.engine.candidates import Candidate
+from brain_search.retrieval.engine.search import recall_bodies
 from brain_search.retrieval.engine.tenant_stats import TenantStats, words_to_weigh
 from brain_search.retrieval.intent import QueryIntent
 from brain_search.store.scope import TenantScope
@@ -96,3 +97,20 @@ def request_vector(vector: np.ndarray) -> list[float]:
         orjson.dumps(np.asarray(vector, dtype=np.float32), option=orjson.OPT_SERIALIZE_NUMPY)
     )
     return out
+
+
+def with_bodies(plan: SearchPlan, settings: Settings) -> SearchPlan:
+    """The plan with its ``_msearch`` sub-search bodies, built from its statistics."""
+    bodies = recall_bodies(
+        scope=plan.scope,
+        lexical_query=plan.intent.lexical_query,
+        phrases=plan.intent.phrases,
+        terms=plan.terms,
+        filters=plan.filters,
+        k=plan.k,
+        vector=request_vector(plan.vector),
+        stats=plan.stats,
+        has_lexical=plan.has_lexical,
+        settings=settings,
+    )
+    return replace(plan, bodies=bodies)

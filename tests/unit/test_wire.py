@@ -11,7 +11,8 @@ import orjson
 from brain_search.config import Settings
 from brain_search.models import RecallRequest
 from brain_search.retrieval.engine.queries import BM25_SCRIPT
-from brain_search.retrieval.pipeline import Retriever, request_vector
+from brain_search.retrieval.pipeline import Retriever
+from brain_search.retrieval.plan import request_vector
 from tests.unit.fakes import NoOwnIndices
 
 VECTOR = [float(x) for x in np.full(384, 1 / np.sqrt(384), dtype=np.float32)]

@@ -10,8 +10,8 @@ hidden once it lands.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from opensearchpy import OpenSearch
@@ -75,3 +75,37 @@ def without_superseded(
         elif not drop:
             out[doc_id] = replace(c, source={**c.source, "superseded_by": by})
     return out
+
+
+@dataclass(frozen=True)
+class Versions:
+    """A recall's candidates with their current versions (``current_versions``)."""
+
+    marked: dict[str, Candidate]
+    """every candidate, the replaced ones marked ``superseded_by`` (they are ranked too, so that
+    their current versions can take their place)"""
+    shown: dict[str, Candidate]
+    """what the response may show: ``marked``, or less the replaced ones"""
+    newer: dict[str, str]
+    """old memory id → the candidate that replaced it; empty when no candidate was replaced"""
+
+
+def current_versions(
+    client: OpenSearch,
+    scope: TenantScope,
+    candidates: dict[str, Candidate],
+    *,
+    superseders: dict[str, Any] | None,
+    successors: Callable[[set[str]], dict[str, Candidate]],
+    include_superseded: bool,
+) -> Versions:
+    """The candidates with the current versions of the replaced ones (``successors``: memory ids →
+    their candidates, one more search, only when a current version is not a candidate itself)."""
+    ids = [c.source.get("memory_id", "") for c in candidates.values()]
+    newer = newer_versions(client, scope, ids, superseders)
+    replaced = any(c.source.get("memory_id", "") in newer for c in candidates.values())
+    if replaced:  # the current versions answer what their old ones answered: they must be candidates
+        candidates = {**candidates, **successors(set(newer.values()) - set(ids))}
+    marked = without_superseded(candidates, newer, drop=False)
+    shown = marked if include_superseded else without_superseded(candidates, newer, drop=True)
+    return Versions(marked, shown, newer if replaced else {})

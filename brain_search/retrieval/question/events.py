@@ -24,9 +24,9 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
-from brain_search.models import TimeRange
+from brain_search.models import RecallRequest, TimeRange
 from brain_search.retrieval.engine import queries
-from brain_search.retrieval.question.timewords import OutOfCalendar, blank_out, find
+from brain_search.retrieval.question.timewords import OutOfCalendar, blank_out, find, time_scope
 from brain_search.store.scope import TenantScope
 
 _EVENT = re.compile(
@@ -96,3 +96,16 @@ def event_scope(client: OpenSearch, scope: TenantScope, query: str, phrases: tup
     start, _ = span
     since, until = (None, start - timedelta(microseconds=1)) if m.lead == "before" else (start, None)
     return TimeRange(since=since, until=until, source="event", words=[m.words])
+
+
+def recall_period(
+    client: OpenSearch, scope: TenantScope, req: RecallRequest, phrases: tuple[str, ...], after: timedelta
+) -> TimeRange | None:
+    """The period a recall reads: the request's since/until and its time words
+    (``timewords.time_scope``; ``after``: how long after the period words name a memory may have
+    been said), else, with time words on and no since/until, the event the question is before or
+    since (``event_scope``: one search); None: any time."""
+    when = time_scope(req.query, phrases, req.since, req.until, req.reference_time, req.time_words, after)
+    if when is None and req.time_words and req.since is None and req.until is None:  # "before the launch"
+        when = event_scope(client, scope, req.query, phrases)
+    return when

@@ -18,6 +18,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from brain_search.graph.store import GraphStore, minimal_cover
+from brain_search.retrieval.text import query_terms
+
+THEME_NODES = 1000
+"""the tenant's nodes a broad recall reads to find the ones its query names"""
+
+
+def named_theme(graph: GraphStore, tenant_id: str, lexical_query: str, scope: Sequence[str]) -> tuple[str, ...]:
+    """The theme of a broad recall of ``tenant_id`` (one round trip to the graph): the fewest node
+    paths that cover the nodes its ``lexical_query`` names within ``scope`` (``theme_nodes``);
+    empty when it names none."""
+    labels = [n.label for n in graph.list_nodes(tenant_id, limit=THEME_NODES)]
+    return tuple(minimal_cover(theme_nodes(labels, query_terms(lexical_query), scope)))
+
 
 def _singular(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word

@@ -153,6 +153,40 @@ def rank(
     return Ranked(cands, f.lexical, f.semantic, f.z or [], rel, kinds, strength, order, calibrated, shown)
 
 
+def score(
+    intent: QueryIntent,
+    terms: Sequence[str],
+    cands: Sequence[Candidate],
+    *,
+    ranking: RankingParams,
+    calibration: ZCalibration,
+    formula: ZFormula,
+    term_idf: Mapping[str, float] | None,
+    query: str,
+    name_counts: Callable[[str], tuple[int, int]] | None,
+    newer: Mapping[str, str],
+    drop: bool,
+    theme: bool,
+    chosen_z: bool,
+) -> Ranked:
+    """The score stage of a recall, in order: ``rank``, the current versions in their old ones'
+    place (``inherit``; ``newer``: old memory id → the candidate that replaced it, none: no
+    candidate was replaced; ``drop``: the replaced ones leave the order), what the floor reads
+    (``floor_checks``), a theme's memories all matching it (``theme``: the recall is a theme
+    recall, ``retrieval/question/theme.py``) and, for a target the caller chose (``chosen_z``),
+    matches first (``floor_first``)."""
+    ranked = rank(intent, terms, cands, ranking, calibration, formula, term_idf)
+    if newer:
+        inherit(ranked, newer, drop=drop)
+    floor_checks(ranked, query, intent.cues, calibration, name_counts)
+    if theme:  # every memory of the theme matches it, and reads at least what the floor reads
+        ranked.shown = [True] * len(ranked.cands)
+        ranked.calibrated = [max(c, calibration.at_floor) for c in ranked.calibrated]
+    if chosen_z:  # a chosen Z moves the emphasis, never a non-match above a match
+        ranked.order = floor_first(ranked.order, ranked.shown)
+    return ranked
+
+
 def floor_first(order: Sequence[int], shown: Sequence[bool]) -> list[int]:
     """``order`` with the candidates that clear the relevance floor first, each group in its own
     order (pure): a chosen Z changes what comes first among matches and among the rest, and never

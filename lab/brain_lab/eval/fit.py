@@ -37,7 +37,8 @@ from brain_search.encoders.embedding import Embedder, QueryCache
 from brain_search.models import RecallRequest
 from brain_search.retrieval.engine.candidates import Candidate, CandidateFeatures
 from brain_search.retrieval.intent import IntentDetector, QueryIntent, RegexIntentDetector
-from brain_search.retrieval.pipeline import Retriever, SearchPlan
+from brain_search.retrieval.pipeline import Retriever
+from brain_search.retrieval.plan import SearchPlan
 from brain_search.retrieval.score import scoring
 from brain_search.retrieval.score.ranking import RankingParams
 from brain_search.retrieval.text import query_terms
