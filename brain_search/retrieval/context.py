@@ -41,9 +41,9 @@ def recall_conversations(
     payload: Callable[[list[dict[str, Any]]], str],
     plan: SearchPlan,
     ranked: Ranked,
+    *,
     req: RecallRequest,
     superseders: dict[str, Any] | None,
-    nothing: bool,
 ) -> list[ConversationContext] | None:
     """A recall's ``conversations``: None when the context is off (``context_turns``: no round
     trip), none when nothing matched, else the conversations of the ranked candidates that clear the
@@ -55,9 +55,18 @@ def recall_conversations(
         return None
     n, sources = min(req.limit, MAX_CONVERSATIONS), [c.source for c in ranked.cands]
     matches = [i for i in ranked.order if ranked.shown[i]]  # a conversation is offered for a turn that matches
-    found = [] if nothing else group_conversations(sources, ranked.relevance, matches, n)
+    found = group_conversations(sources, ranked.relevance, matches, n) if matches else []
     hidden = [] if req.include_superseded else superseded_ids(superseders)
-    return conversation_contexts(client, plan.scope, payload, plan.filters, found, context, hidden, req.allow_partial)
+    return conversation_contexts(
+        client,
+        plan.scope,
+        payload,
+        plan.filters,
+        groups=found,
+        context=context,
+        hidden=hidden,
+        allow_partial=req.allow_partial,
+    )
 
 
 def conversation_contexts(
@@ -65,6 +74,7 @@ def conversation_contexts(
     scope: TenantScope,
     payload: Callable[[list[dict[str, Any]]], str],
     filters: list[dict[str, Any]],
+    *,
     groups: list[ConversationGroup],
     context: int,
     hidden: Sequence[str],
@@ -77,7 +87,7 @@ def conversation_contexts(
     bodies = []
     for g in groups:
         around = g.source.get("timestamp")
-        bodies.append(queries.conversation_turns(filters, g.key[0], g.key[1], around, TURNS_POOL, hidden))
+        bodies.append(queries.conversation_turns(filters, g.key[0], g.key[1], around, size=TURNS_POOL, hidden=hidden))
     resp = client.msearch(body=payload(bodies), index=scope.index)
     answers = [complete(answer, allow_partial)[0]["hits"] for answer in resp["responses"]]
     fill_sources(client, scope, [hits["hits"] for hits in answers])

@@ -65,6 +65,7 @@ class Retriever:
         settings: Settings,
         encoder: QueryEncoder,
         graph: GraphStore | None = None,
+        *,
         detector: IntentDetector | None = None,
         ranking: RankingParams | None = None,
         calibration: ZCalibration | None = None,
@@ -116,7 +117,7 @@ class Retriever:
         vector = self.encoder.encode_query(self.WARM_UP_QUERY, "")
         self.detector.analyze(self.WARM_UP_QUERY, vector)
         after = timedelta(days=self.settings.time_words_after_days)
-        time_scope(self.WARM_UP_QUERY, (), None, None, None, True, after)
+        time_scope(self.WARM_UP_QUERY, (), None, None, reference_time=None, read_words=True, after=after)
 
     def close(self) -> None:  # the threads that count ahead (the client is the caller's)
         if self.count_ahead is not None:
@@ -179,13 +180,12 @@ class Retriever:
         kept = kept_results(ranked, req.strict, req.min_relevance, req.limit)
         results, tiers = shown(ranked, kept, req)
         t_tiers = time.perf_counter()
-        nothing = not any(ranked.shown)
         payload = partial(self.msearch_payload, plan.scope)  # one more round trip only when asked
-        conversations = recall_conversations(self.client, payload, plan, ranked, req, found.superseders, nothing)
+        conversations = recall_conversations(self.client, payload, plan, ranked, req=req, superseders=found.superseders)
         t_context = t_tiers if conversations is None else time.perf_counter()
         shows = Shown(results, tiers, conversations, len(versions.shown), found.missing)
         clock = Clock(t_search0, t_search, t_rank, t_tiers, t_context)
-        return response(shows, analysis(plan, ranked, kept, formula, calibration), plan, clock)
+        return response(shows, analysis(plan, ranked, kept, formula, calibration=calibration), plan, clock)
 
     def plan(self, tenant_id: str, req: RecallRequest, exclude: Sequence[str] = ()) -> SearchPlan:
         """Everything before the first engine round trip: intent, scope, query vector and the
@@ -202,7 +202,7 @@ class Retriever:
         detected = self.detector.analyze(req.query, vector if fits else None)
         intent, source = apply_overrides(detected, req.focus, req.z_value)
         after = timedelta(days=self.settings.time_words_after_days)
-        when = recall_period(self.client, scope, req, intent.phrases, after)
+        when = recall_period(self.client, scope, req, intent.phrases, after=after)
         if when is not None and when.words:  # no memory says "last week" of its own day
             intent = replace(intent, lexical_query=without_words(intent.lexical_query, tuple(when.words)))
         t_intent = time.perf_counter()

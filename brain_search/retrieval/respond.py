@@ -57,13 +57,13 @@ def shown(ranked: Ranked, kept: Kept, req: RecallRequest) -> tuple[list[MemoryRe
     results = [ranked.result(i) for i in kept.order]
     tiers = None
     if req.tiered:
-        picked = select(ranked.order, ranked.zs, ranked.kinds, ranked.shown, req.limit)
+        picked = select(ranked.order, ranked.zs, ranked.kinds, ranked.shown, per_tier=req.limit)
         tiers = Tiers(**{name: [ranked.result(i) for i in idx] for name, idx in picked.items()})
     return results, tiers
 
 
 def analysis(
-    plan: SearchPlan, ranked: Ranked, kept: Kept, formula: ZFormula, calibration: ZCalibration
+    plan: SearchPlan, ranked: Ranked, kept: Kept, formula: ZFormula, *, calibration: ZCalibration
 ) -> QueryAnalysis:
     """How the question was read (the plan) and what matched (the ranking)."""
     intent = plan.intent

@@ -90,7 +90,7 @@ def test_a_record_of_todays_detector_gives_the_models_own_features() -> None:
     d = design(rows, vectors, seen, vocab)
     index = {g: i for i, g in enumerate(vocab)}
     expected = np.stack(
-        [features(q.query, analyze(q.query), v, today.table, index) for q, v in zip(rows, vectors, strict=True)]
+        [features(q.query, analyze(q.query), v, today.table, vocab=index) for q, v in zip(rows, vectors, strict=True)]
     )
     assert np.array_equal(d.x, expected)
     for q, s in zip(rows, seen, strict=True):

@@ -94,7 +94,7 @@ def test_turns_keep_the_order_they_were_said_in() -> None:
 
 def test_the_turns_query_is_the_recalls_scope_plus_the_conversation() -> None:
     filters = scope_filter("alice", ["Work"])
-    body = queries.conversation_turns(filters, "conv-1", "node-7", "2026-02-03T10:00:00+00:00", 40, ["old"])
+    body = queries.conversation_turns(filters, "conv-1", "node-7", "2026-02-03T10:00:00+00:00", size=40, hidden=["old"])
     clauses = body["query"]["bool"]["filter"]
     assert clauses[0] == {"term": {"tenant_id": "alice"}}
     assert {"term": {"conversation_id": "conv-1"}} in clauses and {"term": {"node_id": "node-7"}} in clauses
@@ -103,7 +103,7 @@ def test_the_turns_query_is_the_recalls_scope_plus_the_conversation() -> None:
     # the view from doc values, never a stored field (the record holds the vector)
     assert body["_source"] is False and body["stored_fields"] == "_none_" and "view_dv" in body["docvalue_fields"]
     assert body["size"] == 40 and body["track_total_hits"] is True
-    no_node = queries.conversation_turns(filters, "conv-1", None, None, 5)
+    no_node = queries.conversation_turns(filters, "conv-1", None, None, size=5)
     assert {"bool": {"must_not": [{"exists": {"field": "node_id"}}]}} in no_node["query"]["bool"]["filter"]
     assert "should" not in no_node["query"]["bool"]
 

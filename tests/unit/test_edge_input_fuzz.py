@@ -57,7 +57,9 @@ def test_any_reference_time_scopes_the_recall_or_is_refused_naming_it(
     query: str, when: datetime, after_days: int
 ) -> None:
     try:
-        scope = time_scope(query, (), None, None, when, True, timedelta(days=after_days))
+        scope = time_scope(
+            query, (), None, None, reference_time=when, read_words=True, after=timedelta(days=after_days)
+        )
     except InvalidInput as exc:
         assert exc.field == "reference_time"
         return

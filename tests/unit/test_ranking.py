@@ -55,8 +55,8 @@ def test_similarity_and_z() -> None:
 
 
 def test_spec_relevance_literal() -> None:
-    assert spec_z_relevance(1.0, 0.0, 0.0, 0.0, 0.2) == 1.0
-    assert spec_z_relevance(1.0, 0.0, 0.0, 0.5, 0.2) == pytest.approx(0.25)  # outside tolerance: halved
+    assert spec_z_relevance(1.0, 0.0, 0.0, 0.0, tolerance=0.2) == 1.0
+    assert spec_z_relevance(1.0, 0.0, 0.0, 0.5, tolerance=0.2) == pytest.approx(0.25)  # outside tolerance: halved
 
 
 def test_tiers_boundaries() -> None:
@@ -75,10 +75,10 @@ def test_tiers_boundaries() -> None:
 def test_target_z_moves_ranking_between_lexical_and_semantic() -> None:
     # candidate 0: strong lexical, weak semantic; candidate 1: the opposite
     lex, sem, bm25, cos = [0.95, 0.1], [0.3, 0.8], [9.0, 1.0], [0.3, 0.8]
-    exact = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, RankingParams())
-    broad = z_relevance(lex, sem, bm25, cos, 0.9, 0.15, RankingParams())
+    exact = z_relevance(lex, sem, bm25, cos, target_z=0.1, tolerance=0.15, params=RankingParams())
+    broad = z_relevance(lex, sem, bm25, cos, target_z=0.9, tolerance=0.15, params=RankingParams())
     assert exact[0] > exact[1] and broad[1] > broad[0]
-    spec = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, RankingParams(mode="spec"))
+    spec = z_relevance(lex, sem, bm25, cos, target_z=0.1, tolerance=0.15, params=RankingParams(mode="spec"))
     assert spec[0] > spec[1]
 
 
@@ -105,8 +105,8 @@ def test_quoted_phrase_bonus_puts_the_containing_memory_first() -> None:
     # would already put it first)
     lex, sem, bm25, cos = [0.9, 1.0], [0.9, 0.2], [9.0, 5.0], [0.9, 0.2]
     p = RankingParams(lexical_anchor_weight=0.5)
-    plain = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, p, quoted=False)
-    quoted = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, p, quoted=True)
+    plain = z_relevance(lex, sem, bm25, cos, target_z=0.1, tolerance=0.15, params=p, quoted=False)
+    quoted = z_relevance(lex, sem, bm25, cos, target_z=0.1, tolerance=0.15, params=p, quoted=True)
     assert plain[0] > plain[1]
     assert quoted[1] > quoted[0]
     assert all(0.0 <= r <= 1.0 for r in quoted)  # relevance stays within [0, 1] with the bonus
@@ -128,7 +128,9 @@ def test_node_lift_keeps_a_quoted_phrase_holder_first() -> None:
     # candidate 2 holds the quote (lexical precision 1.0) alone in its node; candidate 1 does not,
     # but shares a node with a strong candidate 0 that does
     lex, sem, bm25, cos = [1.0, 0.6, 1.0], [0.9, 0.5, 0.1], [9.0, 6.0, 2.0], [0.9, 0.5, 0.1]
-    rel = z_relevance(lex, sem, bm25, cos, 0.1, 0.15, RankingParams(), quoted=True, nodes=["a", "a", "b"])
+    rel = z_relevance(
+        lex, sem, bm25, cos, target_z=0.1, tolerance=0.15, params=RankingParams(), quoted=True, nodes=["a", "a", "b"]
+    )
     assert rel[2] > rel[1] and rel[0] > rel[1]
 
 
@@ -136,7 +138,17 @@ def test_every_norm_mode_ranks() -> None:
     lex, sem, bm25, cos = [0.95, 0.1, 0.5], [0.3, 0.8, 0.5], [9.0, 0.0, 4.0], [0.3, 0.8, 0.5]
     for norm in ("sublist", "union", "bm25-sublist", "cosine-sublist"):
         p = RankingParams(norm=norm)
-        rel = z_relevance(lex, sem, bm25, cos, 0.5, 0.2, p, [True, False, True], [False, True, True])
+        rel = z_relevance(
+            lex,
+            sem,
+            bm25,
+            cos,
+            target_z=0.5,
+            tolerance=0.2,
+            params=p,
+            in_lexical=[True, False, True],
+            in_semantic=[False, True, True],
+        )
         assert len(rel) == 3 and all(r >= 0 for r in rel)
 
 
@@ -147,8 +159,8 @@ def test_long_queries_lean_less_on_term_coverage() -> None:
     assert RankingParams(term_scale=0).length_factor(50) == 1.0
     # candidate 0: every term (high lexical precision), weak BM25; candidate 1: strong BM25
     lex, sem, bm25, cos = [0.95, 0.5], [0.5, 0.5], [4.0, 10.0], [0.5, 0.5]
-    short = z_relevance(lex, sem, bm25, cos, 0.3, 0.2, p, n_terms=3)
-    long = z_relevance(lex, sem, bm25, cos, 0.3, 0.2, p, n_terms=16)
+    short = z_relevance(lex, sem, bm25, cos, target_z=0.3, tolerance=0.2, params=p, n_terms=3)
+    long = z_relevance(lex, sem, bm25, cos, target_z=0.3, tolerance=0.2, params=p, n_terms=16)
     assert short[0] - short[1] > long[0] - long[1]
 
 

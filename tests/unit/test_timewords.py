@@ -66,22 +66,27 @@ def test_the_words_leave_the_text() -> None:
 
 
 def test_explicit_since_or_until_bounds_the_words_and_quotes_are_words_to_find() -> None:
-    explicit = time_scope("what did I say about pricing", (), _day(2020, 1, 1), None, REF)  # no time words
+    explicit = time_scope(
+        "what did I say about pricing", (), _day(2020, 1, 1), None, reference_time=REF
+    )  # no time words
     assert explicit is not None and explicit.source == "request" and explicit.words == []
     assert explicit.since == _day(2020, 1, 1) and explicit.until is None
-    alone = time_scope("what did I say last week", (), None, None, REF)
+    alone = time_scope("what did I say last week", (), None, None, reference_time=REF)
     assert alone is not None and alone.since is not None and alone.until is not None
     # the words within the explicit range: "last week" up to an explicit until inside it
     cap = alone.since + (alone.until - alone.since) / 2
-    both = time_scope("what did I say last week", (), _day(2020, 1, 1), cap, REF)
+    both = time_scope("what did I say last week", (), _day(2020, 1, 1), cap, reference_time=REF)
     assert both is not None and both.source == "words" and (both.since, both.until) == (alone.since, cap)
     # words that name a time outside the explicit range leave the explicit range alone
-    outside = time_scope("what did I say last week", (), None, _day(2020, 1, 1), REF)
+    outside = time_scope("what did I say last week", (), None, _day(2020, 1, 1), reference_time=REF)
     assert outside is not None and outside.source == "request" and outside.until == _day(2020, 1, 1)
-    assert time_scope("what did I say last week", (), _day(2020, 1, 1), None, REF, read_words=False) == explicit
-    assert time_scope("find 'last week' in my notes", ("last week",), None, None, REF) is None
-    assert time_scope("what did I say last week", (), None, None, REF, read_words=False) is None
-    words = time_scope("what did I say last week", (), None, None, REF)
+    assert (
+        time_scope("what did I say last week", (), _day(2020, 1, 1), None, reference_time=REF, read_words=False)
+        == explicit
+    )
+    assert time_scope("find 'last week' in my notes", ("last week",), None, None, reference_time=REF) is None
+    assert time_scope("what did I say last week", (), None, None, reference_time=REF, read_words=False) is None
+    words = time_scope("what did I say last week", (), None, None, reference_time=REF)
     assert words is not None and words.source == "words" and words.reference_time == REF
 
 

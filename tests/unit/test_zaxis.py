@@ -21,7 +21,7 @@ def _match(query_lexical: str, content: str, cosine: float, phrases: tuple[str, 
     terms = query_terms(query_lexical)
     q = query_terms_of(query_lexical, phrases, terms)
     hits = stemmed if stemmed is not None else [False] * len(terms)
-    return match(content, q, hits, cosine, CAL)
+    return match(content, q, hits, cosine, cal=CAL)
 
 
 def test_quoted_phrase_is_exact_whatever_the_cosine() -> None:
@@ -83,8 +83,8 @@ def test_a_memory_sharing_only_a_common_word_of_a_number_query_is_not_precise() 
     cal = ZCalibration(cos_unrelated=0.1, cos_strong=0.6, floor=0.2)
     terms = query_terms("53% equity")
     q = query_terms_of("53% equity", ("53% equity",), terms, cal.key_weight)
-    word_only = match("Golden handcuffs: the equity is worth too much to leave.", q, [False, True], 0.45, cal)
-    number = match("Priya pushed back on the 53%: she wants less dilution.", q, [True, False], 0.45, cal)
+    word_only = match("Golden handcuffs: the equity is worth too much to leave.", q, [False, True], 0.45, cal=cal)
+    number = match("Priya pushed back on the 53%: she wants less dilution.", q, [True, False], 0.45, cal=cal)
     assert word_only.kind is MatchKind.meaning and word_only.z >= 0.5
     assert number.kind is MatchKind.terms and 0.3 <= number.z < 0.5
 
@@ -119,15 +119,15 @@ def test_no_false_precise_for_a_number_fragment_the_engine_did_not_find() -> Non
     text = "Find exactly where I said $235,000"
     terms = query_terms("said 235,000")
     assert terms == ["said", "235", "000"]
-    q = query_terms_of("said 235,000", (), terms, cal.key_weight, {"said": 1.0, "235": 3.0, "000": 3.0})
+    q = query_terms_of("said 235,000", (), terms, cal.key_weight, idf={"said": 1.0, "235": 3.0, "000": 3.0})
     assert q.weights[2] == pytest.approx(0.05)  # the fragment weighs the least a term can
     pricing = "Pricing idea: a free tier capped at 1,000 memories, $12 a month"
-    got = match(pricing, q, [False, False, False], 0.5, cal)
+    got = match(pricing, q, [False, False, False], 0.5, cal=cal)
     assert got.kind is MatchKind.meaning, text
     # even a term the text holds literally is no terms match when the engine matched none
     literal = query_terms_of("pricing month", (), ["pricing", "month"], cal.key_weight)  # far apart
-    assert match(pricing, literal, [False, False], 0.5, cal).kind is MatchKind.meaning
-    assert match(pricing, literal, [True, False], 0.5, cal).kind is MatchKind.terms
+    assert match(pricing, literal, [False, False], 0.5, cal=cal).kind is MatchKind.meaning
+    assert match(pricing, literal, [True, False], 0.5, cal=cal).kind is MatchKind.terms
 
 
 def test_every_place_on_the_axis_is_read_from_the_scale() -> None:

@@ -72,8 +72,8 @@ class Ranked:
     def result(self, i: int) -> MemoryResult:
         if i not in self._built:
             self._built[i] = memory_result(
-                self.cands[i], self.lexical[i], self.semantic[i], self.zs[i], self.relevance[i], self.kinds[i],
-                self.strength[i], self.calibrated[i], self.shown[i],
+                self.cands[i], self.lexical[i], self.semantic[i], self.zs[i], rank=self.relevance[i],
+                kind=self.kinds[i], strength=self.strength[i], calibrated=self.calibrated[i], clears=self.shown[i],
             )  # fmt: skip
         return self._built[i]
 
@@ -83,6 +83,7 @@ def memory_result(
     lex: float,
     sem: float,
     z: float,
+    *,
     rank: float,
     kind: MatchKind,
     strength: float,

@@ -132,6 +132,7 @@ def tenant_bm25_clause(
     term_idf: Sequence[float],
     phrases: Sequence[str],
     phrase_weights: Sequence[float],
+    *,
     avgdl: float,
 ) -> dict[str, Any]:
     """BM25 with the tenant's statistics: one ``script_score`` per term over its frequency
@@ -217,6 +218,7 @@ def lexical_search(
     phrases: Sequence[str],
     terms: Sequence[str],
     filters: list[dict[str, Any]],
+    *,
     size: int,
     vector: Sequence[float],
     lexical: dict[str, Any] | None = None,
@@ -244,6 +246,7 @@ def knn_search(
     k: int,
     terms: Sequence[str],
     phrases: Sequence[str],
+    *,
     filters: list[dict[str, Any]],
     ef_search: int | None = None,
     lexical_query: str = "",
@@ -281,6 +284,7 @@ def conversation_turns(
     conversation_id: str,
     node_id: str | None,
     around: str | None,
+    *,
     size: int,
     hidden: Sequence[str] = (),
 ) -> dict[str, Any]:

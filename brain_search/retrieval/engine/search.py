@@ -47,7 +47,9 @@ def recall_bodies(
     shards = max(1, settings.shards)
     bodies = []
     if has_lexical:
-        bodies.append(queries.lexical_search(lexical_query, phrases, terms, filters, k, vector, lexical))
+        bodies.append(
+            queries.lexical_search(lexical_query, phrases, terms, filters, size=k, vector=vector, lexical=lexical)
+        )
     # the search is not routed: every shard returns its own top k (cut to k by cosine later)
     bodies.append(
         queries.knn_search(
@@ -55,11 +57,11 @@ def recall_bodies(
             k,
             terms,
             phrases,
-            filters,
-            settings.hnsw_ef_search,
-            lexical_query,
-            k * shards,
-            lexical,
+            filters=filters,
+            ef_search=settings.hnsw_ef_search,
+            lexical_query=lexical_query,
+            size=k * shards,
+            lexical=lexical,
         )
     )
     # last: newer_versions() reads it, so hiding superseded memories costs no round trip of its own

@@ -241,4 +241,4 @@ def tenant_clause(terms: Sequence[str], phrases: Sequence[str], stats: TenantSta
     """The lexical clause in this mode: the tenant's BM25 per term plus the phrases' constant
     scores, each clause named for ``matched_queries`` (pure)."""
     term_idf, phrase_w, avgdl = clause_weights(terms, phrases, stats)
-    return queries.tenant_bm25_clause(terms, term_idf, phrases, phrase_w, avgdl)
+    return queries.tenant_bm25_clause(terms, term_idf, phrases, phrase_w, avgdl=avgdl)

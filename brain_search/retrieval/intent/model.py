@@ -141,6 +141,7 @@ def features(
     qi: QueryIntent,
     vector: np.ndarray,
     table: CueTable | None = None,
+    *,
     vocab: Mapping[str, int] | None = None,
 ) -> np.ndarray:
     """One row: the sentence embedding (384 floats, L2-normalised), ``regex_features``, then one
@@ -172,7 +173,7 @@ class IntentModel:
 
     def featurize(self, query: str, qi: QueryIntent, vector: np.ndarray, table: CueTable | None = None) -> np.ndarray:
         """``features`` with this model's n-gram columns."""
-        return features(query, qi, vector, table, self.vocab_index)
+        return features(query, qi, vector, table, vocab=self.vocab_index)
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         """Tier probabilities (rows sum to 1) for feature rows ``x`` of shape (n, n_features)."""

@@ -99,13 +99,21 @@ def event_scope(client: OpenSearch, scope: TenantScope, query: str, phrases: tup
 
 
 def recall_period(
-    client: OpenSearch, scope: TenantScope, req: RecallRequest, phrases: tuple[str, ...], after: timedelta
+    client: OpenSearch, scope: TenantScope, req: RecallRequest, phrases: tuple[str, ...], *, after: timedelta
 ) -> TimeRange | None:
     """The period a recall reads: the request's since/until and its time words
     (``timewords.time_scope``; ``after``: how long after the period words name a memory may have
     been said), else, with time words on and no since/until, the event the question is before or
     since (``event_scope``: one search); None: any time."""
-    when = time_scope(req.query, phrases, req.since, req.until, req.reference_time, req.time_words, after)
+    when = time_scope(
+        req.query,
+        phrases,
+        req.since,
+        req.until,
+        reference_time=req.reference_time,
+        read_words=req.time_words,
+        after=after,
+    )
     if when is None and req.time_words and req.since is None and req.until is None:  # "before the launch"
         when = event_scope(client, scope, req.query, phrases)
     return when

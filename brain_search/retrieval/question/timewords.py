@@ -260,6 +260,7 @@ def find(
     reference_time: datetime,
     prefer: str = "past",
     after: timedelta = timedelta(0),
+    *,
     asked: bool = True,
 ) -> TimeWords | None:
     """The time range the query's words mean relative to ``reference_time`` (None: no time words).
@@ -320,6 +321,7 @@ def time_scope(
     phrases: tuple[str, ...],
     since: datetime | None,
     until: datetime | None,
+    *,
     reference_time: datetime | None,
     read_words: bool = True,
     after: timedelta = timedelta(0),

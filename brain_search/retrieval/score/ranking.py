@@ -40,7 +40,7 @@ def embedding_similarity(cosine: float) -> float:
     return min(max(cosine, 0.0), 1.0)
 
 
-def spec_z_relevance(lexical: float, semantic: float, z: float, target_z: float, tolerance: float) -> float:
+def spec_z_relevance(lexical: float, semantic: float, z: float, target_z: float, *, tolerance: float) -> float:
     """The spec's ``z_relevance_score`` (3.3), literally."""
     distance = abs(z - target_z)
     base = lexical * (1 - target_z) + semantic * target_z
@@ -204,6 +204,7 @@ def z_relevance(
     semantic: Sequence[float],
     bm25: Sequence[float],
     cosine: Sequence[float],
+    *,
     target_z: float,
     tolerance: float,
     params: RankingParams,
@@ -231,7 +232,8 @@ def z_relevance(
         zs = [spec_z(lx, sm) for lx, sm in zip(lexical, semantic, strict=True)]
     if params.mode is RankingMode.spec:
         return [
-            spec_z_relevance(lx, sm, z, target_z, tolerance) for lx, sm, z in zip(lexical, semantic, zs, strict=True)
+            spec_z_relevance(lx, sm, z, target_z, tolerance=tolerance)
+            for lx, sm, z in zip(lexical, semantic, zs, strict=True)
         ]
     depth = params.norm_depth
     lex_n = minmax_over(bm25, in_lexical, depth) if params.norm in BM25_OVER_SUBLIST else minmax(bm25)

@@ -52,13 +52,16 @@ def matches(
     terms: Sequence[str],
     cands: Sequence[Candidate],
     cal: ZCalibration,
+    *,
     term_idf: Mapping[str, float] | None = None,
 ) -> list[Match]:
     """How each candidate matches (``zaxis.match``): kind, calibrated Z, strength; the query's
     terms weigh their idf over the tenant's memories where ``term_idf`` has it."""
-    q = query_terms_of(intent.lexical_query, intent.phrases, list(terms), cal.key_weight, term_idf)
+    q = query_terms_of(intent.lexical_query, intent.phrases, list(terms), cal.key_weight, idf=term_idf)
     names = [queries.term_name(i) for i in range(len(terms))]
-    return [match(c.source.get("content", ""), q, [n in c.matched for n in names], c.cosine or 0.0, cal) for c in cands]
+    return [
+        match(c.source.get("content", ""), q, [n in c.matched for n in names], c.cosine or 0.0, cal=cal) for c in cands
+    ]
 
 
 def features(
@@ -66,6 +69,7 @@ def features(
     terms: Sequence[str],
     cands: Sequence[Candidate],
     calibration: ZCalibration | None = None,
+    *,
     formula: ZFormula = ZFormula.calibrated,
     term_idf: Mapping[str, float] | None = None,
 ) -> CandidateFeatures:
@@ -84,7 +88,7 @@ def features(
         lex.append(lexical_precision(phrase_hit, coverage, (c.bm25 or 0.0) / best_bm25))
         sem.append(embedding_similarity(c.cosine or 0.0))
     cal = calibration or ZCalibration()
-    found = matches(intent, terms, cands, cal, term_idf)
+    found = matches(intent, terms, cands, cal, term_idf=term_idf)
     z_of = Z_FORMULAS[formula]
     zs = [z_of(lx, sm, m) for lx, sm, m in zip(lex, sem, found, strict=True)]
     return CandidateFeatures(
@@ -111,9 +115,9 @@ def relevance(intent: QueryIntent, f: CandidateFeatures, ranking: RankingParams,
         f.semantic,
         f.bm25,
         f.cosine,
-        intent.target_z,
-        intent.z_tolerance,
-        ranking,
+        target_z=intent.target_z,
+        tolerance=intent.z_tolerance,
+        params=ranking,
         in_lexical=f.in_lexical,
         in_semantic=f.in_semantic,
         quoted=bool(intent.phrases),
@@ -129,6 +133,7 @@ def rank(
     terms: Sequence[str],
     cands: Sequence[Candidate],
     ranking: RankingParams,
+    *,
     calibration: ZCalibration,
     formula: ZFormula = ZFormula.calibrated,
     term_idf: Mapping[str, float] | None = None,
@@ -138,7 +143,7 @@ def rank(
     cands = list(cands)
     if not cands:
         return Ranked([], [], [], [], [], [], [], [])
-    f = features(intent, terms, cands, calibration, formula, term_idf)
+    f = features(intent, terms, cands, calibration, formula=formula, term_idf=term_idf)
     rel = relevance(intent, f, ranking, len(terms))
     order = sorted(range(len(cands)), key=lambda i: (-rel[i], cands[i].doc_id))
     kinds = [MatchKind(k) for k in f.kinds or []]
@@ -175,10 +180,10 @@ def score(
     (``floor_checks``), a theme's memories all matching it (``theme``: the recall is a theme
     recall, ``retrieval/question/theme.py``) and, for a target the caller chose (``chosen_z``),
     matches first (``floor_first``)."""
-    ranked = rank(intent, terms, cands, ranking, calibration, formula, term_idf)
+    ranked = rank(intent, terms, cands, ranking, calibration=calibration, formula=formula, term_idf=term_idf)
     if newer:
         inherit(ranked, newer, drop=drop)
-    floor_checks(ranked, query, intent.cues, calibration, name_counts)
+    floor_checks(ranked, query, intent.cues, calibration, name_counts=name_counts)
     if theme:  # every memory of the theme matches it, and reads at least what the floor reads
         ranked.shown = [True] * len(ranked.cands)
         ranked.calibrated = [max(c, calibration.at_floor) for c in ranked.calibrated]
@@ -218,6 +223,7 @@ def floor_checks(
     query: str,
     cues: Sequence[str],
     calibration: ZCalibration,
+    *,
     name_counts: Callable[[str], tuple[int, int]] | None = None,
 ) -> None:
     """In place, what the floor reads beyond match strength: a question that names a conversation

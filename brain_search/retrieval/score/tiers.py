@@ -12,7 +12,7 @@ __all__ = ["TIER_NAMES", "select", "tier_of"]
 
 
 def select(
-    order: Sequence[int], zs: Sequence[float], kinds: Sequence[MatchKind], shown: Sequence[bool], per_tier: int
+    order: Sequence[int], zs: Sequence[float], kinds: Sequence[MatchKind], shown: Sequence[bool], *, per_tier: int
 ) -> dict[str, list[int]]:
     """Which candidates each tier shows (pure, over indices): those ``shown`` (above the relevance
     floor), in ``order`` (relevance), at most ``per_tier`` per tier, the memories holding the

@@ -219,6 +219,7 @@ def query_terms_of(
     phrases: Sequence[str],
     terms: Sequence[str],
     key_weight: float = 2.0,
+    *,
     idf: Mapping[str, float] | None = None,
 ) -> QueryTerms:
     """``terms``: the query's topic words as the pipeline sends them to the engine (``query_terms``).
@@ -311,6 +312,7 @@ def match(
     q: QueryTerms,
     stemmed_hits: Sequence[bool],
     cosine: float,
+    *,
     cal: ZCalibration,
 ) -> Match:
     """The calibrated Z of one memory. ``stemmed_hits``: per term of ``q``, whether the engine's

@@ -75,7 +75,7 @@ def sweep(
     for ef in efs:
         recalls, text_recalls, times = [], [], []
         for (tenant, vec), truth, truth_texts in zip(probes, exact, exact_texts, strict=True):
-            body = queries.knn_search(vec.tolist(), k, [], [], scope_filter(tenant), ef)
+            body = queries.knn_search(vec.tolist(), k, [], [], filters=scope_filter(tenant), ef_search=ef)
             body["_source"] = ["memory_id"]
             t0 = time.perf_counter()
             r = client.search(index=alias, routing=tenant, body=body)

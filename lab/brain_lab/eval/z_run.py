@@ -120,7 +120,7 @@ def exact_holders(retriever: Retriever, locomo: Dataset) -> Holders:
             plan = retriever.plan(q.tenant_id, RecallRequest(query=q.text, time_words=False))
             terms = query_terms_of(plan.intent.lexical_query, plan.intent.phrases, plan.terms, cal.key_weight)
             misses = [False] * len(terms.terms)
-            seen[key] = {m.memory_id for m in mems[q.tenant_id] if match(m.content, terms, misses, 0.0, cal).exact}
+            seen[key] = {m.memory_id for m in mems[q.tenant_id] if match(m.content, terms, misses, 0.0, cal=cal).exact}
         return seen[key]
 
     return holders
