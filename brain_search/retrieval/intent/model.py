@@ -241,11 +241,6 @@ def fit_softmax(x: np.ndarray, y: np.ndarray, l2: float, iterations: int = 3000)
     return IntentModel(weights=w, bias=b, mean=mean, scale=scale)
 
 
-def save_model(model: IntentModel, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(model.to_json(), indent=1) + "\n")
-
-
 def load_model(path: Path = DEFAULT_MODEL_PATH) -> IntentModel:
     return IntentModel.from_json(json.loads(path.read_text()))
 
