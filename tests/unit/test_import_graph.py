@@ -20,8 +20,9 @@ def modules() -> dict[str, Path]:
     return out
 
 
-def imports(path: Path, known: dict[str, Path]) -> set[str]:
-    """The package's modules that ``path`` imports at run time, anywhere in the file."""
+def imports(path: Path, known: dict[str, Path], *, type_only: bool = False) -> set[str]:
+    """The package's modules that ``path`` imports at run time, anywhere in the file (and those
+    imported for type checking only, with ``type_only``)."""
 
     def resolve(name: str) -> str | None:
         while name and name not in known:
@@ -29,7 +30,7 @@ def imports(path: Path, known: dict[str, Path]) -> set[str]:
         return name or None
 
     tree = ast.parse(path.read_text())
-    type_only = {
+    checking_only = {
         id(sub)
         for node in ast.walk(tree)
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
@@ -37,7 +38,7 @@ def imports(path: Path, known: dict[str, Path]) -> set[str]:
     }
     found: set[str | None] = set()
     for node in ast.walk(tree):
-        if id(node) in type_only:
+        if id(node) in checking_only and not type_only:
             continue
         if isinstance(node, ast.Import):
             found |= {resolve(a.name) for a in node.names}
@@ -221,3 +222,75 @@ def test_the_local_stack_imports_no_door() -> None:
 
 def test_the_room_check_sees_a_circle() -> None:
     assert circles({"a": {"b"}, "b": {"a"}, "c": set()}) != []
+
+
+# ------------------------------------------------------------------------------------------------
+# retrieval/ by stage (issue 70): a recall runs plan → search → score → respond, and the modules
+# of a stage import only the stages before it (and their own), type-only imports included
+
+RETRIEVAL_STAGES: dict[str, int] = {
+    "brain_search.retrieval": 0,
+    "brain_search.retrieval.text": 0,
+    "brain_search.retrieval.zscale": 0,
+    "brain_search.retrieval.intent": 1,
+    "brain_search.retrieval.engine": 1,
+    "brain_search.retrieval.question": 2,
+    "brain_search.retrieval.score": 2,
+    "brain_search.retrieval.languages": 2,
+    "brain_search.retrieval.plan": 3,
+    "brain_search.retrieval.context": 4,
+    "brain_search.retrieval.respond": 4,
+    "brain_search.retrieval.pipeline": 5,
+}
+"""a module or subpackage of ``retrieval/`` → its stage (the ground, the question and the engine,
+the score, the plan, the response, the pipeline that runs them)"""
+
+
+def stage_of(module: str) -> tuple[str, int]:
+    name = module
+    while name not in RETRIEVAL_STAGES:
+        name = name.rpartition(".")[0]
+        if name == "brain_search":
+            raise AssertionError(f"{module} has no stage: add it to RETRIEVAL_STAGES")
+    return name, RETRIEVAL_STAGES[name]
+
+
+def stage_graph(known: dict[str, Path]) -> dict[str, set[str]]:
+    """Stage → the stages its modules import, type-only imports included."""
+    graph: dict[str, set[str]] = {}
+    for module, path in known.items():
+        if not module.startswith("brain_search.retrieval"):
+            continue
+        stage = stage_of(module)[0]
+        targets = {
+            stage_of(t)[0] for t in imports(path, known, type_only=True) if t.startswith("brain_search.retrieval")
+        }
+        graph.setdefault(stage, set()).update(targets - {stage})
+    return graph
+
+
+def test_no_retrieval_stage_imports_a_later_one() -> None:
+    known = modules()
+    later = [
+        f"{stage} ({stage_of(stage)[1]}) imports {t} ({stage_of(t)[1]})"
+        for stage, targets in stage_graph(known).items()
+        for t in targets
+        if stage_of(t)[1] > stage_of(stage)[1]
+    ]
+    assert later == [], "\n".join(sorted(later))
+
+
+def test_no_import_circle_in_retrieval_even_for_types() -> None:
+    """Neither between two stages nor between two modules (``context.py`` and ``pipeline.py``
+    imported each other for ``SearchPlan``'s type until plan.py owned it)."""
+    known = modules()
+    assert circles(stage_graph(known)) == []
+    retrieval = {m: p for m, p in known.items() if m.startswith("brain_search.retrieval")}
+    graph = {m: imports(p, known, type_only=True) & set(retrieval) - {m} for m, p in retrieval.items()}
+    assert circles(graph) == []
+
+
+def test_the_stage_check_sees_an_import_that_runs_back() -> None:
+    assert stage_of("brain_search.retrieval.engine.queries") == ("brain_search.retrieval.engine", 1)
+    assert stage_of("brain_search.retrieval.score.scoring")[1] > stage_of("brain_search.retrieval.engine.search")[1]
+    assert stage_of("brain_search.retrieval.pipeline")[1] > stage_of("brain_search.retrieval.respond")[1]
