@@ -1,6 +1,7 @@
 """The conversations of a recall with their turns (``RecallRequest.context``): one ``_msearch``,
 one sub-search per conversation (``queries.conversation_turns``), turned into response models.
-Which conversations and which turns: ``conversations.py`` (pure)."""
+Which conversations and which turns: ``score/conversations.py`` (pure, no engine call); this
+module is its engine side, run at the respond stage, only when the request asks for context."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Which tenant needs which encoder: the encoder a tenant's memories are encoded with, and how many
-of them read as another language than English (a sample), with a recommendation.
+of them read as another language than English (a sample), with a recommendation. An admin read
+(``GET /v1/admin/tenants/{id}/languages``), not a stage of a recall.
 
 An English-only encoder (all-MiniLM-L6-v2, bge-small-en-v1.5) finds a memory in another language
 by its words alone: on the multilingual set a question in one language finds the memory that

@@ -8,7 +8,8 @@ the theme recall (``THEME_Z``), the response's tiered views (``tiers.select``) a
 formula (``scoring.features``, ``ranking``).
 
 Changing a preset, a tier's bounds, a kind of match's place or the spec's formula is an edit of
-this file only.
+this file only. ``score/zaxis.py`` is its reader: it decides which kind of match a memory is and
+how far along that kind's band; the places are numbers here, the decisions there.
 """
 
 from __future__ import annotations

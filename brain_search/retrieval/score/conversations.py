@@ -6,8 +6,8 @@ A conversation is a ``conversation_id`` within one node: the turns a client stor
 ``conversation_id`` and ``node_id`` (a LoCoMo session, a RealMem session, one chat thread).
 Memories without a ``conversation_id`` belong to no conversation.
 
-Pure functions: the pipeline fetches the turns (one ``_msearch``, ``queries.conversation_turns``)
-and hands the answers back here.
+Pure functions: ``retrieval/context.py`` fetches the turns (one ``_msearch``,
+``queries.conversation_turns``) and hands the answers back here.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Pure scoring over plain numbers: lexical precision, similarity, the Z-aware relevance.
 
 No I/O here: the engine's BM25 and the vectors' cosines come in, numbers in [0, 1] go out.
+The formulas and the learned numbers (``RankingParams``, ``ENCODER_RANKING``) live here, over
+lists of floats; ``scoring.py`` applies them to a recall's candidates (features, the floor, the
+order).
 """
 
 from __future__ import annotations

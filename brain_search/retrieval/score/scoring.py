@@ -1,7 +1,9 @@
 """The recall's score and rank stages, pure: candidates (with both engine scores) in, features,
 relevance and order out. No engine, no settings: the pipeline calls them after its one round trip,
 and the lab's fitter calls the same functions on stored candidates, so the fitted numbers are the
-recall's numbers."""
+recall's numbers. The formulas themselves (the Z-aware blend, lexical precision) are
+``ranking.py``'s, over plain lists; this module turns candidates into those lists and the
+relevance back into an order."""
 
 from __future__ import annotations
 

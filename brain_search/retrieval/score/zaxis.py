@@ -1,4 +1,6 @@
-"""The Z axis, calibrated: *how* a memory matches a query (pure functions over plain data).
+"""The Z axis, calibrated: *how* a memory matches a query (pure functions over plain data). The
+numbers of the axis (each kind's band, the tiers, the presets) are ``retrieval/zscale.py``'s; this
+module reads them and decides where a memory falls.
 
 Z says what kind of match a memory is; ``relevance`` says how good. The spec's literal formula,
 ``semantic / (lexical + semantic)`` over raw MiniLM cosines, measures how weak the semantic side
