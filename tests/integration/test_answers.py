@@ -281,7 +281,7 @@ def test_a_current_version_outside_the_candidates_is_fetched(api, client) -> Non
     client.indices.refresh(index=s.memories_alias)
     retriever = Retriever(client, s, QueryCache(make_query_embedder(s), 2**20))
     req = RecallRequest(query="Where do I live?", limit=2)
-    plain = retriever.search("far", retriever.plan("far", req)).candidates
+    plain = retriever.search(retriever.plan("far", req)).candidates
     assert "home-lisbon" not in {c.source.get("memory_id") for c in plain.values()}  # the search misses it
     out = retriever.recall("far", req)
     assert out.results[0].id == "home-lisbon", [(r.id, r.scores.rank) for r in out.results]

@@ -174,7 +174,7 @@ def test_knn_hits_carry_their_real_bm25_without_a_fill_in(api, alice, client, mo
 
     plan = retriever.plan("alice", req)
     intent = plan.intent
-    searched = retriever.search("alice", plan)
+    searched = retriever.search(plan)
     cands, partial = searched.candidates, searched.missing
     assert partial is None
     assert 1 <= len(cands) <= 2
