@@ -128,7 +128,7 @@ def _mcp_app(app: FastAPI) -> StreamableHTTPSessionManager:
         state: AppState = app.state.brain
         return feedback_tool(state.feedback)(caller, args)
 
-    server = build_server(recall_fn, caller_fn, remember_fn, forget_fn, feedback_fn)
+    server = build_server(recall_fn, caller_fn, remember_fn, forget_fn, feedback=feedback_fn)
     manager = StreamableHTTPSessionManager(server, stateless=True, json_response=True)
 
     async def handle(scope: Any, receive: Any, send: Any) -> None:

@@ -71,6 +71,7 @@ def run_ingest(
     submitter: Submitter,
     options: IngestOptions,
     batch_size: int = 256,
+    *,
     max_in_flight: int = 4,
     on_progress: Callable[[int], None] = lambda n: None,
     poll_s: float = 0.25,
@@ -150,6 +151,7 @@ class ApiSubmitter:
         api_key: str | None,
         admin_key: str | None,
         timeout_s: float = 60.0,
+        *,
         http: httpx.Client | None = None,
     ) -> None:
         options: dict[str, Any] = {"timeout": timeout_s, "max_retries": 5, "http_client": http}

@@ -74,6 +74,7 @@ class SentenceTransformerEmbedder:
         backend: Literal["auto", "onnx", "torch"] = "auto",
         batch_size: int = 64,
         name: str = "all-MiniLM-L6-v2",
+        *,
         intra_op_threads: int = 0,
     ) -> None:
         # local paths only, never a hub (local_files_only, not the process's environment)
@@ -138,6 +139,7 @@ class OnnxQueryEmbedder:
         name: str = "all-MiniLM-L6-v2",
         intra_op_threads: int = 1,
         quantized: bool = False,
+        *,
         max_tokens: int = 256,
         batch_size: int = 64,
         sessions: int = 1,
@@ -190,7 +192,9 @@ class OnnxQueryEmbedder:
         return self._encode_rows(rows)
 
     def _encode_rows(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
-        return encode_in_batches(rows, self.batch_size, self.dimension, self._encode, self._sessions, self._pool)
+        return encode_in_batches(
+            rows, self.batch_size, self.dimension, self._encode, sessions=self._sessions, pool=self._pool
+        )
 
     def _encode(self, rows: Sequence[Sequence[int]], session: Any) -> np.ndarray:
         ids, mask = padded(rows)
@@ -393,9 +397,9 @@ def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessio
                 settings.embedding_model,
                 intra_op_threads,
                 False,
-                256,
-                settings.embedding_batch_size,
-                sessions,
+                max_tokens=256,
+                batch_size=settings.embedding_batch_size,
+                sessions=sessions,
             )
         except Exception as exc:
             return _fallback(settings, intra_op_threads, "encoder", exc)
@@ -419,7 +423,7 @@ def make_sentence_transformer(settings: Settings, intra_op_threads: int = 0) -> 
         settings.embedding_backend,
         settings.embedding_batch_size,
         settings.embedding_model,
-        intra_op_threads,
+        intra_op_threads=intra_op_threads,
     )
 
 
@@ -428,6 +432,7 @@ def e5_side(
     side: Literal["query", "passage"],
     quantized: bool = True,
     intra_op_threads: int = 1,
+    *,
     sessions: int = 1,
 ) -> Embedder:
     """multilingual-e5-small's query or passage side (``encoders.e5``), reading at most

@@ -92,6 +92,7 @@ class DeadLetterStore:
         task_id: str | None = None,
         memory_id: str | None = None,
         before: datetime | None = None,
+        *,
         scope: UserScope | None = None,
     ) -> list[dict[str, Any]]:
         filters = owned(tenant_id, scope)
@@ -111,11 +112,12 @@ class DeadLetterStore:
         task_id: str | None = None,
         memory_id: str | None = None,
         before: datetime | None = None,
+        *,
         scope: UserScope | None = None,
     ) -> int:
         """Delete a tenant's dead letters (all, or those matching, of ``scope``'s own); returns how many."""
         own = scope.own() if scope is not None else None
-        body = {"query": {"bool": {"filter": self._filters(tenant_id, task_id, memory_id, before, own)}}}
+        body = {"query": {"bool": {"filter": self._filters(tenant_id, task_id, memory_id, before, scope=own)}}}
         try:
             r = self.client.delete_by_query(
                 index=self.index, body=body, params={"refresh": "true", "conflicts": "proceed"}
@@ -139,6 +141,7 @@ class DeadLetterStore:
         task_id: str | None = None,
         memory_id: str | None = None,
         limit: int = 50,
+        *,
         offset: int = 0,
         scope: UserScope | None = None,
     ) -> DeadLetterPage:

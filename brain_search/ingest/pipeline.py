@@ -217,7 +217,7 @@ class IngestPipeline:
         # a job that may yield embeds and writes in slices, so that it stops within one slice
         every = max(1, s.embedding_batch_size, s.bulk_max_docs) if step is None else max(1, step)
         max_docs = s.bulk_max_docs if step is None else min(s.bulk_max_docs, every)
-        entries = self._all_entries(job, out, deadline, every, yield_now)
+        entries = self._all_entries(job, out, deadline, every, yield_now=yield_now)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulk") as writer:
             # embedding is lazy: the next chunk is embedded while the previous one is being written
             for chunk in chunk_entries(entries, max_docs, s.bulk_max_bytes):
@@ -380,6 +380,7 @@ class IngestPipeline:
         out: AttemptOutcome,
         deadline: float | None,
         step: int,
+        *,
         yield_now: Callable[[], bool] | None,
     ) -> Iterator[BulkEntry]:
         """The job's entries, embedded a window at a time: the model sorts a call's texts by length

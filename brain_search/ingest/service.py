@@ -166,6 +166,7 @@ class IngestService:
         memory_id: str,
         body: MemoryReplace,
         settings: Settings,
+        *,
         nodes: NodeLookup,
         if_match: str | None = None,
         scope: UserScope | None = None,
@@ -176,7 +177,15 @@ class IngestService:
         self._no_queued_write(tenant_id, memory_id)
         at = self.memories.read(tenant_id, memory_id, scope=own)
         check_if_match(if_match, at.version)
-        return self._requeue(tenant_id, at, "put", replacement(memory_id, body, at.source), settings, nodes, if_match)
+        return self._requeue(
+            tenant_id,
+            at,
+            "put",
+            replacement(memory_id, body, at.source),
+            settings=settings,
+            nodes=nodes,
+            if_match=if_match,
+        )
 
     def edit(
         self,
@@ -184,6 +193,7 @@ class IngestService:
         memory_id: str,
         body: MemoryPatch,
         settings: Settings,
+        *,
         nodes: NodeLookup,
         if_match: str | None = None,
         scope: UserScope | None = None,
@@ -204,8 +214,16 @@ class IngestService:
         check_if_match(if_match, at.version)
         src = at.source
         if "content" in body.model_fields_set:
-            return self._requeue(tenant_id, at, "patch", text_edit(memory_id, src, body), settings, nodes, if_match)
-        new = patched_source(tenant_id, src, body, settings, nodes)
+            return self._requeue(
+                tenant_id,
+                at,
+                "patch",
+                text_edit(memory_id, src, body),
+                settings=settings,
+                nodes=nodes,
+                if_match=if_match,
+            )
+        new = patched_source(tenant_id, src, body, settings, nodes=nodes)
         self.history.keep(tenant_id, memory_out(_without_vector(src), at.version), "patch")
         now = self.memories.write_if(tenant_id, memory_id, new, at)
         if now is None:
@@ -218,6 +236,7 @@ class IngestService:
         at: Stored,
         how: str,
         req: IngestRequest,
+        *,
         settings: Settings,
         nodes: NodeLookup,
         if_match: str | None,

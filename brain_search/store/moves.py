@@ -134,6 +134,7 @@ class Move:
         settings: Settings,
         embedder: Embedder | None,
         scope: Scope,
+        *,
         grace_s: float = 10.0,
         progress: Progress | None = None,
     ) -> None:
@@ -390,12 +391,13 @@ class IndexMove(Move):
         settings: Settings,
         target: EncoderInfo,
         embedder: Embedder,
+        *,
         grace_s: float = 10.0,
         progress: Progress | None = None,
     ) -> None:
         if embedder.name != target.name:
             raise SetupError(f"the move's embedder is {embedder.name}, not {target.name}")
-        super().__init__(client, settings, embedder, Scope(), grace_s, progress)
+        super().__init__(client, settings, embedder, Scope(), grace_s=grace_s, progress=progress)
         self.target = target
         self.alias = settings.memories_alias
 
