@@ -208,9 +208,9 @@ class InProcessSubmitter:
     API accepts a POST, and a delete accepted after it wins."""
 
     def __init__(self, settings: Settings, tenant_id: str | None) -> None:
-        from brain_search.encoders.embedding import make_worker_embedder
+        from brain_search.encoders.factory import make_worker_embedder
         from brain_search.graph.store import GraphStore
-        from brain_search.ingest.service import embedded_service
+        from brain_search.ingest.modes import embedded_service
         from brain_search.store.client import make_client
         from brain_search.store.indices import ensure_indices
 

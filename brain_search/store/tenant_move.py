@@ -75,7 +75,7 @@ class TenantMove(Move):
         target_encoder = self.encoder_name(located[1])
         if target_encoder != self._source_encoder(located[0]):
             if self._embedder is None or self._embedder.name != target_encoder:
-                from brain_search.encoders.embedding import make_document_embedder
+                from brain_search.encoders.factory import make_document_embedder
 
                 s = self.settings.model_copy(update={"embedding_model": target_encoder})
                 self._embedder = make_document_embedder(s)
