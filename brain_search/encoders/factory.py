@@ -38,8 +38,8 @@ def make_query_embedder(settings: Settings) -> QueryCut:
             inner = OnnxQueryEmbedder(
                 settings.models_dir,
                 settings.embedding_model,
-                settings.query_embedding_threads,
-                settings.query_embedding_int8,
+                intra_op_threads=settings.query_embedding_threads,
+                quantized=settings.query_embedding_int8,
                 batch_size=settings.embedding_batch_size,
             )
         except Exception as exc:
@@ -110,8 +110,8 @@ def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessio
             return OnnxQueryEmbedder(
                 settings.models_dir,
                 settings.embedding_model,
-                intra_op_threads,
-                False,
+                intra_op_threads=intra_op_threads,
+                quantized=False,
                 max_tokens=256,
                 batch_size=settings.embedding_batch_size,
                 sessions=sessions,

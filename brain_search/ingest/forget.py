@@ -116,7 +116,11 @@ class Forgetter:
         job = {"request": req.model_dump(mode="json"), "node_label": node_label, "version": version}
         self._save(tenant_id, status, job)
         thread = threading.Thread(
-            target=self._run, args=(tenant_id, req, node_label, version, status), name="forget", daemon=True
+            target=self._run,
+            args=(tenant_id, req, node_label, version),
+            kwargs={"status": status},
+            name="forget",
+            daemon=True,
         )
         thread.start()
         return status
