@@ -216,7 +216,9 @@ def get_dead_letters(
             "offset", f"offset + limit must be at most {DEAD_LETTER_WINDOW} (narrow by task_id)", where="query"
         )
     scope = caller.scope(user_id, agent_id)
-    return ingest.dead_letters.list(caller.tenant_id, task_id, memory_id, limit, offset=offset, scope=scope)
+    return ingest.dead_letters.list(
+        caller.tenant_id, task_id=task_id, memory_id=memory_id, limit=limit, offset=offset, scope=scope
+    )
 
 
 @router.delete("/dead-letters")
@@ -236,5 +238,7 @@ def purge_dead_letters(
         before = before.replace(tzinfo=UTC)
     scope = caller.scope(user_id, agent_id)
     return DeadLettersPurged(
-        deleted=ingest.dead_letters.purge(caller.tenant_id, task_id, memory_id, before, scope=scope)
+        deleted=ingest.dead_letters.purge(
+            caller.tenant_id, task_id=task_id, memory_id=memory_id, before=before, scope=scope
+        )
     )
