@@ -20,7 +20,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings, load_settings
-from brain_search.encoders.embedding import SentenceTransformerEmbedder, make_embedder
+from brain_search.encoders.embedding import SentenceTransformerEmbedder
+from brain_search.encoders.factory import make_embedder
 from brain_search.gateway.rules import Role
 from brain_search.local.gateway import LocalGateway
 from brain_search.local.node import LocalCluster
@@ -168,7 +169,7 @@ def api(api_state, client: OpenSearch):  # type: ignore[no-untyped-def]
     from fastapi.testclient import TestClient
 
     from brain_search.api.app import create_app
-    from brain_search.ingest.service import make_ingest_service
+    from brain_search.ingest.modes import make_ingest_service
 
     s = api_state.settings
     api_state.feedback.recorder.flush()  # a recall of the last test is written before its index goes

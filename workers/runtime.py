@@ -18,7 +18,7 @@ import redis
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.encoders.embedding import make_worker_embedder
+from brain_search.encoders.factory import make_worker_embedder
 from brain_search.ingest.broker import queue_keys
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.memories import MemoryStore

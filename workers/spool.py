@@ -84,7 +84,7 @@ class Spool:
         self.keys = keys or []
 
     def give_up(
-        self, tenant_id: str, task_id: str, failures: list[tuple[MemoryItem, ItemOutcome]], attempts: int, error: str
+        self, tenant_id: str, task_id: str, failures: list[tuple[MemoryItem, ItemOutcome]], attempts: int, *, error: str
     ) -> None:
         """Spool a task's end: its memories dead-lettered with the reason, its record failed."""
         entry = {

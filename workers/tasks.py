@@ -114,7 +114,7 @@ def _give_up(runtime: WorkerRuntime, job: IngestJob, error: str, exc: BaseExcept
     except Exception as exc:
         log.warning("task %s: end not stored in OpenSearch (%s); spooling it", job.task_id, exc)
     try:
-        runtime.spool.give_up(job.tenant_id, job.task_id, failures, attempts, error)
+        runtime.spool.give_up(job.tenant_id, job.task_id, failures, attempts, error=error)
     except Exception as exc:
         log.error("task %s ended (%s) and neither OpenSearch nor Redis took its end: %s", job.task_id, error, exc)
 
@@ -142,7 +142,7 @@ def _refuse_forged(runtime: WorkerRuntime, payload: dict[str, Any]) -> dict[str,
 
 
 def run_ingest_task(
-    task: Task, runtime: WorkerRuntime, settings: Settings, payload: dict[str, Any], sig: str | None = None
+    task: Task, runtime: WorkerRuntime, settings: Settings, payload: dict[str, Any], *, sig: str | None = None
 ) -> dict[str, Any]:
     keys = signing_keys(settings)
     if not verified(payload, sig, keys):
@@ -187,4 +187,4 @@ def run_ingest_task(
 def register_tasks(app: BrainCelery) -> None:
     @app.task(bind=True, name=INGEST_TASK, acks_late=True, reject_on_worker_lost=True, max_retries=None)
     def ingest_batch(self: Task, job: dict[str, Any], sig: str | None = None) -> dict[str, Any]:
-        return run_ingest_task(self, app.runtime(), app.settings, job, sig)
+        return run_ingest_task(self, app.runtime(), app.settings, job, sig=sig)

@@ -20,11 +20,12 @@ from brain_search.api.routes import admin, feedback, health, memories, nodes, pa
 from brain_search.api.state import AppState
 from brain_search.api.unfinished import Unfinished
 from brain_search.config import Settings, load_settings
-from brain_search.encoders.embedding import QueryCache, make_query_embedder
+from brain_search.encoders.factory import make_query_embedder
+from brain_search.encoders.queries import QueryCache
 from brain_search.errors import RateLimited, StoreUnavailable, Unauthorized
 from brain_search.feedback.service import make_feedback_service
 from brain_search.graph.store import GraphStore
-from brain_search.ingest.service import make_ingest_service
+from brain_search.ingest.modes import make_ingest_service
 from brain_search.mcp.server import build_server
 from brain_search.mcp.tools import feedback_tool, mcp_tools
 from brain_search.models import RecallRequest, RecallResponse
@@ -128,7 +129,7 @@ def _mcp_app(app: FastAPI) -> StreamableHTTPSessionManager:
         state: AppState = app.state.brain
         return feedback_tool(state.feedback)(caller, args)
 
-    server = build_server(recall_fn, caller_fn, remember_fn, forget_fn, feedback_fn)
+    server = build_server(recall_fn, caller_fn, remember_fn, forget_fn, feedback=feedback_fn)
     manager = StreamableHTTPSessionManager(server, stateless=True, json_response=True)
 
     async def handle(scope: Any, receive: Any, send: Any) -> None:

@@ -16,7 +16,7 @@ KEY_HEADERS = (b"authorization", b"x-api-key")
 
 
 async def _answer(
-    send: Send, status: int, detail: str, extra: list[tuple[bytes, bytes]] | None = None, scope: Scope | None = None
+    send: Send, status: int, detail: str, extra: list[tuple[bytes, bytes]] | None = None, *, scope: Scope | None = None
 ) -> None:
     brain = getattr(getattr((scope or {}).get("app"), "state", None), "brain", None)
     if brain is not None:
@@ -47,7 +47,7 @@ class RequestLimits:
             return
         headers = dict(scope.get("headers") or [])
         if not any(headers.get(h) for h in KEY_HEADERS):
-            await _answer(send, 401, "missing API key", [(b"www-authenticate", b"Bearer")], scope)
+            await _answer(send, 401, "missing API key", [(b"www-authenticate", b"Bearer")], scope=scope)
             return
         if scope.get("method") in WRITE_METHODS:
             length = headers.get(b"content-length")

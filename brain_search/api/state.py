@@ -9,7 +9,8 @@ from opensearchpy import OpenSearch
 
 from brain_search.api.metrics import Metrics
 from brain_search.config import Settings
-from brain_search.encoders.embedding import Embedder, QueryCache
+from brain_search.encoders.embedding import Embedder
+from brain_search.encoders.queries import QueryCache
 from brain_search.feedback.service import FeedbackService
 from brain_search.graph.store import GraphStore
 from brain_search.ingest.service import IngestService

@@ -27,6 +27,7 @@ def rate(
     rating: int = typer.Option(None, "--rating", "-r", help="the recall as a whole, 1 (useless) … 5 (exactly right)"),
     relevant: list[str] = typer.Option(None, "--relevant", "-y", help="a result's id that was relevant (repeat)"),
     not_relevant: list[str] = typer.Option(None, "--not-relevant", "-n", help="a result's id that was not (repeat)"),
+    *,
     user: str = USER_OPT,
     url: str = URL_OPT,
     key: str = KEY_OPT,
@@ -58,6 +59,7 @@ def summary(
     user: str = USER_OPT,
     url: str = URL_OPT,
     key: str = KEY_OPT,
+    *,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Mean rating with its 95 % interval, the share of results marked relevant by tier and by

@@ -38,6 +38,7 @@ def ingest(
     fmt: Format = typer.Option(Format.jsonl, "--format", help="jsonl | locomo"),
     api_url: str = typer.Option(None, envvar="BRAIN_API_URL", help="send to this API; without it: in-process"),
     api_key: str = typer.Option(None, envvar="BRAIN_API_KEY", help="the tenant's API key (API mode)"),
+    *,
     admin_key: str = typer.Option(
         None, envvar="BRAIN_ADMIN_KEY", help="API mode, LoCoMo: creates a tenant and key per conversation"
     ),
@@ -131,6 +132,7 @@ def import_memories(
     api_url: str = typer.Option(None, envvar="BRAIN_API_URL", help="send to this API; without it: in-process"),
     api_key: str = typer.Option(None, envvar="BRAIN_API_KEY", help="the tenant's API key (API mode)"),
     tenant: str = typer.Option(None, help="in-process: the tenant to write to"),
+    *,
     refresh: bool = typer.Option(True, help="each task completes once its memories are searchable"),
     user: str = typer.Option(None, "--user", help="the user of each memory that names none"),
 ) -> None:

@@ -71,6 +71,7 @@ def run_ingest(
     submitter: Submitter,
     options: IngestOptions,
     batch_size: int = 256,
+    *,
     max_in_flight: int = 4,
     on_progress: Callable[[int], None] = lambda n: None,
     poll_s: float = 0.25,
@@ -150,6 +151,7 @@ class ApiSubmitter:
         api_key: str | None,
         admin_key: str | None,
         timeout_s: float = 60.0,
+        *,
         http: httpx.Client | None = None,
     ) -> None:
         options: dict[str, Any] = {"timeout": timeout_s, "max_retries": 5, "http_client": http}
@@ -206,9 +208,9 @@ class InProcessSubmitter:
     API accepts a POST, and a delete accepted after it wins."""
 
     def __init__(self, settings: Settings, tenant_id: str | None) -> None:
-        from brain_search.encoders.embedding import make_worker_embedder
+        from brain_search.encoders.factory import make_worker_embedder
         from brain_search.graph.store import GraphStore
-        from brain_search.ingest.service import embedded_service
+        from brain_search.ingest.modes import embedded_service
         from brain_search.store.client import make_client
         from brain_search.store.indices import ensure_indices
 

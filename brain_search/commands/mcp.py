@@ -36,7 +36,7 @@ def mcp(
     remember_fn, forget_fn = mcp_tools(state.ingest, settings, state.graph)
     feedback_fn = feedback_tool(state.feedback)
     caller = static_caller(tenant or settings.mcp_tenant, user or settings.mcp_user_id)
-    server = build_server(recall_fn, caller, remember_fn, forget_fn, feedback_fn)
+    server = build_server(recall_fn, caller, remember_fn, forget_fn, feedback=feedback_fn)
     try:
         anyio.run(run_stdio, server)
     finally:

@@ -74,6 +74,7 @@ def list_memories(
     conversation: str = typer.Option(None, "--conversation", help="only this conversation"),
     source: str = typer.Option(None, "--source", help="only this source"),
     since: str = typer.Option(None, "--since", callback=iso_time, help="only at or after this time (ISO 8601)"),
+    *,
     until: str = typer.Option(
         None, "--until", callback=iso_until, help="only at or before this time (ISO 8601; a date: to its end)"
     ),
@@ -118,6 +119,7 @@ def get(
     user: str = USER_OPT,
     agent: str = AGENT_OPT,
     include_shared: bool = SHARED_OPT,
+    *,
     url: str = URL_OPT,
     key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
@@ -133,6 +135,7 @@ def update(
     content: str = typer.Option(..., "--content", "-c", help="the new text (re-embedded)"),
     node: str = NODE_OPT,
     when: str = TIME_OPT,
+    *,
     conversation: str = CONVERSATION_OPT,
     source: str = SOURCE_OPT,
     create_nodes: bool = CREATE_NODES_OPT,
@@ -169,6 +172,7 @@ def patch(
     source: str = SOURCE_OPT,
     conversation: str = CONVERSATION_OPT,
     node: str = NODE_OPT,
+    *,
     when: str = TIME_OPT,
     metadata: str = typer.Option(None, "--metadata", help="a JSON object (replaces the metadata)"),
     create_nodes: bool = CREATE_NODES_OPT,
@@ -204,6 +208,7 @@ def history(
     user: str = USER_OPT,
     agent: str = AGENT_OPT,
     include_shared: bool = SHARED_OPT,
+    *,
     url: str = URL_OPT,
     key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
@@ -222,7 +227,7 @@ def history(
 
 @memories_app.command("delete")
 def delete(
-    memory_id: str, user: str = USER_OPT, agent: str = AGENT_OPT, url: str = URL_OPT, key: str = KEY_OPT
+    memory_id: str, user: str = USER_OPT, agent: str = AGENT_OPT, url: str = URL_OPT, *, key: str = KEY_OPT
 ) -> None:
     """Delete a memory (its pieces, dead letters and history too); --user: only if it is theirs."""
     scope = owner(user, agent)
@@ -235,6 +240,7 @@ def export(
     node: str = typer.Option(None, "--node", help="only this node's subtree (id or label path)"),
     conversation: str = typer.Option(None, "--conversation"),
     source: str = typer.Option(None, "--source"),
+    *,
     user: str = typer.Option(None, "--user", help="only this user's memories (a user's key: its own, always)"),
     agent: str = AGENT_OPT,
     include_shared: bool = SHARED_OPT,
@@ -272,6 +278,7 @@ def forget(
     node: str = typer.Option(None, "--node", help="every memory under this node (id or label path)"),
     source: str = typer.Option(None, "--source"),
     since: str = typer.Option(None, "--since", callback=iso_time, help="ISO 8601"),
+    *,
     until: str = typer.Option(None, "--until", callback=iso_until, help="ISO 8601 (a date alone: to its end)"),
     everything: bool = typer.Option(False, "--all", help="required to forget every memory of the tenant (or --user)"),
     user: str = typer.Option(None, "--user", help="only this user's memories (with --all: the user's every trace)"),

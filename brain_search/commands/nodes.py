@@ -66,6 +66,7 @@ def create(
     description: str = typer.Option(None, "--description", "-d"),
     node_id: str = typer.Option(None, "--id", help="a stable id (default: derived from the label)"),
     url: str = URL_OPT,
+    *,
     key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
@@ -80,6 +81,7 @@ def list_(
     subtree: str = typer.Option(None, help="this label path and everything under it"),
     limit: int = typer.Option(1000, min=1, max=1000),
     url: str = URL_OPT,
+    *,
     key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
@@ -100,6 +102,7 @@ def move(
     new_label: str = typer.Argument(..., help="the new label path; the subtree and its memories follow"),
     wait: bool = typer.Option(True, help="wait until the memories are re-labelled"),
     url: str = URL_OPT,
+    *,
     key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
@@ -117,6 +120,7 @@ def delete(
     cascade: bool = typer.Option(False, help="also delete descendant nodes and every memory under them"),
     wait: bool = typer.Option(True, help="wait until the memories are deleted"),
     url: str = URL_OPT,
+    *,
     key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
 ) -> None:
@@ -128,7 +132,7 @@ def delete(
     _follow(api, r["task"], wait, as_json)
 
 
-def _edge(ref: str, other: str, url: str, key: str, add: bool) -> None:
+def _edge(ref: str, other: str, url: str, key: str, *, add: bool) -> None:
     api = tenant_api(url, key)
     node = _json(api(lambda c: c.nodes.relate(ref, other) if add else c.nodes.unrelate(ref, other)))
     console.print(f"{node['label']}: related to {len(node['related'])} node(s)")
@@ -152,6 +156,7 @@ def neighbors(
     depth: int = typer.Option(1, min=1, max=5),
     url: str = URL_OPT,
     key: str = KEY_OPT,
+    *,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Parent, children and related nodes up to --depth hops."""
@@ -169,7 +174,7 @@ def neighbors(
 
 @nodes_app.command("task")
 def task(
-    task_id: str, wait: bool = typer.Option(False), url: str = URL_OPT, key: str = KEY_OPT, as_json: bool = JSON_OPT
+    task_id: str, wait: bool = typer.Option(False), url: str = URL_OPT, key: str = KEY_OPT, *, as_json: bool = JSON_OPT
 ) -> None:
     """Progress of a move or cascading delete."""
     api = tenant_api(url, key)
@@ -244,6 +249,7 @@ def tenant_key(
     label: str = typer.Option(None),
     expires_at: str = typer.Option(None, "--expires-at", help="ISO 8601: from then on the key is refused"),
     url: str = URL_OPT,
+    *,
     admin_key: str = ADMIN_OPT,
 ) -> None:
     """Create an API key for a tenant. The key is printed once (stdout); only its hash is stored."""
@@ -266,6 +272,7 @@ def tenant_rate_limit(
     per_s: float = typer.Option(None, "--per-s", help="requests per second of each key (0: no limit)"),
     burst: int = typer.Option(None, "--burst", help="requests a key may send at once"),
     url: str = URL_OPT,
+    *,
     admin_key: str = ADMIN_OPT,
 ) -> None:
     """Set the tenant's own per-key rate limit (neither option: back to the default)."""
@@ -279,6 +286,7 @@ def tenant_usage(
     by_user: bool = typer.Option(False, "--by-user", help="a row per user of the tenant"),
     days: int = typer.Option(7, "--days", min=1, help="the window of writes and recalls"),
     limit: int = typer.Option(100, "--limit", min=1, help="rows at most"),
+    *,
     url: str = URL_OPT,
     admin_key: str = ADMIN_OPT,
     as_json: bool = JSON_OPT,

@@ -50,6 +50,7 @@ def recall(
     query: str = typer.Argument(..., help="natural-language query; quote phrases for exact matches"),
     focus: Focus = typer.Option(Focus.auto, "--focus", help="Z preset"),
     z: float = typer.Option(None, "--z", help="explicit Z target 0–1 (overrides --focus)"),
+    *,
     tiered: bool = typer.Option(False, "--tiered", help="group results by Z tier (spec 5.3)"),
     z_formula: ZFormula = typer.Option(None, "--z-formula", help="calibrated (default) or spec"),
     nodes: list[str] = typer.Option(None, "--nodes", help="X-axis filter: node ids or label paths (repeat)"),

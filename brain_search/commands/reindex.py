@@ -1,5 +1,6 @@
 """CLI: `brain-search reindex --encoder NAME`: move the memories to a new index encoded by NAME
-while the current one serves (store/moves.py), with progress; a killed move resumes when run again."""
+while the current one serves (store/index_move.py, on the machinery of store/moves.py), with
+progress; a killed move resumes when run again."""
 
 from __future__ import annotations
 
@@ -25,9 +26,9 @@ def reindex(
     serves, then swap the alias. Writes, edits and deletes during the move are kept; run it again
     after a kill and it resumes. Running APIs and workers follow the new index within 2 s; start
     new ones with BRAIN_EMBEDDING_MODEL=ENCODER."""
-    from brain_search.encoders.embedding import make_document_embedder
+    from brain_search.encoders.factory import make_document_embedder
     from brain_search.store.client import make_client
-    from brain_search.store.moves import IndexMove
+    from brain_search.store.index_move import IndexMove
 
     try:
         target = encoder_info(encoder)

@@ -35,6 +35,7 @@ def remember(
     node: str = NODE_OPT,
     when: str = TIME_OPT,
     conversation: str = CONVERSATION_OPT,
+    *,
     source: str = SOURCE_OPT,
     user: str = USER_OPT,
     agent: str = AGENT_OPT,

@@ -25,6 +25,7 @@ def key(
     expires: str = typer.Option(
         None, "--expires", callback=iso_time, help="from then on the key is refused (ISO 8601)"
     ),
+    *,
     url: str = URL_OPT,
     api_key: str = KEY_OPT,
     as_json: bool = JSON_OPT,
@@ -80,6 +81,7 @@ def forget(
     wait: bool = typer.Option(True, help="wait for the task and print what it removed"),
     url: str = URL_OPT,
     api_key: str = KEY_OPT,
+    *,
     as_json: bool = JSON_OPT,
 ) -> None:
     """Forget USER: every memory of theirs (tombstoned: no earlier write brings one back), with its

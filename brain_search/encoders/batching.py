@@ -17,6 +17,7 @@ def encode_in_batches(
     batch_size: int,
     dimension: int,
     encode: Callable[[Sequence[Sequence[int]], Any], np.ndarray],
+    *,
     sessions: Sequence[Any],
     pool: ThreadPoolExecutor | None,
 ) -> np.ndarray:

@@ -99,7 +99,9 @@ class BgeEncoder:
             ids = enc.ids
             first, last = kept_word_pieces(enc.tokens[1:-1], room, keep)
             rows.append([ids[0], *ids[1 + first : 1 + last], ids[-1]])
-        return encode_in_batches(rows, self.batch_size, self.dimension, self._encode, self._sessions, self._pool)
+        return encode_in_batches(
+            rows, self.batch_size, self.dimension, self._encode, sessions=self._sessions, pool=self._pool
+        )
 
     def pieces_count(self, text: str) -> int:
         """How many word pieces ``text`` is read as, [CLS] and [SEP] included (uncut)."""

@@ -142,6 +142,7 @@ class E5Encoder:
         quantized: bool = False,
         max_tokens: int = 512,
         batch_size: int = 16,
+        *,
         sessions: int = 1,
         intra_op_threads: int = 1,
         weights: Path | None = None,
@@ -203,7 +204,9 @@ class E5Encoder:
         return len(self.tokenizer.pieces([prefix + text])[0][0]) + 2
 
     def _encode_rows(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
-        return encode_in_batches(rows, self.batch_size, self.dimension, self._encode, self._sessions, self._pool)
+        return encode_in_batches(
+            rows, self.batch_size, self.dimension, self._encode, sessions=self._sessions, pool=self._pool
+        )
 
     def _encode(self, rows: Sequence[Sequence[int]], session: Any) -> np.ndarray:
         ids, mask = padded(rows, self.tokenizer.eos)

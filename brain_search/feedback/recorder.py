@@ -54,7 +54,7 @@ class RecallRecorder:
         """Give ``resp`` a new ``recall_id`` and queue its record; returns ``resp``."""
         recall_id = new_recall_id()
         resp.recall_id = recall_id
-        doc = recall_record(tenant_id, recall_id, req, resp, datetime.now(UTC))
+        doc = recall_record(tenant_id, recall_id, req, resp, at=datetime.now(UTC))
         with self._lock:
             if len(self._pending) >= self.max_pending:
                 dropped = True

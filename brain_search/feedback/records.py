@@ -40,7 +40,7 @@ def shown(resp: RecallResponse) -> list[tuple[MemoryResult, str]]:
 
 
 def recall_record(
-    tenant_id: str, recall_id: str, req: RecallRequest, resp: RecallResponse, at: datetime
+    tenant_id: str, recall_id: str, req: RecallRequest, resp: RecallResponse, *, at: datetime
 ) -> dict[str, Any]:
     """The record of one recall, without ``expires_at`` (set when it is written: the tenant's
     retention). Rounded numbers: the record is for judging, not for re-ranking bit for bit."""

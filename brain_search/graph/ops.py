@@ -110,7 +110,7 @@ def move_node(graph: GraphStore, tenant_id: str, ref: str, new_label: str) -> Mo
         body=body,
         params=scope.params(wait_for_completion="false", conflicts="proceed", refresh="true"),
     )
-    task = _record(graph, tenant_id, "move", node.id, old, new, r["task"])
+    task = _record(graph, tenant_id, "move", node.id, from_label=old, to_label=new, opensearch_task=r["task"])
     return MoveResult(node=next(n for n in moved if n.id == node.id), relabelled_nodes=len(moved), task=task)
 
 
@@ -119,6 +119,7 @@ def delete_node(
     tenant_id: str,
     ref: str,
     cascade: bool = False,
+    *,
     forget: Callable[[str, str], str] | None = None,
 ) -> DeleteResult:
     """Delete the node and its subtree. Without ``cascade`` it refuses (Conflict) while the node
@@ -140,7 +141,15 @@ def delete_node(
         )
     task = None
     if cascade and forget is not None:  # even with none stored: its fence covers writes still queued
-        task = _record(graph, tenant_id, "delete", node.id, node.label, None, forget(tenant_id, node.label))
+        task = _record(
+            graph,
+            tenant_id,
+            "delete",
+            node.id,
+            from_label=node.label,
+            to_label=None,
+            opensearch_task=forget(tenant_id, node.label),
+        )
     elif memories:
         scope = graph.memories(tenant_id)
         r = graph.client.delete_by_query(
@@ -148,7 +157,9 @@ def delete_node(
             body={"query": subtree_memories_query(scope, node.label)},
             params=scope.params(wait_for_completion="false", conflicts="proceed", refresh="true"),
         )
-        task = _record(graph, tenant_id, "delete", node.id, node.label, None, r["task"])
+        task = _record(
+            graph, tenant_id, "delete", node.id, from_label=node.label, to_label=None, opensearch_task=r["task"]
+        )
     ids = [n.id for n in subtree]
     _drop_edges_to(graph, tenant_id, ids)
     actions = [{"_op_type": "delete", "_id": node_doc_id(tenant_id, i)} for i in ids]
@@ -223,6 +234,7 @@ def _record(
     tenant_id: str,
     kind: TaskKind,
     node_id: str,
+    *,
     from_label: str,
     to_label: str | None,
     opensearch_task: str,

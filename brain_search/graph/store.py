@@ -154,6 +154,7 @@ class GraphStore:
         prefix: str | None = None,
         subtree: str | None = None,
         limit: int = 100,
+        *,
         after: str | None = None,
     ) -> list[Node]:
         """Nodes sorted by label. ``prefix`` is a plain string prefix of the label (for pickers:

@@ -89,6 +89,7 @@ class DeadLetterStore:
     @staticmethod
     def _filters(
         tenant_id: str,
+        *,
         task_id: str | None = None,
         memory_id: str | None = None,
         before: datetime | None = None,
@@ -108,6 +109,7 @@ class DeadLetterStore:
     def purge(
         self,
         tenant_id: str,
+        *,
         task_id: str | None = None,
         memory_id: str | None = None,
         before: datetime | None = None,
@@ -115,7 +117,13 @@ class DeadLetterStore:
     ) -> int:
         """Delete a tenant's dead letters (all, or those matching, of ``scope``'s own); returns how many."""
         own = scope.own() if scope is not None else None
-        body = {"query": {"bool": {"filter": self._filters(tenant_id, task_id, memory_id, before, own)}}}
+        body = {
+            "query": {
+                "bool": {
+                    "filter": self._filters(tenant_id, task_id=task_id, memory_id=memory_id, before=before, scope=own)
+                }
+            }
+        }
         try:
             r = self.client.delete_by_query(
                 index=self.index, body=body, params={"refresh": "true", "conflicts": "proceed"}
@@ -136,6 +144,7 @@ class DeadLetterStore:
     def list(
         self,
         tenant_id: str,
+        *,
         task_id: str | None = None,
         memory_id: str | None = None,
         limit: int = 50,
@@ -143,7 +152,7 @@ class DeadLetterStore:
         scope: UserScope | None = None,
     ) -> DeadLetterPage:
         """Newest first; only those ``scope`` holds."""
-        filters = self._filters(tenant_id, task_id, memory_id, scope=scope)
+        filters = self._filters(tenant_id, task_id=task_id, memory_id=memory_id, scope=scope)
         body = {
             "query": {"bool": {"filter": filters}},
             "sort": [{"created_at": "desc"}, {"memory_id": "asc"}],

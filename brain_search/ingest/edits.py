@@ -70,7 +70,7 @@ def text_edit(memory_id: str, src: dict[str, Any], body: MemoryPatch) -> IngestR
 
 
 def patched_source(
-    tenant_id: str, src: dict[str, Any], body: MemoryPatch, settings: Settings, nodes: NodeLookup
+    tenant_id: str, src: dict[str, Any], body: MemoryPatch, settings: Settings, *, nodes: NodeLookup
 ) -> dict[str, Any]:
     """PATCH without ``content``: the stored document (vector included) with the named fields
     changed; a field sent as null is removed."""

@@ -59,6 +59,7 @@ def run_attempt(
     pipeline: IngestPipeline,
     dead_letters: DeadLetterStore,
     settings: Settings,
+    *,
     rng: Callable[[], float] = random.random,
     deadline: float | None = None,
     yield_now: Callable[[], bool] | None = None,

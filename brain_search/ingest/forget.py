@@ -116,7 +116,11 @@ class Forgetter:
         job = {"request": req.model_dump(mode="json"), "node_label": node_label, "version": version}
         self._save(tenant_id, status, job)
         thread = threading.Thread(
-            target=self._run, args=(tenant_id, req, node_label, version, status), name="forget", daemon=True
+            target=self._run,
+            args=(tenant_id, req, node_label, version),
+            kwargs={"status": status},
+            name="forget",
+            daemon=True,
         )
         thread.start()
         return status
@@ -144,7 +148,7 @@ class Forgetter:
                 continue
             log.warning("forget %s: taken over after its lease ran out", status.task_id)
             req = ForgetRequest.model_validate(job["request"])
-            self._run(tenant_id, req, job["node_label"], int(job["version"]), status)
+            self._run(tenant_id, req, job["node_label"], int(job["version"]), status=status)
             ran += 1
         return ran
 
@@ -158,7 +162,7 @@ class Forgetter:
         return {"bool": {"filter": clauses}}
 
     def run(
-        self, tenant_id: str, req: ForgetRequest, node_label: str | None, version: int, status: ForgetStatus
+        self, tenant_id: str, req: ForgetRequest, node_label: str | None, version: int, *, status: ForgetStatus
     ) -> ForgetStatus:
         """Tombstone every match, page by page, then the copies; the status is saved as it goes.
         Idempotent: run again from the start after a kill, it ends the same."""
@@ -199,7 +203,7 @@ class Forgetter:
             status.task_records += self._delete(self.names.ingest_tasks, tenant_id, earlier)
             self.forgotten(tenant_id, None)
         if whole_owner(req):  # a user forgotten: every copy of theirs, whatever its memory id
-            self._forget_owner(tenant_id, forget_scope(req), version, before, status)
+            self._forget_owner(tenant_id, forget_scope(req), version, before, status=status)
         status.copies += self._forget_copies(tenant_id, query, version)
         self.client.indices.refresh(index=self.placement.index(tenant_id))
         status.state, status.finished_at = "succeeded", datetime.now(UTC)
@@ -207,10 +211,10 @@ class Forgetter:
         return status
 
     def _run(
-        self, tenant_id: str, req: ForgetRequest, node_label: str | None, version: int, status: ForgetStatus
+        self, tenant_id: str, req: ForgetRequest, node_label: str | None, version: int, *, status: ForgetStatus
     ) -> None:
         try:
-            self.run(tenant_id, req, node_label, version, status)
+            self.run(tenant_id, req, node_label, version, status=status)
         except Exception as exc:  # recorded on the task, never dropped
             log.exception("forget %s failed", status.task_id)
             status.state, status.error, status.finished_at = "failed", f"{type(exc).__name__}: {exc}", datetime.now(UTC)
@@ -235,9 +239,13 @@ class Forgetter:
         """The matches in every index that holds copies of the tenant without serving it (kept
         for rollback, left by a killed move: ``Placement.stale_copies``), deleted outright where
         older than the forget: no write lands there, so no tombstone is needed."""
-        return forget_older_copies(self.client, self.placement.stale_copies(tenant_id), tenant_id, query, version)
+        return forget_older_copies(
+            self.client, self.placement.stale_copies(tenant_id), tenant_id, query, version=version
+        )
 
-    def _forget_owner(self, tenant_id: str, scope: UserScope, version: int, before: str, status: ForgetStatus) -> None:
+    def _forget_owner(
+        self, tenant_id: str, scope: UserScope, version: int, before: str, *, status: ForgetStatus
+    ) -> None:
         """The rest of a user (or agent): history and dead letters that name them, the records of
         ended tasks that wrote for them, the records of their recalls (feedback), and the keys
         held to them (the route deleted those first; again here, so a forget taken over after

@@ -102,7 +102,7 @@ class MemoryStore:
         return Stored(src, int(r["_version"]), int(r["_seq_no"]), int(r["_primary_term"]))
 
     def write_if(
-        self, tenant_id: str, memory_id: str, source: dict[str, Any], at: Stored, refresh: bool = True
+        self, tenant_id: str, memory_id: str, source: dict[str, Any], at: Stored, *, refresh: bool = True
     ) -> Stored | None:
         """Store ``source`` (its vector included, not re-embedded) only if the memory is still as
         ``at`` read it (the engine's ``if_seq_no`` / ``if_primary_term``: compare-and-set); None
@@ -184,7 +184,7 @@ class MemoryStore:
         if failed:
             raise StoreUnavailable(f"{len(failed)} pieces of {memory_id!r} were not deleted: {failed[0].reason}")
         delete_older_copies(
-            self.client, self.placement.stale_copies(tenant_id), tenant_id, [memory_id, *pieces], version
+            self.client, self.placement.stale_copies(tenant_id), tenant_id, [memory_id, *pieces], version=version
         )
         return Deletion(stored=stored or bool(pieces), pieces=len(pieces))
 

@@ -84,7 +84,9 @@ class _NodeResolver:
 
 def _expand(m: MemoryIn, node: Node | None, chunk: bool, settings: Settings) -> list[MemoryItem]:
     ts = iso_utc(m.timestamp)
-    memory_id = m.memory_id or derive_memory_id(m.content, node.id if node else None, ts, m.user_id, m.agent_id)
+    memory_id = m.memory_id or derive_memory_id(
+        m.content, node.id if node else None, ts, m.user_id, agent_id=m.agent_id
+    )
     given = m.model_dump(exclude=set(RESOLVED_FIELDS))
     base = MemoryItem(
         **given,

@@ -1,24 +1,21 @@
-"""What the API holds for ingestion, and the choice of mode: worker mode when ``redis_url`` is
-set (Celery on Redis), embedded mode otherwise (a thread pool in the API process)."""
+"""What the API holds for ingestion (``IngestService``): writes, edits, deletes and forgets put on
+the queue of its mode, the stored memories read and kept in their history. Which mode and queue a
+process gets is ``ingest/modes.py``'s choice."""
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
-import numpy as np
 from brain_search_client.models.memory import MemoryAbout
-from opensearchpy import OpenSearch
 from opensearchpy.exceptions import TransportError
 
 from brain_search.config import Settings
-from brain_search.encoders.embedding import Embedder, make_document_embedder
-from brain_search.errors import Conflict, InvalidInput, NotFound, PreconditionFailed, SetupError
+from brain_search.errors import Conflict, InvalidInput, NotFound, PreconditionFailed
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.edits import body_field, check_if_match, patched_source, replacement, text_edit
 from brain_search.ingest.forget import ForgetRequest, ForgetStatus, Forgetter, check_forget
@@ -38,10 +35,8 @@ from brain_search.ingest.models import (
     TaskState,
     TaskStatus,
 )
-from brain_search.ingest.pipeline import IngestPipeline
 from brain_search.ingest.prepare import NodeLookup, prepare_items
-from brain_search.ingest.versions import VersionClock, engine_version_clock
-from brain_search.store.following import following
+from brain_search.ingest.versions import VersionClock
 from brain_search.store.scope import UserScope
 
 
@@ -166,6 +161,7 @@ class IngestService:
         memory_id: str,
         body: MemoryReplace,
         settings: Settings,
+        *,
         nodes: NodeLookup,
         if_match: str | None = None,
         scope: UserScope | None = None,
@@ -176,7 +172,15 @@ class IngestService:
         self._no_queued_write(tenant_id, memory_id)
         at = self.memories.read(tenant_id, memory_id, scope=own)
         check_if_match(if_match, at.version)
-        return self._requeue(tenant_id, at, "put", replacement(memory_id, body, at.source), settings, nodes, if_match)
+        return self._requeue(
+            tenant_id,
+            at,
+            "put",
+            replacement(memory_id, body, at.source),
+            settings=settings,
+            nodes=nodes,
+            if_match=if_match,
+        )
 
     def edit(
         self,
@@ -184,6 +188,7 @@ class IngestService:
         memory_id: str,
         body: MemoryPatch,
         settings: Settings,
+        *,
         nodes: NodeLookup,
         if_match: str | None = None,
         scope: UserScope | None = None,
@@ -204,8 +209,16 @@ class IngestService:
         check_if_match(if_match, at.version)
         src = at.source
         if "content" in body.model_fields_set:
-            return self._requeue(tenant_id, at, "patch", text_edit(memory_id, src, body), settings, nodes, if_match)
-        new = patched_source(tenant_id, src, body, settings, nodes)
+            return self._requeue(
+                tenant_id,
+                at,
+                "patch",
+                text_edit(memory_id, src, body),
+                settings=settings,
+                nodes=nodes,
+                if_match=if_match,
+            )
+        new = patched_source(tenant_id, src, body, settings, nodes=nodes)
         self.history.keep(tenant_id, memory_out(_without_vector(src), at.version), "patch")
         now = self.memories.write_if(tenant_id, memory_id, new, at)
         if now is None:
@@ -218,6 +231,7 @@ class IngestService:
         at: Stored,
         how: str,
         req: IngestRequest,
+        *,
         settings: Settings,
         nodes: NodeLookup,
         if_match: str | None,
@@ -328,56 +342,3 @@ def purge_expired(memories: MemoryStore, dead_letters: DeadLetterStore, settings
     dead_letters.purge_expired(settings.dead_letter_ttl_s)
     with suppress(TransportError, OSError):
         memories.purge_tombstones(settings.tombstone_ttl_s)
-
-
-class BatchEmbedder:
-    """The model for ingestion in embedded mode: fp32 (the API's query embedder may be int8), on
-    ``ingest_inprocess_embed_threads`` onnxruntime threads. One by default: the API's recalls
-    already keep the cores busy, and a pool of one spinning thread per core beside them cost a
-    single-memory write ~76 ms of CPU instead of ~15 (lab/reports/performance.md). Loaded on the first
-    task, once per service, without torch (``make_document_embedder``)."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.name: str = settings.embedding_model
-        self.dimension = settings.embedding_dimension
-        self._model: Embedder | None = None
-        self._lock = threading.Lock()
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            if self._model is None:
-                self._model = make_document_embedder(self.settings, self.settings.ingest_inprocess_embed_threads)
-            model = self._model
-        return model.encode(texts)
-
-
-def make_ingest_service(settings: Settings, client: OpenSearch, query_embedder: Embedder) -> IngestService:
-    """Worker mode when ``settings.redis_url`` is set (jobs go to Redis for ``workers/``), embedded
-    mode otherwise (a thread pool in this process). ``query_embedder``: the API's own encoder,
-    reused for documents only when it is the plain fp32 one on default threads."""
-    s = settings
-    if s.ingest_mode == "workers" and not s.redis_url:
-        raise SetupError("BRAIN_INGEST_MODE=workers needs BRAIN_REDIS_URL (is it missing from the secret?)")
-    if s.redis_url and s.ingest_mode != "embedded":
-        from brain_search.ingest.broker import CeleryQueue  # imports Celery only in worker mode
-
-        stores = MemoryStore(client, s), HistoryStore(client, s), Forgetter(client, s)
-        versions = engine_version_clock(client, s.memories_alias, s.version_max_skew_s)
-        return IngestService(CeleryQueue(s, client), DeadLetterStore(client, s), *stores, "workers", versions)
-    # the API's query encoder is tuned for one short text (one thread, maybe int8): documents get their own
-    reuse = s.query_embedding_threads <= 0 and not s.query_embedding_int8
-    return embedded_service(
-        s, client, query_embedder if reuse else following(client, s, BatchEmbedder(s), BatchEmbedder)
-    )
-
-
-def embedded_service(settings: Settings, client: OpenSearch, embedder: Embedder) -> IngestService:
-    """Embedded mode: tasks on a thread pool of this process (the API without Redis, and
-    `brain-search ingest` in-process), writes stamped like every other."""
-    s = settings
-    dead_letters = DeadLetterStore(client, s)
-    queue = InProcessQueue(IngestPipeline(client, embedder, s), dead_letters, s)
-    stores = MemoryStore(client, s), HistoryStore(client, s), Forgetter(client, s)
-    versions = engine_version_clock(client, s.memories_alias, s.version_max_skew_s)
-    return IngestService(queue, dead_letters, *stores, "embedded", versions)

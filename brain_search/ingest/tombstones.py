@@ -100,7 +100,7 @@ def purge_query(ttl_s: float, now: datetime | None = None) -> dict[str, Any]:
 
 
 def delete_older_copies(
-    client: OpenSearch, indices: Sequence[str], tenant_id: str, memory_ids: Sequence[str], version: int
+    client: OpenSearch, indices: Sequence[str], tenant_id: str, memory_ids: Sequence[str], *, version: int
 ) -> int:
     """Delete the copies of ``memory_ids`` in ``indices`` (indices that do not serve the tenant:
     ``Placement.stale_copies``) that are older than ``version``, the delete's or the forget's own
@@ -134,7 +134,7 @@ def delete_older_copies(
 
 
 def forget_older_copies(
-    client: OpenSearch, indices: Sequence[str], tenant_id: str, query: dict[str, Any], version: int, page: int = 500
+    client: OpenSearch, indices: Sequence[str], tenant_id: str, query: dict[str, Any], *, version: int, page: int = 500
 ) -> int:
     """A forget's matches in ``indices``, deleted where older than the forget (``delete_older_copies``)."""
     deleted = 0
@@ -148,5 +148,5 @@ def forget_older_copies(
             if not hits:
                 break
             after = hits[-1]["sort"]
-            deleted += delete_older_copies(client, [index], tenant_id, [h["sort"][0] for h in hits], version)
+            deleted += delete_older_copies(client, [index], tenant_id, [h["sort"][0] for h in hits], version=version)
     return deleted

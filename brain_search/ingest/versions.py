@@ -49,6 +49,7 @@ class VersionClock:
         reference_us: Callable[[], int] | None = None,
         max_skew_us: int = 2_000_000,
         check_s: float = 30.0,
+        *,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._now_us = now_us

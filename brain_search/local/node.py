@@ -135,6 +135,7 @@ class LocalCluster:
         nodes: int = 1,
         http_port: int | None = None,
         transport_port: int | None = None,
+        *,
         cluster_name: str | None = None,
         log: Callable[[str], None] = print,
     ) -> None:

@@ -203,6 +203,7 @@ def build_server(
     caller_for_request: CallerFn,
     remember: ToolFn | None = None,
     forget: ToolFn | None = None,
+    *,
     feedback: ToolFn | None = None,
 ) -> Server:
     """A low-level MCP server (exact schema control). ``caller_for_request`` receives the

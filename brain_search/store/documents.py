@@ -45,7 +45,7 @@ VIEW_KEYS = VIEW_FIELDS
 
 
 def derive_memory_id(
-    content: str, node_id: str | None, timestamp: str | None, user_id: str | None = None, agent_id: str | None = None
+    content: str, node_id: str | None, timestamp: str | None, user_id: str | None = None, *, agent_id: str | None = None
 ) -> str:
     """A memory id for clients that do not give one: stable over content + node + timestamp, and
     its owner's user and agent when it has one (two users who write the same words get two

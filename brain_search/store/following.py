@@ -48,6 +48,7 @@ class IndexEncoder:
         alias: str,
         ttl_s: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
+        *,
         placement: Placement | None = None,
     ):
         self.client, self.alias, self.ttl_s, self.clock = client, alias, ttl_s, clock
@@ -100,6 +101,7 @@ class FollowingEmbedder:
         index_encoder: IndexEncoder,
         make: Callable[[str], Any],
         tenant_alias: Callable[[str], str] | None = None,
+        *,
         max_encoders: int = 3,
     ) -> None:
         self.own, self.index_encoder, self.make = own, index_encoder, make

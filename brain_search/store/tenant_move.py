@@ -52,14 +52,16 @@ class TenantMove(Move):
         settings: Settings,
         tenant_id: str,
         grace_s: float = 10.0,
-        progress: Progress | None = None,
         *,
+        progress: Progress | None = None,
         encoder: str | None = None,
         embedder: Embedder | None = None,
     ) -> None:
         """``encoder``: the tenant index's encoder (default: the shared index's); ``embedder``: its
         passage side, needed when it is another than the shared index's (made on demand otherwise)."""
-        super().__init__(client, settings, None, Scope(tenant_documents(tenant_id), tenant_id), grace_s, progress)
+        super().__init__(
+            client, settings, None, Scope(tenant_documents(tenant_id), tenant_id), grace_s=grace_s, progress=progress
+        )
         self.encoder = encoder_info(encoder).name if encoder else None
         self._embedder = embedder
         self.tenant_id = tenant_id
@@ -73,7 +75,7 @@ class TenantMove(Move):
         target_encoder = self.encoder_name(located[1])
         if target_encoder != self._source_encoder(located[0]):
             if self._embedder is None or self._embedder.name != target_encoder:
-                from brain_search.encoders.embedding import make_document_embedder
+                from brain_search.encoders.factory import make_document_embedder
 
                 s = self.settings.model_copy(update={"embedding_model": target_encoder})
                 self._embedder = make_document_embedder(s)

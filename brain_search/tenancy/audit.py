@@ -50,6 +50,7 @@ class AuditLog:
         tenant_id: str | None = None,
         key_id: str | None = None,
         detail: dict[str, Any] | None = None,
+        *,
         actor: str = "admin",
         anonymous: bool = False,
     ) -> None:

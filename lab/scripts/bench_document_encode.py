@@ -35,7 +35,8 @@ sys.path.insert(0, str(ROOT))
 from brain_lab.eval.datasets import resolve_data_dir
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import OnnxQueryEmbedder, document_sessions, make_document_embedder, make_embedder
+from brain_search.encoders.embedding import OnnxQueryEmbedder
+from brain_search.encoders.factory import document_sessions, make_document_embedder, make_embedder
 from brain_search.ingest.sources import read_locomo
 
 Encode = Callable[[Sequence[str]], np.ndarray]

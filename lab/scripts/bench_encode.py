@@ -41,7 +41,8 @@ sys.path.insert(0, str(ROOT))
 from brain_lab.eval.datasets import resolve_data_dir
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import OnnxQueryEmbedder, make_embedder
+from brain_search.encoders.embedding import OnnxQueryEmbedder
+from brain_search.encoders.factory import make_embedder
 
 Encode = Callable[[Sequence[str]], np.ndarray]
 

@@ -51,7 +51,7 @@ def texts_for(n: int, data_dir: Path) -> list[str]:
 def bare_embedding(settings: Settings, texts: list[str], call_size: int) -> tuple[float, float, list[Any]]:
     """The embedder alone, in calls of ``call_size`` texts (as the pipeline makes them):
     (memories/s, CPU seconds of this process, the vectors)."""
-    from brain_search.encoders.embedding import make_worker_embedder
+    from brain_search.encoders.factory import make_worker_embedder
 
     embedder = make_worker_embedder(settings)
     embedder.encode(texts[:64])  # warm-up

@@ -27,7 +27,8 @@ from brain_lab.eval.embed_cache import CachedEmbedder
 from brain_lab.eval.metrics import ndcg_at_k, recall_at_k
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import OnnxQueryEmbedder, make_embedder
+from brain_search.encoders.embedding import OnnxQueryEmbedder
+from brain_search.encoders.factory import make_embedder
 
 
 def main() -> None:

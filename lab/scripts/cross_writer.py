@@ -46,7 +46,7 @@ from brain_lab.eval.intent_fit import (
 )
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import make_query_embedder
+from brain_search.encoders.factory import make_query_embedder
 from brain_search.retrieval.intent.model import REGEX_FEATURES, fit_softmax, ngram_vocab
 
 L2 = 1.0

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from brain_lab.eval.intent_eval import LabelledQuery, load_labelled_queries
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import make_query_embedder
+from brain_search.encoders.factory import make_query_embedder
 from brain_search.models import Intent
 from brain_search.retrieval.intent import analyze
 from brain_search.retrieval.intent.model import DEFAULT_MODEL_PATH, LearnedIntentDetector

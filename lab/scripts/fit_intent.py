@@ -59,7 +59,7 @@ from brain_lab.eval.intent_fit import (
 )
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import make_query_embedder
+from brain_search.encoders.factory import make_query_embedder
 from brain_search.retrieval.intent import analyze
 from brain_search.retrieval.intent.model import HybridRule, combine, model_path_for
 from brain_search.retrieval.score.ranking import RankingParams

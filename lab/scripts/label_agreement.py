@@ -38,7 +38,7 @@ from brain_lab.eval.agreement import (
 from brain_lab.eval.intent_eval import TIERS, group_of_source, project_detector
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import make_query_embedder
+from brain_search.encoders.factory import make_query_embedder
 
 
 def fmt(name: str, a: Sequence[str], b: Sequence[str]) -> str:

@@ -20,7 +20,7 @@ from collections import defaultdict
 from typing import Any
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import make_embedder
+from brain_search.encoders.factory import make_embedder
 from brain_search.store.client import make_client
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.templates import delete_indices, install_memories_index

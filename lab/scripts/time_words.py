@@ -22,7 +22,7 @@ from brain_lab.eval.metrics import paired_interval, recall_at_k
 from brain_lab.eval.runner import EvalOptions, EvalRunner
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import QueryCache
+from brain_search.encoders.queries import QueryCache
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client

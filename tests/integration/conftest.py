@@ -91,7 +91,7 @@ def worker_api(api_state, wsettings: Settings, client: OpenSearch, as_role) -> I
 
     from brain_search.api.app import build_state, create_app
     from brain_search.graph.store import GraphStore
-    from brain_search.ingest.service import make_ingest_service
+    from brain_search.ingest.modes import make_ingest_service
     from brain_search.retrieval.pipeline import Retriever
     from brain_search.store.client import make_client
     from brain_search.store.indices import install_all

@@ -6,7 +6,8 @@ from opensearchpy import OpenSearch
 
 from brain_search.api.state import AppState
 from brain_search.config import Settings
-from brain_search.encoders.embedding import Embedder, make_worker_embedder
+from brain_search.encoders.embedding import Embedder
+from brain_search.encoders.factory import make_worker_embedder
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 
 CORPUS = [

@@ -252,7 +252,8 @@ def test_a_current_version_outside_the_candidates_is_fetched(api, client) -> Non
     """Item 3 where the search did not return the new version at all: three candidates a leg, and
     "Moved to Lisbon" shares no word and little meaning with "where do I live". It is fetched by
     its id (one more round trip) and takes the old version's place, first."""
-    from brain_search.encoders.embedding import QueryCache, make_query_embedder
+    from brain_search.encoders.factory import make_query_embedder
+    from brain_search.encoders.queries import QueryCache
     from brain_search.models import RecallRequest
     from brain_search.retrieval.pipeline import Retriever
     from brain_search.store.documents import build_memory_doc, memory_doc_id

@@ -18,7 +18,7 @@ def test_readiness_covers_redis_in_worker_mode(api_state, client, redis_url) -> 
     from fastapi.testclient import TestClient
 
     from brain_search.api.app import create_app
-    from brain_search.ingest.service import make_ingest_service
+    from brain_search.ingest.modes import make_ingest_service
 
     for url, ready in ((redis_url, True), ("redis://127.0.0.1:1/0", False)):  # port 1: nothing listens
         s = api_state.settings.model_copy(update={"redis_url": url})

@@ -197,7 +197,7 @@ def test_cli_door_ingest_in_process(api, make_tenant, embedder, client, monkeypa
         deletes.append(api.delete("/v1/memories/m", headers=acme).status_code)
 
     gate = HeldEmbedder(embedder, before=delete_through_the_api)
-    monkeypatch.setattr("brain_search.encoders.embedding.make_worker_embedder", lambda settings, *a, **kw: gate)
+    monkeypatch.setattr("brain_search.encoders.factory.make_worker_embedder", lambda settings, *a, **kw: gate)
     monkeypatch.setenv("BRAIN_INDEX_PREFIX", s.index_prefix)
     monkeypatch.setenv("BRAIN_OPENSEARCH_URL", s.opensearch_url)
     monkeypatch.delenv("BRAIN_REDIS_URL", raising=False)

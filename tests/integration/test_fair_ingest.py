@@ -90,7 +90,7 @@ def test_a_single_write_passes_another_tenants_batch_on_a_worker(wsettings, work
 def test_a_single_write_passes_another_tenants_batch_in_embedded_mode(
     wsettings: Settings, client: OpenSearch, embedder
 ) -> None:
-    from brain_search.ingest.service import embedded_service
+    from brain_search.ingest.modes import embedded_service
 
     s = wsettings.model_copy(update={"redis_url": None, "ingest_slice_memories": SLICE})
     service = embedded_service(s, client, embedder)

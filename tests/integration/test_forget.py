@@ -211,7 +211,7 @@ def test_forget_all_keeps_what_was_accepted_after_it_began(worker_api, workers, 
     put = api.put("/v1/memories/new", json={"content": "newer", "refresh": True}, headers=acme)
     wait_task(api, acme, put.json()["task_id"])
     # ... then the forget runs
-    done = ingest.forgetter.run("acme", ForgetRequest(all=True), None, version, status)
+    done = ingest.forgetter.run("acme", ForgetRequest(all=True), None, version, status=status)
     assert (done.state, done.memories, done.task_records) == ("succeeded", 1, 1), done
     assert memory_ids(client, wsettings, "acme") == ["new"]
     assert api.get(f"/v1/tasks/{before.json()['task_id']}", headers=acme).status_code == 404

@@ -47,7 +47,7 @@ def test_an_index_from_before_tenant_bm25_is_migrated_in_place(client, stack_set
         time.sleep(0.5)
     client.indices.refresh(index=s.memories_alias)
 
-    from brain_search.encoders.embedding import QueryCache
+    from brain_search.encoders.queries import QueryCache
 
     retriever = Retriever(client, s, QueryCache(embedder, 2**20))
     _, cands = candidates_of(retriever, "mig", RecallRequest(query="budget", limit=3))
@@ -65,7 +65,7 @@ def test_memories_stored_before_recall_views_are_recalled_the_same_and_get_their
     import orjson
     from opensearchpy.helpers import bulk
 
-    from brain_search.encoders.embedding import QueryCache
+    from brain_search.encoders.queries import QueryCache
     from brain_search.store.documents import (
         OLD_VIEW_FIELD,
         VIEW_FIELD,

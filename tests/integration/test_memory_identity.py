@@ -224,7 +224,7 @@ def test_an_edit_is_compare_and_set(api, make_tenant) -> None:
         tag = f'"{v}"'
 
         def other(theirs: dict[str, Any] = theirs, tag: str = tag) -> None:
-            ingest.edit("acme", "both", MemoryPatch(**theirs, refresh=True), s, state.graph, tag)
+            ingest.edit("acme", "both", MemoryPatch(**theirs, refresh=True), s, nodes=state.graph, if_match=tag)
 
         with _between_read_and_write(state, other):
             r = api.patch("/v1/memories/both", json={**mine, "refresh": True}, headers={**acme, "If-Match": tag})

@@ -27,14 +27,16 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.encoders.base import encoder_info
-from brain_search.encoders.embedding import make_document_embedder
+from brain_search.encoders.factory import make_document_embedder
 from brain_search.index_names import IndexNames
 from brain_search.ingest.forget import ForgetRequest
 from brain_search.ingest.models import MemoryItem
-from brain_search.ingest.service import IngestService, embedded_service
+from brain_search.ingest.modes import embedded_service
+from brain_search.ingest.service import IngestService
 from brain_search.store.client import make_client
+from brain_search.store.index_move import IndexMove
 from brain_search.store.indices import install_all
-from brain_search.store.moves import MIN_GRACE_S, IndexMove
+from brain_search.store.moves import MIN_GRACE_S
 from brain_search.store.placement import tenant_index
 from brain_search.store.scope import tenant_documents
 from brain_search.store.templates import delete_indices

@@ -16,13 +16,15 @@ from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
 from brain_search.encoders.base import E5_SMALL, recorded_encoder
-from brain_search.encoders.embedding import make_document_embedder
+from brain_search.encoders.factory import make_document_embedder
 from brain_search.errors import NotFound
 from brain_search.ingest.models import MemoryItem
-from brain_search.ingest.service import IngestService, embedded_service
+from brain_search.ingest.modes import embedded_service
+from brain_search.ingest.service import IngestService
 from brain_search.store.following import FollowingEmbedder, IndexEncoder
+from brain_search.store.index_move import IndexMove
 from brain_search.store.indices import install_all
-from brain_search.store.moves import MIN_GRACE_S, IndexMove
+from brain_search.store.moves import MIN_GRACE_S
 from brain_search.store.templates import delete_indices, index_encoder_meta
 from tests.integration.ingest_support import kill_move_mid_copy, worker_env
 

@@ -71,7 +71,7 @@ def test_forged_spool_entries_are_refused_and_counted(
     # and what a worker spooled when its retries were spent while OpenSearch was down
     item = ended.items[0]
     spool.give_up(
-        "tenant-a", "spool-ended", [(item, ItemOutcome("e", False, False, 503, "unavailable", "down"))], 3, "down"
+        "tenant-a", "spool-ended", [(item, ItemOutcome("e", False, False, 503, "unavailable", "down"))], 3, error="down"
     )
 
     assert spool.drain(letters, records) == 1
@@ -101,7 +101,7 @@ def test_a_drained_spool_entry_replayed_writes_nothing(
     job = IngestJob(task_id="spool-replay", tenant_id="tenant-a", items=[MemoryItem(memory_id="r", content="secret")])
     api_records.create(job)
     spool.give_up(
-        "tenant-a", job.task_id, [(job.items[0], ItemOutcome("r", False, False, 503, "x", "down"))], 3, "down"
+        "tenant-a", job.task_id, [(job.items[0], ItemOutcome("r", False, False, 503, "x", "down"))], 3, error="down"
     )
     signed = spool.redis.lindex(spool.key, 0)
     assert spool.drain(letters, records) == 1

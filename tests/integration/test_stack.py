@@ -9,7 +9,8 @@ from brain_lab.eval.baselines import bm25_match, bm25_phrase
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.encoders.embedding import OnnxQueryEmbedder, SentenceTransformerEmbedder, make_document_embedder
+from brain_search.encoders.embedding import OnnxQueryEmbedder, SentenceTransformerEmbedder
+from brain_search.encoders.factory import make_document_embedder
 from brain_search.retrieval.engine.queries import knn_query
 from brain_search.store.documents import build_memory_doc, memory_doc_id
 from brain_search.store.scope import scope_filter

@@ -14,11 +14,13 @@ import pytest
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.encoders.embedding import QueryCache, make_document_embedder, make_query_embedder
+from brain_search.encoders.factory import make_document_embedder, make_query_embedder
+from brain_search.encoders.queries import QueryCache
 from brain_search.errors import NotFound
 from brain_search.index_names import IndexNames
 from brain_search.ingest.models import MemoryItem
-from brain_search.ingest.service import IngestService, embedded_service
+from brain_search.ingest.modes import embedded_service
+from brain_search.ingest.service import IngestService
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.client import make_client

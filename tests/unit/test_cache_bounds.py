@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import QueryCache
+from brain_search.encoders.queries import QueryCache
 from brain_search.feedback.store import FeedbackStore
 from brain_search.lru import ENTRY_BYTES, ByteLRU, deep_size, entry_size
 from brain_search.retrieval.engine.tenant_stats import StatsCache, TenantStats

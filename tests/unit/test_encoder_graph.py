@@ -19,9 +19,10 @@ import numpy as np
 import pytest
 
 from brain_search.config import load_settings
-from brain_search.encoders import embedding
+from brain_search.encoders import embedding, queries
 from brain_search.encoders import onnx_graph as encoder_graph
-from brain_search.encoders.embedding import OnnxQueryEmbedder, make_query_embedder
+from brain_search.encoders.embedding import OnnxQueryEmbedder
+from brain_search.encoders.factory import make_query_embedder
 from brain_search.encoders.onnx_graph import MODEL_INSTALL, MODEL_PACKAGE, WeightsMissing, read_safetensors
 from brain_search.encoders.sessions import session_options
 
@@ -84,7 +85,7 @@ class Block:
             raise ImportError('blocked: ' + name)
 sys.meta_path.insert(0, Block())
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import make_document_embedder, make_query_embedder
+from brain_search.encoders.factory import make_document_embedder, make_query_embedder
 s = load_settings(cache_dir={str(tmp_path)!r})
 doc, query = make_document_embedder(s), make_query_embedder(s)
 assert doc.encode(['ok']).shape == (1, 384) and query.encode(['ok']).shape == (1, 384)
@@ -153,14 +154,14 @@ def test_a_long_query_keeps_its_last_word_pieces(graph_dir: Path) -> None:
     default (a long chat message asks at its end), its first with ``keep="start"``, cut at a
     word's edge; documents keep their first 256."""
     full = OnnxQueryEmbedder(graph_dir.parent)
-    end = embedding.QueryCut(full, graph_dir.parent, 32, "end")
+    end = queries.QueryCut(full, graph_dir.parent, 32, "end")
     kept = end.cut(LONG_MESSAGE)
     tail = " ".join(f"context{i} of the long story" for i in range(57, 60)) + " So which database should we pick?"
     assert kept == "of the long story " + tail
     assert len(full.tokenizer.encode(kept).ids) <= 32  # "##56" of "context56" left out with its word
-    start = embedding.QueryCut(full, graph_dir.parent, 32, "start")
+    start = queries.QueryCut(full, graph_dir.parent, 32, "start")
     assert start.cut(LONG_MESSAGE) == " ".join(f"context{i} of the long story" for i in range(5))
-    assert embedding.QueryCut(full, graph_dir.parent, 33, "start").cut(LONG_MESSAGE) == start.cut(LONG_MESSAGE)
+    assert queries.QueryCut(full, graph_dir.parent, 33, "start").cut(LONG_MESSAGE) == start.cut(LONG_MESSAGE)
     # the encoder cuts the ids of its one tokenization: the same vector as encoding the cut text
     assert np.allclose(end.encode([LONG_MESSAGE]), full.encode([kept]), atol=1e-6)
     assert np.allclose(start.encode([LONG_MESSAGE]), full.encode([start.cut(LONG_MESSAGE)]), atol=1e-6)

@@ -108,7 +108,7 @@ def _response() -> RecallResponse:
 def test_a_recall_record_keeps_ids_and_numbers_never_text() -> None:
     resp = _response()
     req = RecallRequest(query="where did I say x", focus="exact", limit=2)
-    doc = recall_record("t1", "rc_1", req, resp, datetime(2026, 1, 1, tzinfo=UTC))
+    doc = recall_record("t1", "rc_1", req, resp, at=datetime(2026, 1, 1, tzinfo=UTC))
     assert [(r["id"], r["rank"], r["tier"]) for r in doc["results"]] == [
         ("a", 1, "exact_matches"),
         ("b", 2, "conceptual_matches"),
@@ -123,7 +123,7 @@ def test_a_recall_record_keeps_ids_and_numbers_never_text() -> None:
 
 def test_feedback_replaces_the_rating_and_each_mark() -> None:
     resp = _response()
-    doc = recall_record("t1", "rc_1", RecallRequest(query="q"), resp, datetime(2026, 1, 1, tzinfo=UTC))
+    doc = recall_record("t1", "rc_1", RecallRequest(query="q"), resp, at=datetime(2026, 1, 1, tzinfo=UTC))
     now = datetime(2026, 1, 2, tzinfo=UTC)
     doc |= apply_feedback(doc, 3, [("c", True), ("a", False)], now)
     doc |= apply_feedback(doc, None, [("a", True)], now)

@@ -12,6 +12,7 @@ from opensearchpy.exceptions import TransportError
 
 from brain_search.config import load_settings
 from brain_search.errors import SetupError
+from brain_search.ingest.attempt import vector_problem
 from brain_search.ingest.bulk import (
     BulkEntry,
     bulk_body,
@@ -23,7 +24,6 @@ from brain_search.ingest.bulk import (
 )
 from brain_search.ingest.chunking import chunk_text
 from brain_search.ingest.models import IngestRequest
-from brain_search.ingest.pipeline import vector_problem
 from brain_search.ingest.prepare import json_depth
 from brain_search.ingest.retry_policy import backoff_delay
 
@@ -164,7 +164,7 @@ def test_celery_config() -> None:
 def test_worker_mode_without_a_redis_url_is_an_error_not_a_silent_switch() -> None:
     from brain_search.config import load_settings
     from brain_search.errors import SetupError
-    from brain_search.ingest.service import make_ingest_service
+    from brain_search.ingest.modes import make_ingest_service
 
     s = load_settings(ingest_mode="workers", redis_url=None)
     with pytest.raises(SetupError, match="BRAIN_REDIS_URL"):
@@ -172,7 +172,7 @@ def test_worker_mode_without_a_redis_url_is_an_error_not_a_silent_switch() -> No
 
 
 def test_document_sessions_one_per_usable_cpu_at_most_four() -> None:
-    from brain_search.encoders.embedding import document_sessions, usable_cpus
+    from brain_search.encoders.factory import document_sessions, usable_cpus
 
     s = load_settings()
     assert s.embedding_sessions == 0
@@ -186,7 +186,7 @@ def test_document_sessions_one_per_usable_cpu_at_most_four() -> None:
 def test_worker_embedder_with_one_cpu_runs_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker allowed one CPU gets one one-thread session, not onnxruntime's default pool (one
     spinning thread per core of the machine, pinned by onnxruntime whatever the affinity)."""
-    from brain_search.encoders import embedding
+    from brain_search.encoders import factory
 
     made: list[tuple[int, int]] = []
 
@@ -194,9 +194,9 @@ def test_worker_embedder_with_one_cpu_runs_one_thread(monkeypatch: pytest.Monkey
         made.append((intra_op_threads, sessions))
         return object()
 
-    monkeypatch.setattr(embedding, "make_document_embedder", fake)
-    monkeypatch.setattr(embedding, "usable_cpus", lambda: 1)
-    embedding.make_worker_embedder(load_settings())
-    monkeypatch.setattr(embedding, "usable_cpus", lambda: 3)
-    embedding.make_worker_embedder(load_settings())
+    monkeypatch.setattr(factory, "make_document_embedder", fake)
+    monkeypatch.setattr(factory, "usable_cpus", lambda: 1)
+    factory.make_worker_embedder(load_settings())
+    monkeypatch.setattr(factory, "usable_cpus", lambda: 3)
+    factory.make_worker_embedder(load_settings())
     assert made == [(1, 1), (1, 3)]

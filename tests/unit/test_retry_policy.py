@@ -21,12 +21,12 @@ from opensearchpy.exceptions import ConnectionError as OSConnectionError
 
 from brain_search.config import load_settings
 from brain_search.errors import StoreUnavailable
+from brain_search.ingest.attempt import AttemptOutcome
 from brain_search.ingest.bulk import ItemOutcome
 from brain_search.ingest.dead_letters import DeadLetterStore
 from brain_search.ingest.execute import RetryLater, end_failures, retry_after_error
 from brain_search.ingest.inprocess import InProcessQueue
 from brain_search.ingest.models import IngestJob, MemoryItem, TaskState
-from brain_search.ingest.pipeline import AttemptOutcome
 from brain_search.ingest.retry_policy import backoff_delay, classify, is_transient_status, transient
 
 S = load_settings(ingest_task_max_retries=8, ingest_task_retry_base_s=0.001, ingest_task_retry_cap_s=0.001)

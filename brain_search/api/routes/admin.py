@@ -63,6 +63,7 @@ def list_tenants(
     state: StateDep,
     _: AdminDep,
     limit: int = Query(1000, ge=1, le=1000, description="tenants a page"),
+    *,
     after: str | None = Query(None, max_length=64, description="the last tenant id of the previous page"),
 ) -> list[TenantOut]:
     """The tenants in id order, a page at a time: when the page is full, the ``X-Next-After``
@@ -160,6 +161,7 @@ def usage_report(
         None, max_length=64, description="one tenant (default: every tenant, the largest first)"
     ),
     by_user: bool = Query(False, description="with tenant: a row per user (null: the shared memories)"),
+    *,
     days: int = Query(7, ge=1, le=3650, description="the window of `written` and `recalls`"),
     limit: int = Query(100, ge=1, le=10_000, description="rows at most"),
 ) -> Usage:

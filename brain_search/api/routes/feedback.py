@@ -18,6 +18,7 @@ def give_feedback(
     body: FeedbackRequest,
     caller: CallerDep,
     state: StateDep,
+    *,
     user_id: UserQuery = None,
     agent_id: AgentQuery = None,
 ) -> FeedbackAnswer:
@@ -37,6 +38,7 @@ def feedback_summary(
     state: StateDep,
     days: int | None = Query(None, ge=1, le=MAX_DAYS, description="the last this many days (default: all kept)"),
     user_id: UserQuery = None,
+    *,
     agent_id: AgentQuery = None,
 ) -> FeedbackSummary:
     """The tenant's satisfaction (``user_id``, or a user's key: that user's recalls only): mean

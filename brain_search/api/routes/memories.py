@@ -66,6 +66,7 @@ async def post_memories(
     caller: WriterDep,
     state: StateDep,
     ingest: IngestDep,
+    *,
     wait: Annotated[
         bool, Query(description="answer once the write is searchable or has failed (its task ended), not queued")
     ] = False,
@@ -118,6 +119,7 @@ def list_memories(
     state: StateDep,
     ingest: IngestDep,
     user_id: UserQuery = None,
+    *,
     agent_id: AgentQuery = None,
     include_shared: SharedQuery = False,
     node: str | None = None,
@@ -158,6 +160,7 @@ def get_memory(
     response: Response,
     caller: CallerDep,
     ingest: IngestDep,
+    *,
     user_id: UserQuery = None,
     agent_id: AgentQuery = None,
     include_shared: SharedQuery = False,
@@ -181,7 +184,7 @@ def get_memory(
     responses={202: {"model": DeleteAccepted}, 404: {}, 409: {}},
 )
 def delete_memory(
-    memory_id: str, caller: WriterDep, ingest: IngestDep, user_id: UserQuery = None, agent_id: AgentQuery = None
+    memory_id: str, caller: WriterDep, ingest: IngestDep, user_id: UserQuery = None, *, agent_id: AgentQuery = None
 ) -> Response:
     """Delete one memory (and the pieces of a chunked one, and its dead letters). 204: it was
     stored and is gone from search when this returns. 202: it is not stored yet but a task still
@@ -200,6 +203,7 @@ def get_dead_letters(
     ingest: IngestDep,
     user_id: UserQuery = None,
     agent_id: AgentQuery = None,
+    *,
     task_id: str | None = None,
     memory_id: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
@@ -212,7 +216,9 @@ def get_dead_letters(
             "offset", f"offset + limit must be at most {DEAD_LETTER_WINDOW} (narrow by task_id)", where="query"
         )
     scope = caller.scope(user_id, agent_id)
-    return ingest.dead_letters.list(caller.tenant_id, task_id, memory_id, limit, offset, scope)
+    return ingest.dead_letters.list(
+        caller.tenant_id, task_id=task_id, memory_id=memory_id, limit=limit, offset=offset, scope=scope
+    )
 
 
 @router.delete("/dead-letters")
@@ -221,6 +227,7 @@ def purge_dead_letters(
     ingest: IngestDep,
     user_id: UserQuery = None,
     agent_id: AgentQuery = None,
+    *,
     task_id: str | None = None,
     memory_id: str | None = None,
     before: EngineTime | None = None,
@@ -230,4 +237,8 @@ def purge_dead_letters(
     if before is not None and before.tzinfo is None:
         before = before.replace(tzinfo=UTC)
     scope = caller.scope(user_id, agent_id)
-    return DeadLettersPurged(deleted=ingest.dead_letters.purge(caller.tenant_id, task_id, memory_id, before, scope))
+    return DeadLettersPurged(
+        deleted=ingest.dead_letters.purge(
+            caller.tenant_id, task_id=task_id, memory_id=memory_id, before=before, scope=scope
+        )
+    )

@@ -40,6 +40,7 @@ def list_nodes(
     tenant: TenantDep,
     prefix: Annotated[str | None, Query(max_length=2000, description="label starts with this string")] = None,
     subtree: Annotated[str | None, Query(max_length=2000, description="this label path and below")] = None,
+    *,
     label: Annotated[str | None, Query(max_length=2000, description="exactly this label path")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     after: Annotated[str | None, Query(description="last label of the previous page")] = None,
@@ -89,7 +90,7 @@ def get_node(node_id: str, state: StateDep, tenant: TenantDep) -> Node:
 
 @router.patch("/{node_id:path}")
 def patch_node(
-    node_id: str, body: NodePatch, state: StateDep, tenant: OrganisationDep, response: Response
+    node_id: str, body: NodePatch, state: StateDep, tenant: OrganisationDep, *, response: Response
 ) -> MoveResult:
     """Change the description and / or the label. A new label moves the node with its subtree;
     the memories follow through a task (202 with `task`; poll `GET /v1/nodes/tasks/{task_id}`)."""
@@ -110,6 +111,7 @@ def remove_node(
     state: StateDep,
     tenant: OrganisationDep,
     response: Response,
+    *,
     cascade: Annotated[bool, Query(description="also delete descendant nodes and every memory under them")] = False,
 ) -> DeleteResult:
     """Delete a node. Refused (409) while it has descendants or memories unless `cascade=true`;

@@ -30,6 +30,7 @@ def get_history(
     caller: CallerDep,
     ingest: IngestDep,
     user_id: UserQuery = None,
+    *,
     agent_id: AgentQuery = None,
     include_shared: SharedQuery = False,
 ) -> MemoryHistory:
@@ -46,7 +47,7 @@ def get_history(
 
 @router.delete("/memories/{memory_id:path}/history")
 def purge_history(
-    memory_id: str, caller: WriterDep, ingest: IngestDep, user_id: UserQuery = None, agent_id: AgentQuery = None
+    memory_id: str, caller: WriterDep, ingest: IngestDep, user_id: UserQuery = None, *, agent_id: AgentQuery = None
 ) -> HistoryPurged:
     """Delete the versions PUT and PATCH replaced (the memory itself stays)."""
     scope = caller.scope(user_id, agent_id)
@@ -61,6 +62,7 @@ def put_memory(
     body: MemoryReplace,
     caller: WriterDep,
     state: StateDep,
+    *,
     ingest: IngestDep,
     if_match: Annotated[str | None, Header()] = None,
     user_id: UserQuery = None,
@@ -70,7 +72,9 @@ def put_memory(
     field it does not name is cleared (to keep them: PATCH), its owner (``user_id``, ``agent_id``)
     is kept. Re-embedded through a task like a POST; the version it replaces goes to its history."""
     scope = caller.scope(user_id, agent_id)
-    return ingest.replace(caller.tenant_id, memory_id, body, state.settings, state.graph, if_match, scope)
+    return ingest.replace(
+        caller.tenant_id, memory_id, body, state.settings, nodes=state.graph, if_match=if_match, scope=scope
+    )
 
 
 @router.patch(
@@ -82,6 +86,7 @@ def patch_memory(
     body: MemoryPatch,
     response: Response,
     caller: WriterDep,
+    *,
     state: StateDep,
     ingest: IngestDep,
     if_match: Annotated[str | None, Header()] = None,
@@ -93,7 +98,9 @@ def patch_memory(
     once, keeping the vector, 200 with the memory (its new version also the ``ETag``). The owner
     (``user_id``, ``agent_id``) is kept: a PATCH naming it is a 422; another user's memory a 404."""
     scope = caller.scope(user_id, agent_id)
-    changed = ingest.edit(caller.tenant_id, memory_id, body, state.settings, state.graph, if_match, scope)
+    changed = ingest.edit(
+        caller.tenant_id, memory_id, body, state.settings, nodes=state.graph, if_match=if_match, scope=scope
+    )
     if isinstance(changed, ReplaceAccepted):
         response.status_code = status.HTTP_202_ACCEPTED
     else:

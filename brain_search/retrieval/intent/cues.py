@@ -13,6 +13,7 @@ def _c(
     regex: str,
     z: float,
     weight: float,
+    *,
     strip: bool = True,
     case: bool = False,
     bound: str | None = None,

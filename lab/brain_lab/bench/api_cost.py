@@ -34,7 +34,7 @@ from opensearchpy import OpenSearch
 from brain_lab.bench.cpu import node_cpu_ms, node_pids
 from brain_lab.eval.indexing import bulk_memories
 from brain_search.config import Settings
-from brain_search.encoders.embedding import make_worker_embedder
+from brain_search.encoders.factory import make_worker_embedder
 from brain_search.models import RecallRequest, RecallResponse
 
 TENANT = "bench-api"

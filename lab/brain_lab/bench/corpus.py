@@ -26,7 +26,8 @@ from brain_lab.eval.datasets import Memory, load_locomo, load_scifact, resolve_d
 from brain_lab.eval.embed_cache import CachedEmbedder
 from brain_lab.eval.indexing import index_action
 from brain_search.config import Settings
-from brain_search.encoders.embedding import Embedder, OnnxQueryEmbedder, make_embedder
+from brain_search.encoders.embedding import Embedder, OnnxQueryEmbedder
+from brain_search.encoders.factory import make_embedder
 from brain_search.graph.store import GraphStore
 from brain_search.store.indices import install_all
 from brain_search.store.templates import delete_indices

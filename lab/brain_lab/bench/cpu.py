@@ -32,7 +32,9 @@ from opensearchpy import OpenSearch
 
 from brain_lab.bench.corpus import Pool
 from brain_search.config import Settings
-from brain_search.encoders.embedding import Embedder, QueryCache, make_embedder, make_query_embedder
+from brain_search.encoders.embedding import Embedder
+from brain_search.encoders.factory import make_embedder, make_query_embedder
+from brain_search.encoders.queries import QueryCache
 from brain_search.models import RecallRequest
 from brain_search.retrieval.engine import queries
 from brain_search.retrieval.engine.tenant_stats import counts_request, words_to_weigh

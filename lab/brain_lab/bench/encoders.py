@@ -115,7 +115,8 @@ MEMORY_ENCODERS = ("all-MiniLM-L6-v2", "multilingual-e5-small", "bge-small-en-v1
 
 def make_variants(settings: Any, with_e5_fp32: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """The query and ingest encoders by variant name, each on one thread (see the module's doc)."""
-    from brain_search.encoders.embedding import OnnxQueryEmbedder, bge_encoder, e5_side
+    from brain_search.encoders.embedding import OnnxQueryEmbedder
+    from brain_search.encoders.factory import bge_encoder, e5_side
 
     s = settings
     queries: dict[str, Any] = {
@@ -158,7 +159,7 @@ def resident_mib(encoder: str, role: str, long_text: str) -> dict[str, float]:
     import tokenizers  # noqa: F401
 
     from brain_search.config import load_settings
-    from brain_search.encoders.embedding import make_document_embedder, make_query_embedder
+    from brain_search.encoders.factory import make_document_embedder, make_query_embedder
 
     def status(key: str) -> float:
         for line in Path("/proc/self/status").read_text().splitlines():

@@ -241,7 +241,8 @@ def recall(
     from brain_lab.bench.corpus import cached_embedder, load_pool
     from brain_lab.bench.load import CachedVectors, admin_keys
     from brain_lab.bench.workload import build_workload, parse_mix
-    from brain_search.encoders.embedding import QueryCache, make_query_embedder
+    from brain_search.encoders.factory import make_query_embedder
+    from brain_search.encoders.queries import QueryCache
     from brain_search.graph.store import GraphStore
     from brain_search.models import RecallRequest
     from brain_search.retrieval.pipeline import Retriever

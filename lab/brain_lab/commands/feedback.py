@@ -29,7 +29,8 @@ def feedback_eval(
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from brain_lab.eval.feedback_set import labelled_set
     from brain_search.config import load_settings
-    from brain_search.encoders.embedding import QueryCache, make_query_embedder
+    from brain_search.encoders.factory import make_query_embedder
+    from brain_search.encoders.queries import QueryCache
     from brain_search.feedback.store import FeedbackStore
     from brain_search.graph.store import GraphStore
     from brain_search.retrieval.pipeline import Retriever

@@ -20,7 +20,8 @@ from datetime import datetime
 from opensearchpy import OpenSearch
 
 from brain_search.config import Settings
-from brain_search.encoders.embedding import Embedder, QueryCache
+from brain_search.encoders.embedding import Embedder
+from brain_search.encoders.queries import QueryCache
 from brain_search.models import Focus, RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.score.ranking import RankingParams

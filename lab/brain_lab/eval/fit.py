@@ -33,7 +33,8 @@ from brain_lab.eval.metrics import mean, ndcg_at_k, recall_at_k
 from brain_lab.eval.realmem import load_realmem
 from brain_lab.paths import EVAL_REPORT
 from brain_search.config import Settings
-from brain_search.encoders.embedding import Embedder, QueryCache
+from brain_search.encoders.embedding import Embedder
+from brain_search.encoders.queries import QueryCache
 from brain_search.models import RecallRequest
 from brain_search.retrieval.engine.candidates import Candidate, CandidateFeatures
 from brain_search.retrieval.intent import IntentDetector, QueryIntent, RegexIntentDetector

@@ -19,7 +19,8 @@ from opensearchpy.helpers import bulk, streaming_bulk
 from brain_lab.eval.datasets import Dataset, Memory
 from brain_search.config import Settings
 from brain_search.encoders.base import BGE_SMALL, E5_SMALL, encoder_info, index_meta
-from brain_search.encoders.embedding import Embedder, make_document_embedder
+from brain_search.encoders.embedding import Embedder
+from brain_search.encoders.factory import make_document_embedder
 from brain_search.index_names import IndexNames
 from brain_search.store.documents import build_memory_doc, content_hash, memory_doc_id
 from brain_search.store.templates import install_memories_index, load_template

@@ -21,7 +21,8 @@ from opensearchpy import OpenSearch
 
 from brain_lab.eval.indexing import bulk_memories
 from brain_search.config import Settings
-from brain_search.encoders.embedding import QueryCache, make_query_embedder
+from brain_search.encoders.factory import make_query_embedder
+from brain_search.encoders.queries import QueryCache
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.store.indices import install_all

@@ -45,7 +45,8 @@ from brain_lab.eval.z_eval import NothingMatchedResult
 from brain_lab.eval.z_run import ZResult
 from brain_search.config import Settings
 from brain_search.encoders.base import BGE_SMALL, E5_SMALL, encoder_info
-from brain_search.encoders.embedding import Embedder, e5_side, make_embedder, make_query_embedder, query_cut
+from brain_search.encoders.embedding import Embedder
+from brain_search.encoders.factory import e5_side, make_embedder, make_query_embedder, query_cut
 from brain_search.models import RecallRequest, RecallResponse
 from brain_search.store.cache_budget import cache_budgets
 
@@ -376,7 +377,7 @@ class EvalRunner:
         """The Z figures on LoCoMo ``split`` (and, on dev, the calibration fit with SciFact's
         dev claims when SciFact is part of the run)."""
         from brain_lab.eval.z_run import run_z, scifact_split
-        from brain_search.encoders.embedding import QueryCache
+        from brain_search.encoders.queries import QueryCache
         from brain_search.retrieval.pipeline import Retriever
 
         ds = self.split_of("locomo", split)
@@ -408,7 +409,7 @@ class EvalRunner:
         """RealMem's questions of ``split`` asked with their evidence present and left out (issue
         55: the floor should tell them apart), each over the sessions before it."""
         from brain_lab.eval.z_eval import evaluate_nothing_matched, question_sample
-        from brain_search.encoders.embedding import QueryCache
+        from brain_search.encoders.queries import QueryCache
         from brain_search.retrieval.pipeline import Retriever
 
         ds = self.split_of("realmem", split)

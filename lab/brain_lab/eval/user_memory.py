@@ -25,7 +25,8 @@ from opensearchpy import OpenSearch
 
 from brain_lab.eval.indexing import bulk_memories
 from brain_search.config import Settings
-from brain_search.encoders.embedding import QueryCache, make_query_embedder
+from brain_search.encoders.factory import make_query_embedder
+from brain_search.encoders.queries import QueryCache
 from brain_search.graph.store import GraphStore, in_subtree
 from brain_search.ingest.prepare import iso_utc
 from brain_search.models import MemoryResult, RecallRequest, RecallResponse

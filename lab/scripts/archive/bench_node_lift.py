@@ -17,7 +17,7 @@ import numpy as np
 from brain_lab.eval.runner import EvalOptions, EvalRunner
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import QueryCache
+from brain_search.encoders.queries import QueryCache
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.score.ranking import RankingParams

@@ -34,7 +34,9 @@ from brain_lab.bench.load import CachedVectors
 from brain_lab.bench.workload import build_workload, parse_mix
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import Embedder, OnnxQueryEmbedder, QueryCache, make_embedder
+from brain_search.encoders.embedding import Embedder, OnnxQueryEmbedder
+from brain_search.encoders.factory import make_embedder
+from brain_search.encoders.queries import QueryCache
 from brain_search.graph.store import GraphStore
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever

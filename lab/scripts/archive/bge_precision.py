@@ -25,7 +25,7 @@ from brain_lab.eval.runner import eval_embedder
 
 from brain_search.config import Settings, load_settings
 from brain_search.encoders.base import BGE_SMALL
-from brain_search.encoders.embedding import bge_encoder
+from brain_search.encoders.factory import bge_encoder
 
 
 def fp32_cache(settings: Settings) -> CachedEmbedder:

@@ -28,7 +28,7 @@ from brain_lab.eval.metrics import ndcg_at_k, paired_interval, recall_at_k
 from scipy import sparse
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import make_embedder
+from brain_search.encoders.factory import make_embedder
 from brain_search.ingest.chunking import chunk_text
 
 TOKEN = re.compile(r"[a-z0-9]+")

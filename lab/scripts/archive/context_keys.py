@@ -30,7 +30,7 @@ from brain_lab.eval.embed_cache import CachedEmbedder
 from brain_lab.eval.metrics import ndcg_at_k, paired_interval, recall_at_k
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import make_embedder
+from brain_search.encoders.factory import make_embedder
 
 TOKEN = re.compile(r"[a-z0-9]+")
 STOP = set(

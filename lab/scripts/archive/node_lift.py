@@ -26,7 +26,8 @@ from brain_lab.eval.indexing import dataset_settings
 from brain_lab.eval.metrics import ndcg_at_k, paired_interval, recall_at_k
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import QueryCache, make_embedder
+from brain_search.encoders.factory import make_embedder
+from brain_search.encoders.queries import QueryCache
 from brain_search.models import RecallRequest
 from brain_search.retrieval.pipeline import Retriever
 from brain_search.retrieval.score import scoring

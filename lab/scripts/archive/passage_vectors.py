@@ -24,7 +24,7 @@ from brain_lab.eval.embed_cache import CachedEmbedder
 from brain_lab.eval.realmem import load_realmem
 
 from brain_search.config import Settings
-from brain_search.encoders.embedding import make_embedder
+from brain_search.encoders.factory import make_embedder
 from brain_search.ingest.chunking import chunk_text
 
 

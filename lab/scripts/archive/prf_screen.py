@@ -23,7 +23,7 @@ from chunk_keys import Bm25, minmax, tokens
 from context_keys import STOP
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import make_embedder
+from brain_search.encoders.factory import make_embedder
 
 VARIANTS = {
     "no feedback": None,

@@ -22,7 +22,7 @@ from brain_lab.eval.retrieval_eval import LIMIT_OF, METRICS_OF, evaluate_systems
 from brain_lab.eval.runner import EvalOptions, EvalRunner
 
 from brain_search.config import load_settings
-from brain_search.encoders.embedding import QueryCut
+from brain_search.encoders.queries import QueryCut
 from brain_search.store.client import make_client
 
 

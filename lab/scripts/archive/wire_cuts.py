@@ -29,7 +29,8 @@ import orjson
 from brain_lab.bench.cpu import node_cpu_ms, node_pids, questions, until_idle
 from brain_lab.commands.bench_common import _pool, _settings
 
-from brain_search.encoders.embedding import QueryCache, make_query_embedder
+from brain_search.encoders.factory import make_query_embedder
+from brain_search.encoders.queries import QueryCache
 from brain_search.models import RecallRequest
 from brain_search.retrieval import pipeline
 from brain_search.retrieval.pipeline import Retriever
