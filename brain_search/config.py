@@ -95,14 +95,15 @@ class Settings(BaseSettings):
     z_key_weight: float = Field(2.0, ge=1.0, le=10.0)
     # the weighted share of the query's terms a memory holds at least to be Precise (Z 0.3-0.5);
     # chosen on LoCoMo dev: the strictest of 0.4 / 0.45 / 0.5 that keeps Precise at >= 10 % of
-    # what the tiers show (lab/README.md, "The Z axis")
+    # what the tiers show (lab/reports/history/lab-2026-12.md, "The Z axis")
     z_precise_share: float = Field(0.45, gt=0.0, le=1.0)
     # node evidence (retrieval/score/ranking.py, node_lifted): a memory's relevance is blended with the
     # best among its node's candidates, (own + w x best) / (1 + w); 0 turns it off. Chosen on
-    # LoCoMo dev (lab/README.md, "Issue 26's levers")
+    # LoCoMo dev (lab/reports/history/lab-2026-12.md, "Issue 26's levers")
     node_lift: float = Field(1.0, ge=0.0, le=10.0)
     # time in words (retrieval/question/timewords.py): memories said up to this many days after the period a
-    # query names still count ("yesterday" is told of today); chosen on LoCoMo dev (lab/README.md)
+    # query names still count ("yesterday" is told of today); chosen on LoCoMo dev
+    # (lab/reports/history/lab-2026-12.md, "Time in words")
     time_words_after_days: float = Field(3.0, ge=0.0, le=31.0)
     # lexical scores from "index" statistics (BM25: other tenants' memories move them) or from the
     # "tenant"'s own (retrieval/engine/tenant_stats.py: one tenant's data never changes another's scores)
@@ -128,7 +129,7 @@ class Settings(BaseSettings):
     embedding_dimension: int = 384
     embedding_backend: Literal["auto", "onnx", "torch"] = "auto"
     # texts per model call, sorted by length first: small batches pad less (16 against 64: ~20 % less
-    # CPU per memory on MiniLM, lab/README.md "Ingest throughput")
+    # CPU per memory on MiniLM, lab/reports/history/lab-2026-12.md "Ingest throughput")
     embedding_batch_size: int = Field(16, ge=1, le=1024)
     # onnxruntime sessions of one thread each that a worker embeds memories with, sharing each call's
     # batches (0: one per CPU the process may use, at most 4; ~100 MiB each)

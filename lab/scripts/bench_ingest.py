@@ -10,7 +10,8 @@ measured in the same run (before and after, as the machine may be shared). Goal:
 It starts its own Redis (--redis-port), API (--api-port), worker and, unless --opensearch-url is
 given, its own single OpenSearch node (--node-port), and stops what it started. Before the measured
 run, --warm-up memories (3,000) of another tenant go through the whole pipeline: a node started
-seconds before spends about half its CPU compiling for minutes (lab/README.md, "Ingest throughput").
+seconds before spends about half its CPU compiling for minutes (lab/reports/history/lab-2026-12.md,
+"Ingest throughput").
 
 On a shared machine wall-clock figures move with the neighbours' load, so it also reports the CPU
 seconds each part spent per 1,000 memories (bare embedding vs worker + API + Redis + OpenSearch,

@@ -108,7 +108,7 @@ def test_one_users_memories_never_change_anothers_scores(api, client, stack_sett
     """Lena's recall in an organisation is counted over her memories: Omar's 10,000 memories that
     share her words move nothing of it, and it is what the same memories answer as a tenant of
     their own (before, counted over the organisation, a user's scores moved with every user's
-    words, and the count cost what the organisation held: lab/README.md, "Users in one tenant")."""
+    words, and the count cost what the organisation held: lab/reports/history/lab-2026-12.md, "Users in one tenant")."""
     state = api.app.state.brain
     retriever = Retriever(client, stack_settings, state.query_cache, state.graph)
     lena = [("z", "zzqx a"), ("y", "yyqw a"), ("n", "notes about the budget for the offsite")]

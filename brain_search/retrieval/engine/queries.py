@@ -81,7 +81,7 @@ def bm25_b(avgdl: float) -> float:
     Length normalisation assumes a long text is a verbose one. For short chat lines the opposite
     holds: a longer line says more (names, places, what happened), and normalising it away buries
     the answer under two-word replies, as for tweets in TREC's microblog track. Fitted on the dev
-    splits (lab/README.md, "BM25's b by the tenant's average length"): LoCoMo's lines (17–22
+    splits (lab/reports/history/lab-2026-12.md, "BM25's b by the tenant's average length"): LoCoMo's lines (17–22
     tokens on average) gain from b 0.2; RealMem's turns (77–128) and SciFact's abstracts (162)
     do not, and RealMem loses on test. Both bounds sit in the gap between them.
     """

@@ -105,7 +105,7 @@ class RankingParams:
     # Learned on the dev split only, over three datasets at once (LoCoMo conversations 0–6,
     # SciFact train qrels, RealMem's first five personas), with the tenant's own BM25, by
     # coordinate ascent on each dataset's R@10, nDCG@10 and MRR@10 margins over the same engine's
-    # bare BM25 and min-max fusion (a shortfall weighs 3×). The fitting history: lab/README.md,
+    # bare BM25 and min-max fusion (a shortfall weighs 3×). The fitting history: lab/reports/history/lab-2026-12.md,
     # "Ranking that generalises".
     mode: RankingMode = RankingMode.fusion
     norm: Normalisation = Normalisation.bm25_sublist
@@ -130,7 +130,7 @@ class RankingParams:
     # Node evidence (the X axis): a memory's relevance is blended with the best relevance among the
     # candidates of its knowledge-graph node, (own + node_lift × node's best) / (1 + node_lift).
     # A conversation's turns sit in the node of their session, and the evidence for a question
-    # often sits beside the turn that matches it best (measured: lab/README.md, "Ranking that
+    # often sits beside the turn that matches it best (measured: lab/reports/history/lab-2026-12.md, "Ranking that
     # generalises", item 5). One node for everything (SciFact) or none is the same order.
     node_lift: float = 1.0
     far_factor: float | None = None
@@ -160,14 +160,9 @@ class RankingParams:
 # What an encoder's own dev fit changed from the defaults above (``brain-search eval --fit`` with
 # that encoder; its cosines and their spread are its own). all-MiniLM-L6-v2 is the defaults.
 ENCODER_RANKING: dict[str, dict[str, Any]] = {}
-# multilingual-e5-small's own dev fit (2026-12-06: sem_weight_mid 0.575, outside_factor 1.0,
-# lexical_anchor_weight 0.7, node_lift 0.75; dev LoCoMo nDCG@10 0.552 → 0.555, SciFact 0.733 →
-# 0.737) lost on test (LoCoMo R@10 0.703 → 0.695, nDCG@10 0.564 → 0.557; SciFact 0.710 → 0.711):
-# not kept (lab/README.md, "A multilingual encoder"). bge-small-en-v1.5's (2026-12-07: sem_weight_mid
-# 0.7, lexical_anchor_weight 0.8; dev LoCoMo R@10 / nDCG@10 0.731 / 0.565 → 0.733 / 0.568, SciFact
-# nDCG@10 0.769 → 0.775, RealMem R@10 0.289 → 0.296) did not carry to test (LoCoMo 0.727 / 0.570 →
-# 0.721 / 0.565, SciFact 0.742 → 0.743, RealMem R@10 0.306 → 0.305): not kept (lab/README.md, "A
-# third encoder")
+# Empty: multilingual-e5-small's and bge-small-en-v1.5's own dev fits did not carry to their test
+# splits, so every encoder ranks with the defaults (lab/reports/history/lab-2026-12.md, "A multilingual encoder"
+# and "A third encoder").
 DEFAULT_NODE_LIFT = 1.0
 
 
