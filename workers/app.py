@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from celery import Celery
 from celery.signals import worker_process_init
 
 from brain_search.config import Settings
@@ -22,30 +21,9 @@ from brain_search.ingest.broker import INGEST_TASK, celery_config, lane_queue
 from brain_search.ingest.lanes import lane_of
 from brain_search.ingest.models import IngestJob
 from brain_search.ingest.signing import job_kwargs, signing_keys
-
-if TYPE_CHECKING:
-    from workers.runtime import WorkerRuntime
+from workers.brain_celery import BrainCelery
 
 log = logging.getLogger(__name__)
-
-
-class BrainCelery(Celery):
-    """A Celery app that carries the Settings it was built from and, once a process runs its
-    tasks, that process's ``WorkerRuntime`` (model, clients), built from those settings."""
-
-    settings: Settings
-    _runtime: WorkerRuntime | None
-    _runtime_lock: threading.Lock
-
-    def runtime(self) -> WorkerRuntime:
-        """This process's runtime for this app's settings: built on first use (in a prefork
-        child, never in the parent), then the same one."""
-        with self._runtime_lock:
-            if self._runtime is None:
-                from workers.runtime import build_runtime
-
-                self._runtime = build_runtime(self.settings)
-            return self._runtime
 
 
 def send_job(app: BrainCelery, job: IngestJob) -> None:

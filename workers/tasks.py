@@ -25,7 +25,7 @@ from brain_search.ingest.signing import job_kwargs, signing_keys, verified
 from brain_search.ingest.task_records import RecordMissing
 
 if TYPE_CHECKING:
-    from workers.app import BrainCelery
+    from workers.brain_celery import BrainCelery
     from workers.runtime import WorkerRuntime
 
 log = logging.getLogger(__name__)
