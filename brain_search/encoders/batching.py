@@ -5,7 +5,7 @@ word pieces a cut query keeps."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
@@ -82,6 +82,24 @@ def kept_pieces_by(
     while last > 1 and continues(pieces[last]):
         last -= 1
     return 0, last
+
+
+def kept_pieces(pieces: Sequence[str], room: int, keep: Literal["end", "start"]) -> tuple[int, int]:
+    """``[first, last)``: the WordPiece pieces a vector reads, at most ``room`` of them, the last
+    (``keep="end"``) or the first ones, never part of a word: a word split across the cut is left
+    out whole (pure; ``pieces`` as the tokenizer names them, "##" marking a word's continuation)."""
+    return kept_pieces_by(pieces, room, keep, lambda piece: piece.startswith("##"))
+
+
+def kept_rows(encodings: Iterable[Any], room: int, keep: Literal["end", "start"]) -> list[list[int]]:
+    """Each WordPiece encoding's ids, its [CLS] and [SEP] kept and at most ``room`` of the pieces
+    between them (``kept_pieces``): the rows a model reads for a text cut to its first or last pieces."""
+    rows = []
+    for enc in encodings:
+        ids = enc.ids
+        first, last = kept_pieces(enc.tokens[1:-1], room, keep)
+        rows.append([ids[0], *ids[1 + first : 1 + last], ids[-1]])
+    return rows
 
 
 def cls_pooled(tokens: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from brain_search.encoders.batching import cls_pooled, encode_in_batches, kept_pieces_by, padded
+from brain_search.encoders.batching import cls_pooled, encode_in_batches, kept_rows, padded
 from brain_search.encoders.maven_weights import JarWeights, unpacked
 from brain_search.encoders.sessions import session_options
 
@@ -94,13 +94,13 @@ class BgeEncoder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         room = min(max_tokens, self.max_tokens) - 2  # [CLS] and [SEP]
-        rows = []
-        for enc in self.tokenizer.encode_batch(list(texts)):
-            ids = enc.ids
-            first, last = kept_word_pieces(enc.tokens[1:-1], room, keep)
-            rows.append([ids[0], *ids[1 + first : 1 + last], ids[-1]])
         return encode_in_batches(
-            rows, self.batch_size, self.dimension, self._encode, sessions=self._sessions, pool=self._pool
+            kept_rows(self.tokenizer.encode_batch(list(texts)), room, keep),
+            self.batch_size,
+            self.dimension,
+            self._encode,
+            sessions=self._sessions,
+            pool=self._pool,
         )
 
     def pieces_count(self, text: str) -> int:
@@ -111,9 +111,3 @@ class BgeEncoder:
         ids, mask = padded(rows)
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         return cls_pooled(session.run(None, feed)[0])
-
-
-def kept_word_pieces(pieces: Sequence[str], room: int, keep: Literal["end", "start"]) -> tuple[int, int]:
-    """``[first, last)`` of at most ``room`` WordPiece pieces, never part of a word ("##" marks a
-    word's continuation; pure)."""
-    return kept_pieces_by(pieces, room, keep, lambda piece: piece.startswith("##"))

@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from brain_search.encoders.batching import encode_in_batches, kept_pieces_by, mean_pooled, padded
+from brain_search.encoders.batching import encode_in_batches, kept_rows, mean_pooled, padded
 from brain_search.encoders.onnx_graph import bundled_model_path, encoder_dir, quantized_export
 from brain_search.encoders.sessions import session_options
 from brain_search.errors import SetupError
@@ -178,12 +178,7 @@ class OnnxQueryEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         room = min(max_tokens, self.max_tokens) - 2  # [CLS] and [SEP]
-        rows = []
-        for enc in self.whole.encode_batch(list(texts)):
-            ids = enc.ids
-            first, last = kept_pieces(enc.tokens[1:-1], room, keep)
-            rows.append([ids[0], *ids[1 + first : 1 + last], ids[-1]])
-        return self._encode_rows(rows)
+        return self._encode_rows(kept_rows(self.whole.encode_batch(list(texts)), room, keep))
 
     def _encode_rows(self, rows: Sequence[Sequence[int]]) -> np.ndarray:
         return encode_in_batches(
@@ -205,13 +200,6 @@ def untruncated_tokenizer(onnx_dir: Path) -> Any:
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return tokenizer
-
-
-def kept_pieces(pieces: Sequence[str], room: int, keep: Literal["end", "start"]) -> tuple[int, int]:
-    """``[first, last)``: the word pieces a query's vector reads, at most ``room`` of them, the last
-    (``keep="end"``) or the first ones, never part of a word: a word split across the cut is left
-    out whole (pure; ``pieces`` as the tokenizer names them, "##" marking a word's continuation)."""
-    return kept_pieces_by(pieces, room, keep, lambda piece: piece.startswith("##"))
 
 
 def _onnx_kwargs(intra_op_threads: int) -> dict[str, object]:

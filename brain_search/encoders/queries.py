@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from brain_search.encoders.embedding import Embedder, OnnxQueryEmbedder, kept_pieces, untruncated_tokenizer
+from brain_search.encoders.batching import kept_pieces
+from brain_search.encoders.embedding import Embedder, OnnxQueryEmbedder, untruncated_tokenizer
 from brain_search.encoders.onnx_graph import encoder_dir
 from brain_search.lru import ByteLRU
 

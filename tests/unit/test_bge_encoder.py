@@ -15,7 +15,8 @@ import pytest
 from brain_search.config import Settings, load_settings
 from brain_search.encoders.base import BGE_SMALL, MINILM, check_index_encoder, encoder_info, index_meta
 from brain_search.encoders.batching import cls_pooled
-from brain_search.encoders.bge import FP32, INT8, BgeEncoder, kept_word_pieces
+from brain_search.encoders.batching import kept_pieces as kept_word_pieces
+from brain_search.encoders.bge import FP32, INT8, BgeEncoder
 from brain_search.encoders.factory import make_document_embedder, make_query_embedder
 from brain_search.encoders.maven import mvn_fetch
 from brain_search.encoders.maven_weights import JarWeights, fetched_jar, sha256_of, unpacked

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from brain_search.config import load_settings
-from brain_search.encoders import embedding, queries
+from brain_search.encoders import batching, queries
 from brain_search.encoders import onnx_graph as encoder_graph
 from brain_search.encoders.embedding import OnnxQueryEmbedder
 from brain_search.encoders.factory import make_query_embedder
@@ -185,9 +185,9 @@ def test_the_query_cap_is_a_setting(tmp_path: Path) -> None:
 
 def test_a_cut_keeps_whole_words() -> None:
     pieces = ["the", "data", "##base", "we", "pick", "##ed"]
-    assert embedding.kept_pieces(pieces, 6, "end") == (0, 6)
-    assert embedding.kept_pieces(pieces, 4, "end") == (3, 6)  # "##base" would open the cut: its word goes
-    assert embedding.kept_pieces(pieces, 5, "end") == (1, 6)
-    assert embedding.kept_pieces(pieces, 2, "start") == (0, 1)  # "data" ends mid-word: left out whole
-    assert embedding.kept_pieces(pieces, 3, "start") == (0, 3)
-    assert embedding.kept_pieces([], 4, "end") == (0, 0)
+    assert batching.kept_pieces(pieces, 6, "end") == (0, 6)
+    assert batching.kept_pieces(pieces, 4, "end") == (3, 6)  # "##base" would open the cut: its word goes
+    assert batching.kept_pieces(pieces, 5, "end") == (1, 6)
+    assert batching.kept_pieces(pieces, 2, "start") == (0, 1)  # "data" ends mid-word: left out whole
+    assert batching.kept_pieces(pieces, 3, "start") == (0, 3)
+    assert batching.kept_pieces([], 4, "end") == (0, 0)
