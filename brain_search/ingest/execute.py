@@ -110,14 +110,7 @@ def run_attempt(
         )
         pending_msg = f"{len(outcome.pending)} memories pending, {progress.indexed} indexed so far: {reason}"
         return RetryLater(next_job, task_countdown(job, settings, rng), pending_msg)
-    result = JobResult(
-        submitted=job.submitted,
-        indexed=progress.indexed,
-        failed=progress.failed,
-        superseded=progress.superseded,
-        failures=progress.failures,
-        attempts=attempts,
-    )
+    result = JobResult.so_far(progress, submitted=job.submitted, attempts=attempts)
     return Done(result)
 
 

@@ -163,15 +163,8 @@ class InProcessQueue:
 
     def _again(self, step: RetryLater, lane: Lane) -> None:
         """The task waits again, its status showing the progress so far (as a worker's record)."""
-        job, p = step.job, step.job.progress
-        so_far = JobResult(
-            submitted=job.submitted,
-            indexed=p.indexed,
-            failed=p.failed,
-            superseded=p.superseded,
-            failures=p.failures,
-            attempts=job.attempt + 1,
-        )
+        job = step.job
+        so_far = JobResult.so_far(job.progress, submitted=job.submitted, attempts=job.attempt + 1)
         if step.continues:
             self._set(job.task_id, state=TaskState.running, error=None, result=so_far)
             self._waiting.put((job, Lane.bulk), Lane.bulk)

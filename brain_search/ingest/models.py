@@ -121,3 +121,15 @@ class JobResult(BaseModel):
     superseded: int = Field(0, description=SUPERSEDED_HELP)
     failures: list[ItemFailure] = Field(default_factory=list, description="at most 100 are listed")
     attempts: int = 1
+
+    @classmethod
+    def so_far(cls, progress: Progress, *, submitted: int, attempts: int) -> JobResult:
+        """The counts ``progress`` adds up to after ``attempts`` (a task that ended, or one that waits)."""
+        return cls(
+            submitted=submitted,
+            indexed=progress.indexed,
+            failed=progress.failed,
+            superseded=progress.superseded,
+            failures=progress.failures,
+            attempts=attempts,
+        )
