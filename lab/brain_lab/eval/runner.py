@@ -44,9 +44,9 @@ from brain_lab.eval.retrieval_eval import LIMIT_OF, METRICS_OF, evaluate_systems
 from brain_lab.eval.z_eval import NothingMatchedResult
 from brain_lab.eval.z_run import ZResult
 from brain_search.config import Settings
-from brain_search.encoders.base import BGE_SMALL, E5_SMALL, encoder_info
+from brain_search.encoders.base import E5_SMALL, E5_SMALL_V2, JAR_ENCODERS, encoder_info
 from brain_search.encoders.embedding import Embedder
-from brain_search.encoders.factory import e5_side, make_embedder, make_query_embedder, query_cut
+from brain_search.encoders.factory import e5_side, jar_side, make_embedder, make_query_embedder, query_cut
 from brain_search.models import RecallRequest, RecallResponse
 from brain_search.store.cache_budget import cache_budgets
 
@@ -177,16 +177,25 @@ def eval_embedder(settings: Settings) -> CachedEmbedder:
 
 
 def eval_cache_name(encoder: str) -> str:
-    """The embedding cache's name of ``encoder``'s passages as the evaluation reads them: e5's and
-    bge's int8 models, read to their ``max_tokens`` (the service's documents); MiniLM's fp32."""
-    if encoder in (E5_SMALL.name, BGE_SMALL.name):
+    """The embedding cache's name of ``encoder``'s passages as the evaluation reads them: e5's,
+    bge's and e5-small-v2's int8 models, read to their ``max_tokens`` (the service's documents);
+    MiniLM's fp32."""
+    if encoder in (E5_SMALL.name, *JAR_ENCODERS):
         return f"{encoder}-passage-int8-{encoder_info(encoder).max_tokens}"
     return encoder
 
 
 def eval_query_embedder(settings: Settings, passages: CachedEmbedder) -> CachedEmbedder:
     """The evaluation's fp32 query side: ``passages`` itself where the encoder reads queries as
-    passages, else the query side (e5's ``query: ``), cached apart."""
+    passages, else the query side (e5's ``query: ``), cached apart; e5-small-v2's int8 query side
+    (the service's: its fp32 model is four times the jar)."""
+    if settings.embedding_model == E5_SMALL_V2.name:
+        return CachedEmbedder(
+            settings.cache_dir / "embeddings",
+            f"{settings.embedding_model}-query-int8-{E5_SMALL_V2.max_tokens}",
+            settings.embedding_dimension,
+            lambda: jar_side(settings, "query", intra_op_threads=0),
+        )
     if settings.embedding_model != E5_SMALL.name:
         return passages
     return CachedEmbedder(

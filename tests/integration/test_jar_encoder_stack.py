@@ -1,10 +1,12 @@
-"""bge-small-en-v1.5 on the real stack (issue 68, item 1): an API and a `brain-search worker`
-process with `BRAIN_EMBEDDING_MODEL=bge-small-en-v1.5` write through Redis into an index that
-records the encoder, recall what they wrote, and a process with another encoder refuses the
+"""The encoders from Maven Central's jars on the real stack (issue 68): for bge-small-en-v1.5 and
+e5-small-v2 each, an API and a `brain-search worker` process with `BRAIN_EMBEDDING_MODEL` set
+write through Redis into an index that records the encoder, recall what they wrote (e5-small-v2's
+API reading "query: ", its worker "passage: "), and a process with another encoder refuses the
 index."""
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +17,7 @@ from opensearchpy import OpenSearch
 from pydantic import SecretStr
 
 from brain_search.config import Settings
-from brain_search.encoders.base import BGE_SMALL, recorded_encoder
+from brain_search.encoders.base import BGE_SMALL, E5_SMALL_V2, encoder_info, recorded_encoder
 from brain_search.errors import SetupError
 from brain_search.store.indices import ensure_indices, install_all
 from brain_search.store.templates import delete_indices, index_encoder_meta
@@ -34,11 +36,11 @@ NOTES = {
 }
 
 
-@pytest.fixture
+@pytest.fixture(params=[BGE_SMALL.name, E5_SMALL_V2.name])
 def bge(request, stack_settings: Settings, redis_url: str, client: OpenSearch, as_role) -> Iterator[Settings]:  # type: ignore[no-untyped-def]
     prefix = f"{stack_settings.index_prefix}-bge{zlib.crc32(request.node.name.encode()) % 1000}"
     s = stack_settings.model_copy(
-        update={"index_prefix": prefix, "redis_url": redis_url, "embedding_model": BGE_SMALL.name}
+        update={"index_prefix": prefix, "redis_url": redis_url, "embedding_model": request.param}
     )
     delete_indices(client, s)
     install_all(client, s)
@@ -54,11 +56,12 @@ def test_an_api_and_a_worker_write_and_recall_with_bge(
     from brain_search.api.app import build_state, create_app
 
     meta = index_encoder_meta(client, bge.memories_alias)
-    assert recorded_encoder(meta)["name"] == BGE_SMALL.name and recorded_encoder(meta)["version"] == BGE_SMALL.version
+    info = encoder_info(bge.embedding_model)
+    assert recorded_encoder(meta)["name"] == info.name and recorded_encoder(meta)["version"] == info.version
     worker = WorkerProcess(worker_env(as_role(bge, "worker")), tmp_path / "worker.log", "bge-worker").start()
     state = build_state(as_role(bge.model_copy(update={"admin_key": SecretStr(ADMIN_KEY)}), "api"))
     try:
-        assert state.retriever.encoder_name() == BGE_SMALL.name
+        assert state.retriever.encoder_name() == info.name
         with TestClient(create_app(state=state)) as api:
             admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
             assert api.post("/v1/admin/tenants", json={"tenant_id": "bge-user"}, headers=admin).status_code == 201
@@ -85,14 +88,14 @@ def test_an_api_and_a_worker_write_and_recall_with_bge(
     client.indices.refresh(index=bge.memories_alias)
     hits = client.search(index=bge.memories_alias, body={"query": {"term": {"tenant_id": "bge-user"}}, "size": 20})
     docs = [h["_source"] for h in hits["hits"]["hits"]]
-    assert len(docs) == len(NOTES) and {d["embedding_model"] for d in docs} == {BGE_SMALL.name}
+    assert len(docs) == len(NOTES) and {d["embedding_model"] for d in docs} == {info.name}
     # the worker wrote the vectors (the API only queues in worker mode): the int8 model's, unit length
     assert "bge-worker" in worker.log()
 
 
 def test_a_process_with_another_encoder_refuses_the_bge_index(bge: Settings, client: OpenSearch) -> None:
     minilm = bge.model_copy(update={"embedding_model": "all-MiniLM-L6-v2"})
-    with pytest.raises(SetupError, match=r"bge-small-en-v1\.5"):
+    with pytest.raises(SetupError, match=re.escape(bge.embedding_model)):
         ensure_indices(client, minilm, 384)
 
 
