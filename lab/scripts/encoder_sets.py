@@ -23,7 +23,12 @@ from brain_search.encoders.base import ENCODERS
 from brain_search.store.client import make_client
 from brain_search.store.templates import delete_indices
 
-SHORT = {"all-MiniLM-L6-v2": "minilm", "multilingual-e5-small": "e5", "bge-small-en-v1.5": "bge"}
+SHORT = {
+    "all-MiniLM-L6-v2": "minilm",
+    "multilingual-e5-small": "e5",
+    "bge-small-en-v1.5": "bge",
+    "e5-small-v2": "e5v2",
+}
 
 
 def main() -> None:

@@ -12,8 +12,8 @@ WORDS = ("the patients were randomised to receive either placebo or the drug for
 
 def test_every_variant_is_timed_at_its_own_piece_count() -> None:
     queries, passages = make_variants(load_settings(), with_e5_fp32=False)
-    assert set(queries) == {"minilm-int8", "e5-int8", "bge-int8", "bge-fp32"}
-    assert set(passages) == {"minilm-fp32", "e5-int8", "bge-int8", "bge-fp32"}
+    assert set(queries) == {"minilm-int8", "e5-int8", "bge-int8", "bge-fp32", "e5v2-int8"}
+    assert set(passages) == {"minilm-fp32", "e5-int8", "bge-int8", "bge-fp32", "e5v2-int8"}
     for name, encoder in queries.items():
         count = pieces_counter(name, encoder)
         for pieces in (10, 34, 256):
@@ -26,7 +26,7 @@ def test_resident_memory_is_measured_per_encoder_and_role() -> None:
     mem = resident_memory(" ".join(WORDS[:400]))
     assert set(mem) == {
         f"{e}/{r}"
-        for e in ("all-MiniLM-L6-v2", "multilingual-e5-small", "bge-small-en-v1.5")
+        for e in ("all-MiniLM-L6-v2", "multilingual-e5-small", "bge-small-en-v1.5", "e5-small-v2")
         for r in ("query", "document")
     }
     for figures in mem.values():

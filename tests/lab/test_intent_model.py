@@ -43,6 +43,9 @@ from brain_search.retrieval.intent.model import (
     combine,
     fit_softmax,
     load_model,
+    make_intent_detector,
+    model_fits,
+    model_path_for,
     ngram_vocab,
     ngrams,
 )
@@ -76,6 +79,17 @@ def test_shipped_model_loads_with_provenance_of_the_current_dev_rows() -> None:
     assert LearnedIntentDetector().hybrid_rule() == HybridRule(
         prov["min_probability"], prov["keep_statements"], prov["keep_quoted"]
     )
+
+
+@pytest.mark.parametrize("encoder", ["multilingual-e5-small", "e5-small-v2"])
+def test_another_encoders_model_is_fitted_on_its_vectors_and_the_current_dev_rows(encoder: str) -> None:
+    path = model_path_for(encoder)
+    assert model_fits(encoder, path)  # the detector of a tenant on this encoder is the learned one
+    prov = load_model(path).provenance
+    rows = dev_only(load_labelled_queries())
+    assert (prov["split"], prov["rows"], prov["rows_sha256"]) == ("dev", len(rows), rows_hash(rows))
+    assert prov["first_seen_sha256"] == load_first_seen().sha256
+    assert isinstance(make_intent_detector(True, encoder), LearnedIntentDetector)
 
 
 def test_prediction_is_deterministic_and_a_distribution() -> None:

