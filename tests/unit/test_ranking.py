@@ -197,3 +197,26 @@ def test_node_lift_leaves_a_memory_that_does_not_match_where_it_is() -> None:
     lifted = node_lifted(rel, nodes, 1.0, liftable=[True, False, True])
     assert lifted == pytest.approx([0.9, 0.05, 0.4])
     assert node_lifted(rel, nodes, 1.0)[1] > rel[2]  # without the gate the neighbour jumps above
+
+
+def test_e5_small_v2_ranks_a_detected_target_without_the_target_z_terms() -> None:
+    """e5-small-v2's ranking (issue 68): a detected target moves neither the semantic weight nor
+    a Z penalty; a target the caller chose still penalises distance on the axis."""
+    from brain_search.retrieval.score.ranking import ranking_for
+
+    e5v2, minilm = ranking_for("e5-small-v2", 1.0), ranking_for("all-MiniLM-L6-v2", 1.0)
+    assert (e5v2.sem_weight_slope, e5v2.z_penalty, e5v2.outside_factor) == (0.0, 0.0, 1.0)
+    assert e5v2.semantic_weight(0.1) == e5v2.semantic_weight(0.9) == e5v2.sem_weight_mid
+    assert minilm.semantic_weight(0.9) > minilm.semantic_weight(0.1)
+    args = {
+        "lexical": [0.9, 0.3],
+        "semantic": [0.4, 0.9],
+        "bm25": [8.0, 2.0],
+        "cosine": [0.80, 0.86],
+        "tolerance": 0.15,
+        "z_positions": [0.1, 0.8],
+    }
+    detected = [z_relevance(**args, target_z=t, params=e5v2) for t in (0.1, 0.9)]  # type: ignore[arg-type]
+    assert detected[0] == detected[1]  # the detected target ranks nothing by Z
+    explicit = [z_relevance(**args, target_z=t, params=e5v2.for_explicit_z()) for t in (0.1, 0.9)]  # type: ignore[arg-type]
+    assert explicit[0][0] > explicit[1][0] and explicit[1][1] > explicit[0][1]
