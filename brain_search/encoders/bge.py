@@ -11,9 +11,7 @@ LoCoMo and SciFact, issue 68). A text is read to its first ``max_tokens`` pieces
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from brain_search.encoders.jar_encoder import MAX_POSITIONS, JarEncoder, JarModel, Precision
+from brain_search.encoders.jar_encoder import JarModel
 from brain_search.encoders.maven_weights import JarWeights
 
 NAME = "bge-small-en-v1.5"
@@ -32,29 +30,4 @@ FP32 = JarWeights(
 )
 JARS: dict[str, JarWeights] = {"int8": INT8, "fp32": FP32}
 BGE = JarModel(NAME, JARS, "cls")
-
-
-class BgeEncoder(JarEncoder):
-    """bge-small-en-v1.5 as an ``Embedder`` (queries and passages alike)."""
-
-    def __init__(
-        self,
-        models_dir: Path,
-        downloads: Path,
-        *,
-        precision: Precision = "int8",
-        max_tokens: int = MAX_POSITIONS,
-        batch_size: int = 16,
-        sessions: int = 1,
-        intra_op_threads: int = 1,
-    ) -> None:
-        super().__init__(
-            BGE,
-            models_dir,
-            downloads,
-            precision=precision,
-            max_tokens=max_tokens,
-            batch_size=batch_size,
-            sessions=sessions,
-            intra_op_threads=intra_op_threads,
-        )
+"""run by ``encoders.jar_encoder.JarEncoder`` (``factory.jar_side``)"""

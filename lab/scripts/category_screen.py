@@ -222,6 +222,12 @@ def versus(
     return out
 
 
+def save(path: Path, encoder: str, split: str, groups: dict[str, object]) -> None:
+    """A screen's figures as JSON: the encoder, the split and each group's rows."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"encoder": encoder, "split": split, "groups": groups}, indent=2))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--candidates", type=Path, required=True)
@@ -263,10 +269,7 @@ def main() -> None:
     else:
         result = report(queries, intents, cats, names, settings.embedding_model)
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(
-            json.dumps({"encoder": settings.embedding_model, "split": args.split, "groups": result}, indent=2)
-        )
+        save(args.json, settings.embedding_model, args.split, result)
 
 
 if __name__ == "__main__":

