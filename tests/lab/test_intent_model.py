@@ -81,7 +81,7 @@ def test_shipped_model_loads_with_provenance_of_the_current_dev_rows() -> None:
     )
 
 
-@pytest.mark.parametrize("encoder", ["multilingual-e5-small", "e5-small-v2"])
+@pytest.mark.parametrize("encoder", ["multilingual-e5-small", "e5-small-v2", "bge-small-en-v1.5"])
 def test_another_encoders_model_is_fitted_on_its_vectors_and_the_current_dev_rows(encoder: str) -> None:
     path = model_path_for(encoder)
     assert model_fits(encoder, path)  # the detector of a tenant on this encoder is the learned one
