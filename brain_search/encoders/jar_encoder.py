@@ -69,8 +69,8 @@ class JarEncoder:
         self.tokenizer.no_truncation()  # the ids are cut here (``encode_kept``), at a word's edge
         self.tokenizer.no_padding()
         self.whole = self.tokenizer
-        self._prefix_ids = list(self.tokenizer.encode(self.prefix, add_special_tokens=False).ids) if self.prefix else []
         """the untruncated tokenizer ``QueryCut.cut`` reads (the same one here)"""
+        self._prefix_ids = list(self.tokenizer.encode(self.prefix, add_special_tokens=False).ids) if self.prefix else []
         opts = session_options(1 if sessions > 1 else intra_op_threads) or ort.SessionOptions()
         path = str(folder / "onnx" / "model.onnx")
         self._sessions = [

@@ -73,7 +73,9 @@ def main() -> None:
         plan, cands = fit.candidates_of(retriever, POOL, req)
         f = scoring.features(plan.intent, plan.terms, cands, retriever.calibration, term_idf=plan.term_idf)
         queries.append(fit.FitQuery("locomo-pool", q.query_id, q.text, dict(q.relevant), [c.doc_id for c in cands], f))
-    intents = screen.intents_for(queries, settings, Path(f"/tmp/one-pool-{settings.embedding_model}.intents.pkl"))
+    cache = Path("out") / f"one-pool-{settings.embedding_model}-{args.split}.intents.pkl"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    intents = screen.intents_for(queries, settings, cache)
     cats = {q.query_id: q.category or "all" for q in every.queries}
     print(f"{len(queries)} {args.split} questions over one pool, {settings.embedding_model}:", flush=True)
     names = [n for n in args.variants.split(",") if n]
