@@ -1,13 +1,16 @@
 """Two encoders read together: each memory's all-MiniLM-L6-v2 and multilingual-e5-small vectors,
 normalised and concatenated (768 dimensions), so one cosine is the mean of the two encoders'
-cosines (issue 53: the lever left after e5 alone trailed MiniLM on SciFact and RealMem).
+cosines (issue 53: the lever left after e5 alone trailed MiniLM on SciFact and RealMem;
+``--second e5-small-v2``: issue 68). ``mm3 w``: BM25 half, the two kNN legs min-maxed apart and
+weighted ``1 − w`` / ``w``.
 
 A screen before any service change: dense retrieval alone and a plain min-max fusion with a
 BM25 computed here (Lucene's formula, k1 1.2, b 0.75, the pool's own statistics, the service's
 analyzer approximated by lower-cased word tokens), each pool as the evaluation builds it (LoCoMo:
 a conversation; SciFact: the corpus; RealMem: a persona's turns before the question).
 
-    BRAIN_DATA_DIR=../shared/data PYTHONPATH=.:lab .venv/bin/python lab/scripts/encoder_blend.py --split dev
+    BRAIN_DATA_DIR=../shared/data PYTHONPATH=.:lab .venv/bin/python lab/scripts/archive/encoder_blend.py \
+        --split dev [--second e5-small-v2]
 
 Vectors come from the evaluation's cache (``<cache dir>/embeddings``); a text not there is encoded.
 Prints R@10 / nDCG@10 / MRR@10 per dataset and variant.
@@ -30,7 +33,6 @@ from brain_lab.eval.realmem import load_realmem
 from brain_lab.eval.runner import eval_embedder, eval_query_embedder
 
 from brain_search.config import Settings
-from brain_search.encoders.base import E5_SMALL
 
 WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -65,10 +67,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--split", default="dev")
     ap.add_argument("--datasets", default="locomo,scifact,realmem")
+    ap.add_argument("--second", default="multilingual-e5-small", help="the second encoder (e5-small-v2: issue 68)")
     args = ap.parse_args()
     data = Path(os.environ.get("BRAIN_DATA_DIR", "../shared/data"))
     minilm = Settings(embedding_model="all-MiniLM-L6-v2")
-    e5s = Settings(embedding_model=E5_SMALL.name)
+    e5s = Settings(embedding_model=args.second)
     m_side = eval_embedder(minilm)
     e_pass = eval_embedder(e5s)
     e_query = eval_query_embedder(e5s, e_pass)
@@ -95,9 +98,9 @@ def report(name: str, ds: Dataset, m_side, e_pass, e_query) -> None:  # type: ig
             unit(np.asarray(e_pass.encode(texts), dtype=np.float32)),
             [WORD.findall(t.lower()) for t in texts],
         )
-    weights = (0.5, 0.7, 0.8, 0.9)  # e5's share of the cosine (its cosines span a band ~4x narrower)
+    weights = (0.3, 0.5, 0.7, 0.8, 0.9)  # e5's share of the cosine (its cosines span a band ~4x narrower)
     variants = ["bm25", "minilm", "e5", "mm minilm", "mm e5"]
-    variants += [f"blend {w}" for w in weights] + [f"mm blend {w}" for w in weights]
+    variants += [f"blend {w}" for w in weights] + [f"mm blend {w}" for w in weights] + [f"mm3 {w}" for w in weights]
     got: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
     for i, q in enumerate(ds.queries):
         mems, vm, ve, toks = pools[q.tenant_id]
@@ -118,6 +121,7 @@ def report(name: str, ds: Dataset, m_side, e_pass, e_query) -> None:  # type: ig
         for w in weights:
             scores[f"blend {w}"] = (1 - w) * sm + w * se
             scores[f"mm blend {w}"] = 0.5 * minmax(lex) + 0.5 * minmax((1 - w) * sm + w * se)
+            scores[f"mm3 {w}"] = 0.5 * minmax(lex) + 0.5 * ((1 - w) * minmax(sm) + w * minmax(se))
         for v, s in scores.items():
             top = [ids[j] for j in np.argsort(-s, kind="stable")[:10]]
             got[v].append(
