@@ -29,14 +29,16 @@ import math
 import os
 import re
 import struct
+import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from brain_lab.eval.datasets import Dataset, Memory, load_locomo, load_scifact
+from brain_lab.eval.datasets import ADVERSARIAL, Dataset, Memory, load_locomo, load_scifact
 from brain_lab.eval.metrics import ndcg_at_k, paired_interval, recall_at_k, reciprocal_rank
 from brain_lab.eval.realmem import load_realmem
 from brain_lab.eval.runner import eval_embedder
@@ -44,6 +46,9 @@ from scipy.special import erf
 from tokenizers import Tokenizer
 
 from brain_search.config import Settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from one_pool import pooled
 
 WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -237,20 +242,77 @@ PAIRS = (
 )
 
 
+def locomo_pool(data: Path, split: str) -> Dataset:
+    """All LoCoMo conversations in one pool (``one_pool.pooled``, the held-out set's shape), the
+    split's questions but the adversarial ones, as ``one_pool.py`` asks them."""
+    every = pooled(load_locomo(data))
+    asked = {q.query_id for q in load_locomo(data, split).queries}
+    queries = [q for q in every.queries if q.query_id in asked and q.category != ADVERSARIAL]
+    return replace(every, split=f"pool {split}", queries=queries)
+
+
+def bench(data: Path, splade: Splade, n: int) -> dict[str, dict[str, float]]:
+    """Encode cost beside the service's MiniLM document encoder, one thread each, in one run: ``n``
+    LoCoMo turns (chat lines), ``n // 4`` SciFact abstracts (long memories) and ``n`` questions,
+    each text alone (a worker's batch of one, an API's query). Run it with ``OMP_NUM_THREADS=1``."""
+    from brain_search.encoders.factory import make_document_embedder
+
+    minilm = make_document_embedder(Settings(embedding_model="all-MiniLM-L6-v2"), intra_op_threads=1)
+    loc, sci = load_locomo(data, "dev"), load_scifact(data, "dev")
+    sets = {
+        "chat turn": [m.content for ms in loc.memories.values() for m in ms][:n],
+        "long memory": [m.content for ms in sci.memories.values() for m in ms][: n // 4],
+        "question": [q.text for q in loc.queries][:n],
+    }
+    out: dict[str, dict[str, float]] = {}
+    for name, texts in sets.items():
+        minilm.encode(texts[:3])
+        splade._encode(texts[:3])
+        t0 = time.perf_counter()
+        for t in texts:
+            minilm.encode([t])
+        t_minilm = (time.perf_counter() - t0) / len(texts)
+        t0 = time.perf_counter()
+        nnz = [splade._encode([t]).nnz for t in texts]
+        t_splade = (time.perf_counter() - t0) / len(texts)
+        out[name] = {
+            "n": len(texts),
+            "minilm_ms": round(t_minilm * 1000, 2),
+            "splade_ms": round(t_splade * 1000, 2),
+            "ratio": round(t_splade / t_minilm, 2),
+            "entries_mean": round(float(np.mean(nnz)), 1),
+        }
+        r = out[name]
+        print(
+            f"  {name:12s} ({len(texts)}): MiniLM {r['minilm_ms']:.1f} ms, SPLADE-tiny {r['splade_ms']:.1f} ms "
+            f"({r['ratio']:.2f}x); {r['entries_mean']:.0f} weighted pieces a text",
+            flush=True,
+        )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", type=Path, required=True)
     ap.add_argument("--split", default="dev")
-    ap.add_argument("--datasets", default="locomo,scifact,realmem")
+    ap.add_argument("--datasets", default="locomo,scifact,realmem", help="and locomo-pool: one pool")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--bench", type=int, default=0, help="only the encode cost, over this many texts")
     args = ap.parse_args()
     data = Path(os.environ.get("BRAIN_DATA_DIR", "../shared/data"))
-    dense = eval_embedder(Settings(embedding_model="all-MiniLM-L6-v2"))
     splade = Splade(args.model, cache=Path("out/splade-cache"))
+    if args.bench:
+        figures_bench = bench(data, splade, args.bench)
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps({"bench": figures_bench}, indent=2))
+        return
+    dense = eval_embedder(Settings(embedding_model="all-MiniLM-L6-v2"))
     loaders = {
         "locomo": lambda: load_locomo(data, args.split),
         "scifact": lambda: load_scifact(data, args.split),
         "realmem": lambda: load_realmem(data, split=args.split),
+        "locomo-pool": lambda: locomo_pool(data, args.split),
     }
     figures = {name: report(name, loaders[name](), dense, splade) for name in args.datasets.split(",")}
     if args.json:
