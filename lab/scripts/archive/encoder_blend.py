@@ -19,11 +19,8 @@ Prints R@10 / nDCG@10 / MRR@10 per dataset and variant.
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import re
-from collections import Counter
-from collections.abc import Sequence
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -34,33 +31,8 @@ from brain_lab.eval.runner import eval_embedder, eval_query_embedder
 
 from brain_search.config import Settings
 
-WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def unit(v: np.ndarray) -> np.ndarray:
-    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
-
-
-def bm25(docs: Sequence[list[str]], query: list[str], k1: float = 1.2, b: float = 0.75) -> np.ndarray:
-    n = len(docs)
-    lens = np.array([len(d) for d in docs], dtype=np.float64)
-    avg = float(lens.mean()) if n else 1.0
-    df: Counter[str] = Counter()
-    for d in docs:
-        df.update(set(d))
-    scores = np.zeros(n)
-    qset = set(query)
-    for i, d in enumerate(docs):
-        tf = Counter(t for t in d if t in qset)
-        for t, f in tf.items():
-            idf = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-            scores[i] += idf * f * (k1 + 1) / (f + k1 * (1 - b + b * lens[i] / avg))
-    return scores
-
-
-def minmax(x: np.ndarray) -> np.ndarray:
-    lo, hi = float(x.min()), float(x.max())
-    return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from splade_screen import WORD, bm25, minmax, unit  # the same in-script BM25 and fusion as the SPLADE screen
 
 
 def main() -> None:
