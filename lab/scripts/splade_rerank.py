@@ -27,7 +27,7 @@ from brain_lab.eval.datasets import Dataset, load_locomo, load_scifact, resolve_
 from brain_lab.eval.metrics import mean, ndcg_at_k, paired_interval, recall_at_k, reciprocal_rank
 from brain_lab.eval.realmem import load_realmem
 from category_screen import METRICS, by_params, intents_for, variants
-from splade_screen import Splade, minmax
+from splade_screen import Splade, allowed, minmax
 
 from brain_search.config import load_settings
 
@@ -60,8 +60,7 @@ def main() -> None:
         "realmem": load_realmem(data, split=args.split),  # type: ignore[arg-type]
     }
     splade = Splade(args.model, cache=Path("out/splade-cache"))
-    tenant_of = {(name, q.query_id): q.tenant_id for name, ds in sets.items() for q in ds.queries}
-    until_of = {(name, q.query_id): q.until for name, ds in sets.items() for q in ds.queries}
+    asked = {(name, q.query_id): q for name, ds in sets.items() for q in ds.queries}
     pools = {(name, tenant): mems for name, ds in sets.items() for tenant, mems in ds.memories.items()}
     # each pool encoded as splade_screen.py encodes it (its cache), then looked up by memory id
     rows: dict[tuple[str, str], dict[str, int]] = {}
@@ -75,7 +74,7 @@ def main() -> None:
     got: dict[str, dict[str, list[dict[str, float]]]] = {}
     cover: dict[str, list[tuple[float, float]]] = {}
     for qi, q in enumerate(queries):
-        key = (q.dataset, tenant_of[(q.dataset, q.query_id)])
+        key = (q.dataset, asked[(q.dataset, q.query_id)].tenant_id)
         ids = list(q.features.ids)
         rel = np.asarray(brain(q, intents[q.text]), dtype=np.float64)
         m = vectors[key]
@@ -84,12 +83,9 @@ def main() -> None:
         per = got.setdefault(q.dataset, {})
         # how many of the relevant memories the candidates hold, and with SPLADE's own top 20 added
         # (what a sparse sub-search would bring; the pool as the question's date allows)
-        until = until_of[(q.dataset, q.query_id)]
-        allowed = [
-            j for j, mem in enumerate(pools[key]) if until is None or mem.timestamp is None or mem.timestamp <= until
-        ]
-        whole = np.asarray((m[allowed] @ qv[qi].T).todense()).ravel()  # type: ignore[index]
-        top = {pools[key][allowed[j]].memory_id for j in np.argsort(-whole, kind="stable")[:20]}
+        usable = allowed(asked[(q.dataset, q.query_id)], pools[key])
+        whole = np.asarray((m[usable] @ qv[qi].T).todense()).ravel()  # type: ignore[index]
+        top = {pools[key][usable[j]].memory_id for j in np.argsort(-whole, kind="stable")[:20]}
         wanted = set(q.relevant)
         cover.setdefault(q.dataset, []).append(
             (len(wanted & set(ids)) / max(1, len(wanted)), len(wanted & (set(ids) | top)) / max(1, len(wanted)))

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from brain_lab.eval.datasets import ADVERSARIAL, Dataset, Memory, load_locomo, load_scifact
+from brain_lab.eval.datasets import ADVERSARIAL, Dataset, EvalQuery, Memory, load_locomo, load_scifact
 from brain_lab.eval.metrics import ndcg_at_k, paired_interval, recall_at_k, reciprocal_rank
 from brain_lab.eval.realmem import load_realmem
 from brain_lab.eval.runner import eval_embedder
@@ -169,6 +169,11 @@ def bm25(docs: Sequence[list[str]], query: list[str], k1: float = 1.2, b: float 
     return scores
 
 
+def allowed(q: EvalQuery, mems: Sequence[Memory]) -> np.ndarray:
+    """The indices of ``mems`` the question's date allows (``until``), as the evaluation's pools."""
+    return np.flatnonzero([q.until is None or m.timestamp is None or m.timestamp <= q.until for m in mems])
+
+
 def minmax(x: np.ndarray) -> np.ndarray:
     lo, hi = float(x.min()), float(x.max())
     return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x)
@@ -194,8 +199,7 @@ def report(name: str, ds: Dataset, dense, splade: Splade) -> dict[str, object]: 
     got: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
     for i, q in enumerate(ds.queries):
         mems, vd, vs, toks = pools[q.tenant_id]
-        keep = np.array([q.until is None or m.timestamp is None or m.timestamp <= q.until for m in mems])
-        idx = np.flatnonzero(keep)
+        idx = allowed(q, mems)
         if not len(idx):
             continue
         ids = [mems[j].memory_id for j in idx]

@@ -32,7 +32,7 @@ from brain_lab.eval.runner import eval_embedder, eval_query_embedder
 from brain_search.config import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from splade_screen import WORD, bm25, minmax, unit  # the same in-script BM25 and fusion as the SPLADE screen
+from splade_screen import WORD, allowed, bm25, minmax, unit  # the same in-script BM25 and fusion as the SPLADE screen
 
 
 def main() -> None:
@@ -76,8 +76,7 @@ def report(name: str, ds: Dataset, m_side, e_pass, e_query) -> None:  # type: ig
     got: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
     for i, q in enumerate(ds.queries):
         mems, vm, ve, toks = pools[q.tenant_id]
-        keep = np.array([q.until is None or m.timestamp is None or m.timestamp <= q.until for m in mems])
-        idx = np.flatnonzero(keep)
+        idx = allowed(q, mems)
         if not len(idx):
             continue
         ids = [mems[j].memory_id for j in idx]
